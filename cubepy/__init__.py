@@ -1,0 +1,31 @@
+"""cubepy: write GPU kernels as Python functions; emit CUDA C, WGSL and Metal; run them
+on CUDA, WebGPU or the CPU.
+
+    from cubepy import cube, Tensor, Float, ABSOLUTE_POS
+
+    @cube(launch=True)
+    def double(x: Tensor[Float], out: Tensor[Float]):
+        out[ABSOLUTE_POS] = x[ABSOLUTE_POS] * Float(2.0)
+"""
+from . import math
+from .errors import CompileError, LaunchError
+from .ir.types import (DType, Generic, Float, Int, UInt, Numeric, generic,
+                       f16, bf16, f32, f64, i32, i64, u32, u64, bool_)
+from .kernel import CubeFunction, cube
+from .lang import (Tensor, Array, Line, Comptime,
+                   ABSOLUTE_POS, ABSOLUTE_POS_X, ABSOLUTE_POS_Y, ABSOLUTE_POS_Z,
+                   UNIT_POS, UNIT_POS_X, UNIT_POS_Y, UNIT_POS_Z,
+                   CUBE_POS, CUBE_POS_X, CUBE_POS_Y, CUBE_POS_Z,
+                   CUBE_DIM, CUBE_DIM_X, CUBE_DIM_Y, CUBE_DIM_Z,
+                   CUBE_COUNT, CUBE_COUNT_X, CUBE_COUNT_Y, CUBE_COUNT_Z,
+                   PLANE_DIM, UNIT_POS_PLANE,
+                   terminate, sync_cube, SharedMemory, unroll, select,
+                   atomic_add, atomic_sub, atomic_min, atomic_max, atomic_and, atomic_or,
+                   atomic_xor, atomic_exchange, atomic_compare_exchange,
+                   plane_sum, plane_prod, plane_min, plane_max, plane_all, plane_any,
+                   plane_broadcast, plane_shuffle, plane_shuffle_xor, plane_shuffle_up,
+                   plane_shuffle_down, plane_inclusive_sum, plane_exclusive_sum)
+from .launch_config import CubeCount, CubeDim
+from .runtime import client, available_runtimes
+
+__version__ = "0.1.0"

@@ -1,0 +1,179 @@
+"""The launch ABI: how a specialised kernel receives its buffers, metadata and scalars.
+
+One layout serves every target, so code generators and runtimes agree by construction:
+
+- Buffers: every tensor/array parameter the kernel uses, in parameter order. CUDA takes
+  them as pointer parameters, WGSL as `@group(0) @binding(i)` storage buffers, Metal as
+  `[[buffer(i)]]`.
+- Info: one struct holding shapes, strides, lengths, scalar parameters and (where a
+  target needs it) the cube count. CUDA receives it by value as the last parameter, WGSL
+  as a read-only storage buffer at binding len(buffers), Metal as a `constant` buffer at
+  index len(buffers). Fields use natural alignment (C and WGSL storage rules agree for
+  these types) and are ordered by decreasing alignment, so no padding is needed between
+  them. Shapes and strides are `u32[MAX_RANK]`; bool scalars travel as u32.
+
+The host packs the info with one precompiled `struct.Struct` per ABI.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from .ir import nodes as n
+from .ir.types import DType, bool_, u32
+from .ir.visit import walk_all_exprs, walk_stmts
+
+MAX_RANK = 8
+
+_STRUCT_CODES = {"f16": "e", "f32": "f", "f64": "d", "i32": "i", "i64": "q", "u32": "I",
+                 "u64": "Q", "bool": "I"}
+
+
+@dataclass(frozen=True)
+class BufferBinding:
+    """A global buffer parameter as the kernel sees it."""
+
+    name: str
+    dtype: DType
+    kind: str  # "tensor" or "array"
+    read_only: bool  # never stored to nor used atomically
+    atomic: bool  # some atomic operation targets it
+
+
+@dataclass(frozen=True)
+class InfoField:
+    """One field of the info struct.
+
+    kind: "buffer_len", "len", "rank", "shape", "stride" (of buffer `param`),
+    "scalar" (parameter `param`), or "cube_count" (u32[3]).
+    """
+
+    name: str
+    kind: str
+    param: str
+    dtype: DType  # storage type (bool scalars are stored as u32)
+    count: int  # 1, MAX_RANK for shape/stride, 3 for cube_count
+    offset: int  # bytes from the start of the struct
+
+
+@dataclass(frozen=True)
+class KernelABI:
+    buffers: tuple[BufferBinding, ...]
+    fields: tuple[InfoField, ...]
+    size: int  # bytes of the info struct, 0 when there is none
+    struct_format: str  # struct module format of the info struct
+
+    @property
+    def has_info(self) -> bool:
+        return bool(self.fields)
+
+    def field(self, kind: str, param: str = "") -> InfoField | None:
+        for f in self.fields:
+            if f.kind == kind and f.param == param:
+                return f
+        return None
+
+    def binding_index(self, name: str) -> int:
+        for i, b in enumerate(self.buffers):
+            if b.name == name:
+                return i
+        raise KeyError(name)
+
+    @property
+    def info_binding(self) -> int:
+        return len(self.buffers)
+
+
+def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False) -> KernelABI:
+    """The ABI of a specialised kernel. `checked` keeps the buffer lengths used by bounds
+    checks; `needs_cube_count` adds the cube count for targets that compute positions
+    themselves (WGSL folds dispatches larger than 65535 per dimension)."""
+    meta_used: set[tuple[str, str]] = set()
+    stored: set[str] = set()
+    atomic: set[str] = set()
+    accessed: set[str] = set()
+    uses_cube_count = needs_cube_count
+    for expr in walk_all_exprs(kernel.body):
+        if isinstance(expr, n.Meta):
+            meta_used.add((expr.buffer.name, expr.kind))
+        elif isinstance(expr, n.Index):
+            accessed.add(expr.buffer.name)
+        elif isinstance(expr, n.Builtin) and expr.name.startswith("cube_count"):
+            uses_cube_count = True
+    for stmt in walk_stmts(kernel.body):
+        if isinstance(stmt, n.Store):
+            stored.add(stmt.buffer.name)
+        elif isinstance(stmt, n.AtomicOp):
+            atomic.add(stmt.buffer.name)
+    accessed |= stored | atomic
+
+    buffers = []
+    candidates: list[tuple[int, InfoField]] = []  # (alignment, field without offset)
+    for p in kernel.params:
+        if p.kind == "scalar":
+            storage = u32 if p.dtype is bool_ else p.dtype
+            candidates.append((storage.itemsize,
+                               InfoField(p.name, "scalar", p.name, storage, 1, 0)))
+            continue
+        used_kinds = {k for (name, k) in meta_used if name == p.name}
+        if p.name not in accessed and not used_kinds:
+            continue
+        buffers.append(BufferBinding(p.name, p.dtype, p.kind, p.name not in stored | atomic,
+                                     p.name in atomic))
+        if checked and p.name in accessed:
+            used_kinds.add("buffer_len")
+        for kind in ("buffer_len", "len", "rank", "shape", "stride"):
+            if kind in used_kinds:
+                count = MAX_RANK if kind in ("shape", "stride") else 1
+                candidates.append((4, InfoField(f"{p.name}_{kind}", kind, p.name, u32,
+                                                count, 0)))
+    if uses_cube_count:
+        candidates.append((4, InfoField("cube_count", "cube_count", "", u32, 3, 0)))
+
+    # Decreasing alignment: every field then starts aligned without padding.
+    candidates.sort(key=lambda c: -c[0])
+    fields, offset, fmt = [], 0, "<"
+    for _, f in candidates:
+        fields.append(InfoField(f.name, f.kind, f.param, f.dtype, f.count, offset))
+        offset += f.dtype.itemsize * f.count
+        fmt += (f"{f.count}" if f.count > 1 else "") + _STRUCT_CODES[f.dtype.name]
+    align = max((c[0] for c in candidates), default=1)
+    size = -(-offset // align) * align if fields else 0
+    if size > offset:
+        fmt += f"{size - offset}x"
+    return KernelABI(tuple(buffers), tuple(fields), size, fmt)
+
+
+def info_values(abi: KernelABI, tensor_meta: dict, scalars: dict,
+                cube_count: tuple[int, int, int]) -> list:
+    """The flat value list for `struct.pack(abi.struct_format, *values)`.
+
+    tensor_meta maps a buffer name to an object with `buffer_len`, `len`, `shape` and
+    `strides` (in elements); scalars maps a scalar parameter to its Python value.
+    Runtimes on a hot path may precompile this; this is the reference.
+    """
+    values: list = []
+    for f in abi.fields:
+        if f.kind == "scalar":
+            v = scalars[f.param]
+            values.append(int(bool(v)) if f.dtype is u32 and isinstance(v, bool) else v)
+        elif f.kind == "cube_count":
+            values.extend(cube_count)
+        else:
+            t = tensor_meta[f.param]
+            if f.kind == "buffer_len":
+                values.append(t.buffer_len)
+            elif f.kind == "len":
+                values.append(t.len)
+            elif f.kind == "rank":
+                values.append(len(t.shape))
+            else:
+                seq = t.shape if f.kind == "shape" else t.strides
+                values.extend(tuple(seq) + (0,) * (MAX_RANK - len(seq)))
+    return values
+
+
+def pack_info(abi: KernelABI, tensor_meta: dict, scalars: dict,
+              cube_count: tuple[int, int, int]) -> bytes:
+    """The info struct's bytes for one launch."""
+    return struct.pack(abi.struct_format, *info_values(abi, tensor_meta, scalars, cube_count))

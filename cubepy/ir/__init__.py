@@ -1,0 +1,1 @@
+"""The cubepy IR: types, nodes, printer/parser, verifier and passes."""

@@ -1,0 +1,348 @@
+"""The cubepy IR: typed expression trees inside structured statements.
+
+Design (see docs/ARCHITECTURE.md):
+- Every node is a frozen dataclass; passes build new trees, never mutate.
+- Every expression has a concrete `ty` (a DType, bool_ for conditions) and every node a
+  `loc` (the user's file and line). The IR after the frontend is fully specialised: no
+  generic placeholders, no comptime values, no device-function calls (they are inlined).
+- Expressions are pure except that reads of buffers see memory: side effects (stores,
+  atomics, barriers) are statements, so an expression can be evaluated in any order.
+- Locals are named mutable variables (`Var`), unique by name inside one kernel. A variable
+  is declared (zero-initialised) by `Declare`, or by the first `Assign` with declare=True.
+- Buffers (tensor/array parameters and shared memory) are named by `BufferRef`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from .types import DType, bool_, u32
+
+
+@dataclass(frozen=True)
+class Loc:
+    """Where a node came from in the user's source."""
+
+    filename: str
+    lineno: int
+    col: int = 0
+    end_col: Optional[int] = None
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno}:{self.col + 1}"
+
+
+NO_LOC = Loc("<unknown>", 0, 0)
+
+# Names the IR uses for operators; each target maps them in a small table.
+BINARY_OPS = ("add", "sub", "mul", "div", "floordiv", "mod", "pow",
+              "bitand", "bitor", "bitxor", "shl", "shr", "max", "min")
+COMPARE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
+UNARY_OPS = ("neg", "bitnot", "not", "abs")
+LOGICAL_OPS = ("and", "or")  # short-circuit
+# Position builtins (all u32). CUBE_DIM* and PLANE_DIM are folded to constants by the
+# specialisation pass when the cube dim is known.
+BUILTINS = ("absolute_pos", "absolute_pos_x", "absolute_pos_y", "absolute_pos_z",
+            "unit_pos", "unit_pos_x", "unit_pos_y", "unit_pos_z",
+            "cube_pos", "cube_pos_x", "cube_pos_y", "cube_pos_z",
+            "cube_dim", "cube_dim_x", "cube_dim_y", "cube_dim_z",
+            "cube_count", "cube_count_x", "cube_count_y", "cube_count_z",
+            "plane_dim", "unit_pos_plane")
+# Tensor/array metadata queries (all u32). `dim` is set for shape and stride.
+META_KINDS = ("shape", "stride", "rank", "len", "buffer_len")
+# Math intrinsics: name -> number of arguments. Result type = type of the first float arg
+# (isnan/isinf give bool).
+MATH_FUNCS = {
+    "exp": 1, "exp2": 1, "log": 1, "log2": 1, "sqrt": 1, "rsqrt": 1, "sin": 1, "cos": 1,
+    "tan": 1, "tanh": 1, "asin": 1, "acos": 1, "atan": 1, "atan2": 2, "sinh": 1, "cosh": 1,
+    "pow": 2, "hypot": 2, "floor": 1, "ceil": 1, "round": 1, "trunc": 1, "erf": 1,
+    "fma": 3, "clamp": 3, "isnan": 1, "isinf": 1,
+}
+ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "exchange",
+              "compare_exchange")
+
+
+# ----------------------------------------------------------------------------- values
+
+@dataclass(frozen=True)
+class Var:
+    """A named mutable local of one type."""
+
+    name: str
+    ty: DType
+
+
+@dataclass(frozen=True)
+class BufferRef:
+    """A buffer: a tensor/array parameter ("global") or a SharedMemory ("shared")."""
+
+    name: str
+    elem: DType
+    space: str  # "global" or "shared"
+
+
+# ----------------------------------------------------------------------------- expressions
+
+@dataclass(frozen=True, kw_only=True)
+class Expr:
+    ty: DType
+    loc: Loc = field(default=NO_LOC, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Const(Expr):
+    """A literal. `value` is a Python bool, int or float already fitting `ty`."""
+
+    value: Union[bool, int, float] = 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Load(Expr):
+    """Reads a local variable."""
+
+    var: Var
+
+
+@dataclass(frozen=True, kw_only=True)
+class Builtin(Expr):
+    """A position builtin, one of BUILTINS."""
+
+    name: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Meta(Expr):
+    """A metadata query on a global buffer, one of META_KINDS; `dim` for shape/stride."""
+
+    kind: str = ""
+    buffer: BufferRef
+    dim: Optional[Expr] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Index(Expr):
+    """`buffer[index]`: a flat element read (out of range reads 0 in a checked launch)."""
+
+    buffer: BufferRef
+    index: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Unary(Expr):
+    op: str = ""  # one of UNARY_OPS
+    operand: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Binary(Expr):
+    """Arithmetic with both operands of type `ty` (shifts: rhs may be any integer type)."""
+
+    op: str = ""  # one of BINARY_OPS
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compare(Expr):
+    """A comparison of two operands of one type; `ty` is bool."""
+
+    op: str = ""  # one of COMPARE_OPS
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Logical(Expr):
+    """Short-circuit `and` / `or` of two bools."""
+
+    op: str = ""  # one of LOGICAL_OPS
+    lhs: Expr
+    rhs: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Select(Expr):
+    """`a if cond else b` / select(cond, a, b). Both sides are pure, so eager is fine."""
+
+    cond: Expr
+    if_true: Expr
+    if_false: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cast(Expr):
+    """Converts `operand` to `ty` (float->int truncates toward zero, as C)."""
+
+    operand: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class Call(Expr):
+    """A math intrinsic, one of MATH_FUNCS."""
+
+    func: str = ""
+    args: tuple[Expr, ...] = ()
+
+
+# ----------------------------------------------------------------------------- statements
+
+@dataclass(frozen=True, kw_only=True)
+class Stmt:
+    loc: Loc = field(default=NO_LOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A region: a sequence of statements."""
+
+    stmts: tuple[Stmt, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Declare(Stmt):
+    """Declares a local, zero-initialised."""
+
+    var: Var
+
+
+@dataclass(frozen=True, kw_only=True)
+class Assign(Stmt):
+    """`var = value`; with declare=True this also declares the variable."""
+
+    var: Var
+    value: Expr
+    declare: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Store(Stmt):
+    """`buffer[index] = value` (dropped when out of range in a checked launch)."""
+
+    buffer: BufferRef
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class AtomicOp(Stmt):
+    """An atomic read-modify-write of `buffer[index]`; the old value goes to `result`
+    (None when unused). `compare` is set for compare_exchange only."""
+
+    op: str = ""  # one of ATOMIC_OPS
+    buffer: BufferRef
+    index: Expr
+    value: Expr
+    compare: Optional[Expr] = None
+    result: Optional[Var] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class If(Stmt):
+    cond: Expr
+    then: Block = Block()
+    orelse: Block = Block()
+
+
+@dataclass(frozen=True, kw_only=True)
+class For(Stmt):
+    """`for var in range(start, stop, step)`; the loop variable is read-only in the body.
+
+    `step` is a nonzero constant or a runtime value (then its sign picks the direction).
+    `unroll` asks the unroll pass to expand the loop (bounds must then be constants).
+    """
+
+    var: Var
+    start: Expr
+    stop: Expr
+    step: Expr
+    body: Block = Block()
+    unroll: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class While(Stmt):
+    cond: Expr
+    body: Block = Block()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Break(Stmt):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Continue(Stmt):
+    pass
+
+
+@dataclass(frozen=True, kw_only=True)
+class Terminate(Stmt):
+    """Ends this unit (terminate() or a bare return in a kernel)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Barrier(Stmt):
+    """sync_cube(): a workgroup barrier; must be reached in uniform control flow."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Comment(Stmt):
+    """A comment carried into generated source (e.g. where an inlined call came from)."""
+
+    text: str = ""
+
+
+# ----------------------------------------------------------------------------- kernel
+
+@dataclass(frozen=True)
+class Param:
+    """A launch parameter. kind: "tensor", "array" or "scalar" (comptime parameters are
+    gone after specialisation). For tensors and arrays `dtype` is the element type."""
+
+    name: str
+    kind: str
+    dtype: DType
+    line_size: int = 1
+
+    @property
+    def buffer(self) -> BufferRef:
+        return BufferRef(self.name, self.dtype, "global")
+
+
+@dataclass(frozen=True)
+class SharedDecl:
+    """A SharedMemory(elem, size) array, one per cube."""
+
+    buffer: BufferRef
+    size: int
+    loc: Loc = field(default=NO_LOC, compare=False)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A specialised kernel, ready for passes and code generation.
+
+    Scalar parameters are read into locals of the same name at entry: the body may
+    assign to them. `cube_dim` is (x, y, z).
+    """
+
+    name: str
+    params: tuple[Param, ...]
+    shared: tuple[SharedDecl, ...]
+    body: Block
+    cube_dim: tuple[int, int, int]
+    loc: Loc = field(default=NO_LOC, compare=False)
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    @property
+    def units_per_cube(self) -> int:
+        x, y, z = self.cube_dim
+        return x * y * z
+
+
+BOOL, U32 = bool_, u32  # re-exported for convenience in passes

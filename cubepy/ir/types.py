@@ -1,0 +1,149 @@
+"""Immutable, interned types of the cubepy IR.
+
+`DType` is an element type (f32, u32, bool...). `Generic` is a placeholder such as
+`Float`, bound to a concrete DType per specialisation. `LineType` is a vector of a DType
+(reserved for vectorisation). Types compare by identity: every DType exists once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+FLOAT, INT, UINT, BOOL = "float", "int", "uint", "bool"
+
+
+@dataclass(frozen=True, eq=False)
+class DType:
+    """A scalar element type. Use the module constants (f32, u32, ...); never build one."""
+
+    name: str
+    kind: str  # FLOAT, INT, UINT or BOOL
+    bits: int
+
+    _registry: ClassVar[dict[str, "DType"]] = {}
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == FLOAT
+
+    @property
+    def is_int(self) -> bool:
+        """True for signed and unsigned integers (not bool)."""
+        return self.kind in (INT, UINT)
+
+    @property
+    def is_signed(self) -> bool:
+        return self.kind in (INT, FLOAT)
+
+    @property
+    def is_bool(self) -> bool:
+        return self.kind == BOOL
+
+    @property
+    def itemsize(self) -> int:
+        return max(self.bits // 8, 1)
+
+    @property
+    def numpy(self) -> np.dtype:
+        """The numpy dtype holding this type on the host (bf16 has none: raises)."""
+        if self.name == "bf16":
+            raise TypeError("numpy has no bfloat16 dtype")
+        return np.dtype(_NUMPY_NAMES[self.name])
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.name}(...) is a cast usable only inside a @cube function")
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __reduce__(self):  # keep identity through pickling (disk caches)
+        return (dtype_from_name, (self.name,))
+
+
+def _make(name: str, kind: str, bits: int) -> DType:
+    t = DType(name, kind, bits)
+    DType._registry[name] = t
+    return t
+
+
+f16 = _make("f16", FLOAT, 16)
+bf16 = _make("bf16", FLOAT, 16)
+f32 = _make("f32", FLOAT, 32)
+f64 = _make("f64", FLOAT, 64)
+i32 = _make("i32", INT, 32)
+i64 = _make("i64", INT, 64)
+u32 = _make("u32", UINT, 32)
+u64 = _make("u64", UINT, 64)
+bool_ = _make("bool", BOOL, 8)
+
+ALL_DTYPES: tuple[DType, ...] = (f16, bf16, f32, f64, i32, i64, u32, u64, bool_)
+
+_NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32",
+                "i64": "int64", "u32": "uint32", "u64": "uint64", "bool": "bool"}
+
+
+def dtype_from_name(name: str) -> DType:
+    """The DType called `name` ("f32", "u32", "bool", ...); KeyError if there is none."""
+    if name == "bool_":
+        name = "bool"
+    return DType._registry[name]
+
+
+def dtype_from_numpy(dt) -> DType:
+    """The DType matching a numpy dtype; TypeError when cubepy has none."""
+    dt = np.dtype(dt)
+    for name, np_name in _NUMPY_NAMES.items():
+        if dt == np.dtype(np_name):
+            return DType._registry[name]
+    raise TypeError(f"numpy dtype {dt} has no cubepy equivalent")
+
+
+@dataclass(frozen=True)
+class Generic:
+    """A generic placeholder (`Float`, `Int`, ...) bound to one DType per specialisation.
+
+    `bound` lists the DTypes it may take. Inside a kernel `Float(x)` casts to the bound
+    type; outside a kernel it is only a marker used in annotations.
+    """
+
+    name: str
+    bound: tuple[DType, ...]
+
+    def accepts(self, dtype: DType) -> bool:
+        return dtype in self.bound
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.name}(...) is a cast usable only inside a @cube function")
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+Float = Generic("Float", (f16, bf16, f32, f64))
+Int = Generic("Int", (i32, i64))
+UInt = Generic("UInt", (u32, u64))
+Numeric = Generic("Numeric", (f16, bf16, f32, f64, i32, i64, u32, u64))
+
+
+def generic(name: str, bound: "tuple[DType, ...] | Generic | list[DType]") -> Generic:
+    """A new generic placeholder called `name` whose values are limited to `bound`."""
+    if isinstance(bound, Generic):
+        bound = bound.bound
+    return Generic(name, tuple(bound))
+
+
+@dataclass(frozen=True)
+class LineType:
+    """A vector of `size` elements of `elem` (vectorised access; the line size is fixed
+    at launch)."""
+
+    elem: DType
+    size: int
+
+    def __repr__(self) -> str:
+        return f"line<{self.elem.name},{self.size}>"
+
+
+Type = DType  # the type of every IR value today; LineType joins when lines land

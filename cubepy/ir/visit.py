@@ -1,0 +1,92 @@
+"""Generic traversal of IR trees: iterate nodes, and rebuild trees bottom-up."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Iterator
+
+from . import nodes as n
+
+
+def child_exprs(node) -> Iterator[n.Expr]:
+    """The expressions directly held by a statement or expression (not nested blocks)."""
+    for f in dataclasses.fields(node):
+        value = getattr(node, f.name)
+        if isinstance(value, n.Expr):
+            yield value
+        elif isinstance(value, tuple):
+            for item in value:
+                if isinstance(item, n.Expr):
+                    yield item
+
+
+def child_blocks(stmt: n.Stmt) -> Iterator[n.Block]:
+    for f in dataclasses.fields(stmt):
+        value = getattr(stmt, f.name)
+        if isinstance(value, n.Block):
+            yield value
+
+
+def walk_exprs(expr: n.Expr) -> Iterator[n.Expr]:
+    """`expr` and every expression below it, parents first."""
+    yield expr
+    for child in child_exprs(expr):
+        yield from walk_exprs(child)
+
+
+def walk_stmts(block: n.Block) -> Iterator[n.Stmt]:
+    """Every statement in `block` and its nested blocks, in source order."""
+    for stmt in block.stmts:
+        yield stmt
+        for inner in child_blocks(stmt):
+            yield from walk_stmts(inner)
+
+
+def walk_all_exprs(block: n.Block) -> Iterator[n.Expr]:
+    """Every expression anywhere in `block`."""
+    for stmt in walk_stmts(block):
+        for expr in child_exprs(stmt):
+            yield from walk_exprs(expr)
+
+
+def map_expr(expr: n.Expr, fn: Callable[[n.Expr], n.Expr]) -> n.Expr:
+    """Rebuilds `expr` bottom-up: children first, then `fn` on the rebuilt node."""
+    changes = {}
+    for f in dataclasses.fields(expr):
+        value = getattr(expr, f.name)
+        if isinstance(value, n.Expr):
+            changes[f.name] = map_expr(value, fn)
+        elif isinstance(value, tuple) and value and isinstance(value[0], n.Expr):
+            changes[f.name] = tuple(map_expr(v, fn) for v in value)
+    if changes:
+        expr = dataclasses.replace(expr, **changes)
+    return fn(expr)
+
+
+def map_stmt_exprs(stmt: n.Stmt, fn: Callable[[n.Expr], n.Expr]) -> n.Stmt:
+    """A copy of `stmt` with `map_expr(e, fn)` applied to its own expressions (nested
+    blocks untouched)."""
+    changes = {}
+    for f in dataclasses.fields(stmt):
+        value = getattr(stmt, f.name)
+        if isinstance(value, n.Expr):
+            changes[f.name] = map_expr(value, fn)
+    return dataclasses.replace(stmt, **changes) if changes else stmt
+
+
+def map_blocks(stmt: n.Stmt, fn: Callable[[n.Block], n.Block]) -> n.Stmt:
+    """A copy of `stmt` with `fn` applied to each nested block."""
+    changes = {f.name: fn(getattr(stmt, f.name)) for f in dataclasses.fields(stmt)
+               if isinstance(getattr(stmt, f.name), n.Block)}
+    return dataclasses.replace(stmt, **changes) if changes else stmt
+
+
+def used_buffers(kernel: n.Kernel) -> set[str]:
+    """Names of buffers read, written or used atomically anywhere in the kernel."""
+    names = set()
+    for stmt in walk_stmts(kernel.body):
+        if isinstance(stmt, (n.Store, n.AtomicOp)):
+            names.add(stmt.buffer.name)
+    for expr in walk_all_exprs(kernel.body):
+        if isinstance(expr, (n.Index, n.Meta)):
+            names.add(expr.buffer.name)
+    return names

@@ -1,0 +1,401 @@
+"""`@cube`: the decorator, and CubeFunction, which specialises, compiles, caches and
+launches a kernel."""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from . import abi as abi_mod
+from .abi import KernelABI, compute_abi
+from .errors import CompileError, LaunchError
+from .frontend import ParamInfo, ParsedFunction, build_kernel, parse_function
+from .ir import nodes as ir
+from .ir.passes import run_pipeline
+from .ir.printer import print_kernel
+from .ir.types import DType, Generic, dtype_from_name, f32, i32, u32, i64, u64, f16, f64
+from .lang import LineOf
+from .spec import Specialization
+
+SOURCE_TARGETS = ("cuda", "wgsl", "metal")
+
+
+@dataclass
+class Compiled:
+    """One specialisation of a kernel for one target: IR after passes, ABI, source."""
+
+    kernel: ir.Kernel
+    abi: KernelABI
+    source: str | None  # None for the cpu target (it runs the IR)
+    checked: bool
+
+
+@dataclass
+class _LaunchPlan:
+    """What a launch needs once arguments of a given signature were checked once."""
+
+    executable: Any
+    buffer_args: tuple[int, ...]  # positions of the buffer arguments, in ABI order
+    pack: Callable[[tuple], bytes]
+
+
+class CubeFunction:
+    """A function compiled by cubepy. `@cube(launch=True)` kernels can be launched;
+    plain `@cube` functions are device functions callable from other cube functions."""
+
+    def __init__(self, fn: Callable, launch: bool):
+        self.fn = fn
+        self.is_kernel = launch
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__wrapped__ = fn
+        self._parsed: ParsedFunction | None = None
+        self._compiled: dict[tuple, Compiled] = {}
+        self._plans: dict[tuple, _LaunchPlan] = {}
+        self._parse()  # syntax errors surface at decoration
+
+    # -- compilation ------------------------------------------------------------------
+    def _parse(self) -> ParsedFunction:
+        if self._parsed is None:
+            self._parsed = parse_function(self.fn, self.is_kernel)
+        return self._parsed
+
+    @property
+    def params(self) -> tuple[ParamInfo, ...]:
+        return self._parse().params
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.__name__} is a @cube function: call it inside another @cube "
+                        f"function, or launch it with {self.__name__}.launch(...)")
+
+    def _specialization(self, cube_dim, options: dict[str, Any]) -> Specialization:
+        """A Specialization from source()/ir() keyword arguments (Float=f32, tag=...)."""
+        parsed = self._parse()
+        comptime_names = {p.name: p for p in parsed.params if p.kind == "comptime"}
+        generics, comptime = {}, {}
+        for name, value in options.items():
+            if name in comptime_names:
+                comptime[name] = _convert_comptime(comptime_names[name], value)
+            elif name in parsed.generics:
+                dtype = _as_dtype(value)
+                if dtype is None or not parsed.generics[name].accepts(dtype):
+                    raise TypeError(f"{name}={value!r}: expected one of "
+                                    f"{', '.join(t.name for t in parsed.generics[name].bound)}")
+                generics[name] = dtype
+            else:
+                known = sorted(set(comptime_names) | set(parsed.generics))
+                raise TypeError(f"{self.__name__} has no generic placeholder or comptime "
+                                f"parameter {name!r} (known: {', '.join(known) or 'none'})")
+        return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"))
+
+    def _compile(self, spec: Specialization, target: str, checked: bool) -> Compiled:
+        key = (spec, target, checked)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            kernel = run_pipeline(build_kernel(self._parse(), spec), target)
+            abi = compute_abi(kernel, checked, needs_cube_count=(target == "wgsl"))
+            source = None
+            if target in SOURCE_TARGETS:
+                from .codegen import emit
+                source = emit(kernel, target, abi, checked)
+            compiled = Compiled(kernel, abi, source, checked)
+            self._compiled[key] = compiled
+        return compiled
+
+    def source(self, target: str = "cuda", cube_dim=(1, 1, 1), checked: bool = True,
+               **specialization) -> str:
+        """The generated source for `target` ("cuda", "wgsl" or "metal").
+
+        `specialization` binds generic placeholders (Float=f32) and comptime parameters.
+        `checked=True` (the default) shows the bounds-checked variant that `launch` runs.
+        """
+        if target not in SOURCE_TARGETS:
+            raise ValueError(f"unknown target {target!r}: expected one of {SOURCE_TARGETS}")
+        self._require_kernel("source")
+        spec = self._specialization(cube_dim, specialization)
+        return self._compile(spec, target, checked).source
+
+    def ir(self, cube_dim=(1, 1, 1), target: str | None = None, **specialization) -> str:
+        """The IR as text, after the target-independent passes (or after the passes for
+        `target` when given)."""
+        self._require_kernel("ir")
+        spec = self._specialization(cube_dim, specialization)
+        return print_kernel(run_pipeline(build_kernel(self._parse(), spec), target))
+
+    def _require_kernel(self, what: str) -> None:
+        if not self.is_kernel:
+            raise TypeError(f"{self.__name__} is a device function (@cube without "
+                            f"launch=True); {what}() needs a kernel")
+
+    # -- launching --------------------------------------------------------------------
+    def launch(self, client, cube_count, cube_dim, *args, **kwargs) -> None:
+        """Launches the kernel with bounds-checked buffer accesses: an out-of-range read
+        gives 0 and an out-of-range write is dropped."""
+        self._launch(client, cube_count, cube_dim, args, kwargs, True)
+
+    def launch_unchecked(self, client, cube_count, cube_dim, *args, **kwargs) -> None:
+        """Launches without bounds checks: faster, and the caller guarantees every access
+        is in range."""
+        self._launch(client, cube_count, cube_dim, args, kwargs, False)
+
+    def _launch(self, client, cube_count, cube_dim, args: tuple, kwargs: dict,
+                checked: bool) -> None:
+        if not self.is_kernel:
+            raise LaunchError(f"{self.__name__} is a device function (@cube without "
+                              f"launch=True) and cannot be launched")
+        if kwargs:
+            args = self._merge_kwargs(args, kwargs)
+        count = cube_count if type(cube_count) is tuple else _dim3(cube_count, "cube_count")
+        dim = cube_dim if type(cube_dim) is tuple else _dim3(cube_dim, "cube_dim")
+        key = (id(client), count, dim, checked) + tuple(map(_arg_signature, args))
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plan(client, count, dim, args, checked)
+            self._plans[key] = plan
+        buffers = [args[i] for i in plan.buffer_args]
+        for b in buffers:
+            if b.client is not client:
+                raise LaunchError("a tensor argument belongs to another client")
+        try:
+            info = plan.pack(args, count)
+        except (struct.error, TypeError, ValueError, OverflowError):
+            self._plan(client, count, dim, args, checked)  # raises the precise LaunchError
+            raise
+        client.dispatch(plan.executable, count, dim, buffers, info)
+
+    def _merge_kwargs(self, args: tuple, kwargs: dict) -> tuple:
+        names = [p.name for p in self.params]
+        merged = list(args) + [_MISSING] * (len(names) - len(args))
+        for name, value in kwargs.items():
+            if name not in names:
+                raise LaunchError(f"{self.__name__}() got an unexpected argument {name!r}",
+                                  name)
+            i = names.index(name)
+            if i < len(args):
+                raise LaunchError(f"{self.__name__}() got two values for parameter "
+                                  f"{name!r}", name)
+            merged[i] = value
+        return tuple(merged)
+
+    def _plan(self, client, count, dim, args: tuple, checked: bool) -> _LaunchPlan:
+        """Checks arguments against the signature and the device; compiles."""
+        params = self.params
+        if len(args) != len(params) or _MISSING in args:
+            missing = [p.name for p, a in zip(params, args + (_MISSING,) * len(params))
+                       if a is _MISSING]
+            detail = (f"missing {', '.join(repr(m) for m in missing)}" if missing
+                      else f"got {len(args)}")
+            raise LaunchError(f"{self.__name__}() takes {len(params)} arguments "
+                              f"({', '.join(p.name for p in params)}); {detail}",
+                              missing[0] if missing else None)
+        _check_dims(client, count, dim)
+        generics: dict[str, tuple[DType, str]] = {}
+        comptime: dict[str, Any] = {}
+        line_sizes: dict[str, int] = {}
+        deferred: list[tuple[ParamInfo, Any]] = []
+        for p, a in zip(params, args):
+            if p.kind in ("tensor", "array"):
+                _bind_buffer(self.__name__, client, p, a, generics, line_sizes)
+            elif p.kind == "comptime":
+                comptime[p.name] = _convert_comptime(p, a)
+            else:
+                deferred.append((p, a))
+        for p, a in deferred:  # scalars: bind placeholders still open from the value
+            _bind_scalar(client, p, a, generics)
+        spec = Specialization.make({k: v for k, (v, _) in generics.items()}, comptime, dim,
+                                   line_sizes)
+        compiled = self._compile(spec, client.target, checked)
+        executable = client.compile(compiled.kernel, compiled.abi, checked)
+        index = {p.name: i for i, p in enumerate(params)}
+        buffer_args = tuple(index[b.name] for b in compiled.abi.buffers)
+        return _LaunchPlan(executable, buffer_args, _make_packer(compiled.abi, index))
+
+
+_MISSING = object()
+
+
+def _arg_signature(a) -> Any:
+    """What decides the plan for one argument: a tensor's dtype and line size, a scalar's
+    Python type, a comptime's value (so comptime values of a new type re-plan)."""
+    dtype = getattr(a, "dtype", None)
+    if dtype is not None and hasattr(a, "line_size"):
+        return (dtype, a.line_size, len(a.shape))
+    if isinstance(a, (bool, int, float, str)):
+        return (type(a), a) if isinstance(a, (bool, str)) else type(a)
+    return (type(a), getattr(a, "dtype", None))
+
+
+def _dim3(value, what: str) -> tuple[int, int, int]:
+    if isinstance(value, (int, np.integer)):
+        value = (int(value),)
+    try:
+        dims = tuple(int(v) for v in value)
+    except (TypeError, ValueError):
+        raise LaunchError(f"{what} must be a CubeDim/CubeCount or up to three ints, "
+                          f"not {value!r}", what) from None
+    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
+        raise LaunchError(f"{what} {value!r} must have 1 to 3 positive sizes", what)
+    return dims + (1,) * (3 - len(dims))
+
+
+def _check_dims(client, count, dim) -> None:
+    lim = client.limits
+    for axis, size, top in zip("xyz", dim, lim.max_cube_dim):
+        if size > top:
+            raise LaunchError(f"cube_dim.{axis} = {size} exceeds the device's limit {top} "
+                              f"({client.device})", "cube_dim")
+    units = dim[0] * dim[1] * dim[2]
+    if units > lim.max_units_per_cube:
+        raise LaunchError(f"cube_dim {dim} has {units} units per cube; the device allows "
+                          f"{lim.max_units_per_cube} ({client.device})", "cube_dim")
+    for axis, size, top in zip("xyz", count, lim.max_cube_count):
+        if size > top:
+            raise LaunchError(f"cube_count.{axis} = {size} exceeds the device's limit {top} "
+                              f"({client.device})", "cube_count")
+
+
+def _bind_generic(placeholder: Generic, dtype: DType, param: str,
+                  generics: dict[str, tuple[DType, str]]) -> None:
+    if not placeholder.accepts(dtype):
+        raise LaunchError(f"parameter {param!r}: {dtype.name} is not a valid "
+                          f"{placeholder.name} (expected one of "
+                          f"{', '.join(t.name for t in placeholder.bound)})", param)
+    bound = generics.get(placeholder.name)
+    if bound is None:
+        generics[placeholder.name] = (dtype, param)
+    elif bound[0] is not dtype:
+        raise LaunchError(f"parameter {param!r} binds {placeholder.name} to {dtype.name}, "
+                          f"but parameter {bound[1]!r} already bound it to {bound[0].name}",
+                          param)
+
+
+def _bind_buffer(kernel: str, client, p: ParamInfo, a, generics, line_sizes) -> None:
+    from .runtime.base import DeviceTensor
+    if not isinstance(a, DeviceTensor):
+        raise LaunchError(f"parameter {p.name!r} of {kernel} is a {p.kind.capitalize()}: "
+                          f"pass a device tensor (client.tensor(...)), not "
+                          f"{type(a).__name__}", p.name)
+    if a.client is not client:
+        raise LaunchError(f"parameter {p.name!r}: the tensor belongs to another client "
+                          f"({a.client.runtime}: {a.client.device})", p.name)
+    if len(a.shape) > abi_mod.MAX_RANK:
+        raise LaunchError(f"parameter {p.name!r} has rank {len(a.shape)}; at most "
+                          f"{abi_mod.MAX_RANK} dimensions are supported", p.name)
+    elem = p.elem
+    if isinstance(elem, LineOf):
+        elem = elem.elem
+        line_sizes[p.name] = a.line_size
+    elif a.line_size != 1:
+        raise LaunchError(f"parameter {p.name!r} is not a Line tensor; it cannot take "
+                          f"line size {a.line_size}", p.name)
+    if isinstance(elem, Generic):
+        _bind_generic(elem, a.dtype, p.name, generics)
+    elif a.dtype is not elem:
+        raise LaunchError(f"parameter {p.name!r} expects {elem.name} elements, got "
+                          f"{a.dtype.name}", p.name)
+
+
+_INT_RANGES = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
+               "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
+
+
+def _bind_scalar(client, p: ParamInfo, a, generics) -> None:
+    if isinstance(a, np.generic):
+        dtype = _as_dtype(a.dtype.name)
+        a_kind = "float" if isinstance(a, np.floating) else "int"
+    elif isinstance(a, bool):
+        dtype, a_kind = None, "bool"
+    elif isinstance(a, int):
+        dtype, a_kind = None, "int"
+    elif isinstance(a, float):
+        dtype, a_kind = None, "float"
+    else:
+        raise LaunchError(f"parameter {p.name!r} is a scalar: pass a Python number, not "
+                          f"{type(a).__name__}", p.name)
+    elem = p.elem
+    if isinstance(elem, Generic):
+        if elem.name in generics:
+            elem = generics[elem.name][0]
+        else:
+            default = dtype or {"float": f32, "int": i32, "bool": i32}[a_kind]
+            if not elem.accepts(default):
+                default = elem.bound[0] if a_kind != "float" or not elem.accepts(f32) else f32
+            _bind_generic(elem, default, p.name, generics)
+            elem = default
+    if elem.is_bool:
+        if a_kind != "bool":
+            raise LaunchError(f"parameter {p.name!r} expects a bool, got {a!r}", p.name)
+    elif elem.is_int:
+        if a_kind == "float":
+            raise LaunchError(f"parameter {p.name!r} expects {elem.name}, got the float "
+                              f"{a!r}", p.name)
+        lo, hi = _INT_RANGES[elem.name]
+        if not lo <= int(a) <= hi:
+            raise LaunchError(f"parameter {p.name!r}: {a} does not fit in {elem.name}",
+                              p.name)
+    if elem not in client.limits.dtypes:
+        raise LaunchError(f"parameter {p.name!r}: the {client.runtime} device does not "
+                          f"support {elem.name}", p.name)
+
+
+def _convert_comptime(p: ParamInfo, value) -> Any:
+    want = p.pytype
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if want is int and isinstance(value, np.integer):
+        return int(value)
+    if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+        raise LaunchError(f"comptime parameter {p.name!r} expects {want.__name__}, got "
+                          f"{value!r}", p.name)
+    return value
+
+
+def _as_dtype(value) -> DType | None:
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str):
+        try:
+            return dtype_from_name(value)
+        except KeyError:
+            return None
+    try:
+        from .ir.types import dtype_from_numpy
+        return dtype_from_numpy(value)
+    except TypeError:
+        return None
+
+
+def _make_packer(abi: KernelABI, index: dict[str, int]) -> Callable[[tuple, tuple], bytes]:
+    """A fast function (args, cube_count) -> info bytes, generated once per plan."""
+    if not abi.has_info:
+        return lambda args, count: b""
+    parts = []
+    for f in abi.fields:
+        if f.kind == "scalar":
+            conv = "int" if f.dtype.is_int else "float"
+            parts.append(f"{conv}(a[{index[f.param]}])")
+        elif f.kind == "cube_count":
+            parts.append("*c")
+        elif f.kind == "rank":
+            parts.append(f"len(a[{index[f.param]}].shape)")
+        elif f.kind in ("shape", "stride"):
+            attr = "shape" if f.kind == "shape" else "strides"
+            parts.append(f"*(a[{index[f.param]}].{attr} + _Z)[:{abi_mod.MAX_RANK}]")
+        else:
+            parts.append(f"a[{index[f.param]}].{f.kind}")
+    code = f"lambda a, c: _pack({', '.join(parts)})"
+    return eval(code, {"_pack": struct.Struct(abi.struct_format).pack,
+                       "_Z": (0,) * abi_mod.MAX_RANK})
+
+
+def cube(fn: Callable | None = None, *, launch: bool = False):
+    """Compiles a Python function for the GPU.
+
+    `@cube(launch=True)` makes a kernel (`.launch`, `.source`, `.ir`); plain `@cube` makes
+    a device function that other cube functions call (it is inlined).
+    """
+    if fn is None:
+        return lambda f: CubeFunction(f, launch)
+    return CubeFunction(fn, launch)

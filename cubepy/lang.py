@@ -1,0 +1,158 @@
+"""The names a kernel uses: annotations, position builtins and intrinsics.
+
+These objects only mark meaning for the frontend, which resolves a name in a kernel to
+one of them by identity (so `import cubepy as cp; cp.ABSOLUTE_POS` works too). Calling an
+intrinsic outside a @cube function raises a TypeError.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .ir.types import DType, Generic
+
+
+# ----------------------------------------------------------------------------- annotations
+
+@dataclass(frozen=True)
+class LineOf:
+    """`Line[T]`: a vector element type whose size is chosen at launch."""
+
+    elem: Any  # DType or Generic
+
+
+@dataclass(frozen=True)
+class BufferAnnotation:
+    """`Tensor[T]` or `Array[T]` as written in a parameter annotation."""
+
+    kind: str  # "tensor" or "array"
+    elem: Any  # DType, Generic or LineOf
+
+
+@dataclass(frozen=True)
+class ComptimeAnnotation:
+    """`Comptime[int]` (or bool, float, str): a value fixed at compile time."""
+
+    pytype: type
+
+
+class _BufferFactory:
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def __getitem__(self, elem) -> BufferAnnotation:
+        if not isinstance(elem, (DType, Generic, LineOf)):
+            raise TypeError(f"{self.kind.capitalize()}[...] takes a dtype, a generic "
+                            f"placeholder or Line[...], not {elem!r}")
+        return BufferAnnotation(self.kind, elem)
+
+    def __repr__(self) -> str:
+        return self.kind.capitalize()
+
+
+class _LineFactory:
+    def __getitem__(self, elem) -> LineOf:
+        return LineOf(elem)
+
+
+class _ComptimeFactory:
+    def __getitem__(self, pytype) -> ComptimeAnnotation:
+        if pytype not in (int, bool, float, str):
+            raise TypeError("Comptime[...] takes int, bool, float or str")
+        return ComptimeAnnotation(pytype)
+
+
+Tensor = _BufferFactory("tensor")
+Array = _BufferFactory("array")
+Line = _LineFactory()
+Comptime = _ComptimeFactory()
+
+
+# ----------------------------------------------------------------------------- builtins
+
+@dataclass(frozen=True)
+class BuiltinVar:
+    """A position builtin such as ABSOLUTE_POS (a u32 inside kernels)."""
+
+    name: str  # one of ir.nodes.BUILTINS
+
+    def __repr__(self) -> str:
+        return self.name.upper()
+
+
+ABSOLUTE_POS = BuiltinVar("absolute_pos")
+ABSOLUTE_POS_X = BuiltinVar("absolute_pos_x")
+ABSOLUTE_POS_Y = BuiltinVar("absolute_pos_y")
+ABSOLUTE_POS_Z = BuiltinVar("absolute_pos_z")
+UNIT_POS = BuiltinVar("unit_pos")
+UNIT_POS_X = BuiltinVar("unit_pos_x")
+UNIT_POS_Y = BuiltinVar("unit_pos_y")
+UNIT_POS_Z = BuiltinVar("unit_pos_z")
+CUBE_POS = BuiltinVar("cube_pos")
+CUBE_POS_X = BuiltinVar("cube_pos_x")
+CUBE_POS_Y = BuiltinVar("cube_pos_y")
+CUBE_POS_Z = BuiltinVar("cube_pos_z")
+CUBE_DIM = BuiltinVar("cube_dim")
+CUBE_DIM_X = BuiltinVar("cube_dim_x")
+CUBE_DIM_Y = BuiltinVar("cube_dim_y")
+CUBE_DIM_Z = BuiltinVar("cube_dim_z")
+CUBE_COUNT = BuiltinVar("cube_count")
+CUBE_COUNT_X = BuiltinVar("cube_count_x")
+CUBE_COUNT_Y = BuiltinVar("cube_count_y")
+CUBE_COUNT_Z = BuiltinVar("cube_count_z")
+PLANE_DIM = BuiltinVar("plane_dim")
+UNIT_POS_PLANE = BuiltinVar("unit_pos_plane")
+
+
+# ----------------------------------------------------------------------------- intrinsics
+
+class Intrinsic:
+    """A function callable only inside kernels; the frontend dispatches on `name`."""
+
+    def __init__(self, name: str, doc: str):
+        self.name = name
+        self.__doc__ = doc
+        self.__name__ = name
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.name}() can only be called inside a @cube function")
+
+    def __repr__(self) -> str:
+        return f"<cubepy intrinsic {self.name}>"
+
+
+terminate = Intrinsic("terminate", "Ends the calling unit (like `return` in a kernel).")
+sync_cube = Intrinsic("sync_cube", "Waits until every unit of the cube reaches this point; "
+                      "shared-memory writes before it are visible after it.")
+SharedMemory = Intrinsic("SharedMemory", "SharedMemory(dtype, size): an array shared by "
+                         "the units of one cube; size is a compile-time int.")
+unroll = Intrinsic("unroll", "for i in unroll(range(N)): the loop is expanded at compile "
+                   "time (N must be known then).")
+select = Intrinsic("select", "select(cond, a, b): a where cond holds, else b (both "
+                   "evaluated).")
+
+_ATOMIC_DOC = "atomic_{0}(buffer, index, value): atomically applies {0} and returns the old value."
+atomic_add = Intrinsic("atomic_add", _ATOMIC_DOC.format("add"))
+atomic_sub = Intrinsic("atomic_sub", _ATOMIC_DOC.format("sub"))
+atomic_min = Intrinsic("atomic_min", _ATOMIC_DOC.format("min"))
+atomic_max = Intrinsic("atomic_max", _ATOMIC_DOC.format("max"))
+atomic_and = Intrinsic("atomic_and", _ATOMIC_DOC.format("and"))
+atomic_or = Intrinsic("atomic_or", _ATOMIC_DOC.format("or"))
+atomic_xor = Intrinsic("atomic_xor", _ATOMIC_DOC.format("xor"))
+atomic_exchange = Intrinsic("atomic_exchange", "atomic_exchange(buffer, index, value): "
+                            "stores value and returns the old one.")
+atomic_compare_exchange = Intrinsic(
+    "atomic_compare_exchange", "atomic_compare_exchange(buffer, index, expected, value): "
+    "stores value if the element equals expected; returns the old value.")
+
+_PLANE_NAMES = ("plane_sum", "plane_prod", "plane_min", "plane_max", "plane_all",
+                "plane_any", "plane_broadcast", "plane_shuffle", "plane_shuffle_xor",
+                "plane_shuffle_up", "plane_shuffle_down", "plane_inclusive_sum",
+                "plane_exclusive_sum")
+plane_sum, plane_prod, plane_min, plane_max, plane_all, plane_any, plane_broadcast, \
+    plane_shuffle, plane_shuffle_xor, plane_shuffle_up, plane_shuffle_down, \
+    plane_inclusive_sum, plane_exclusive_sum = (
+        Intrinsic(name, f"{name}: a plane (warp/subgroup) operation.") for name in _PLANE_NAMES)
+
+INTRINSICS: dict[str, Intrinsic] = {
+    obj.name: obj for obj in list(globals().values()) if isinstance(obj, Intrinsic)}

@@ -1,0 +1,71 @@
+"""Runtimes: `cubepy.client(name)` picks one. cuda (PyCUDA), wgpu (wgpu-py), cpu (numpy).
+
+Clients are created once per name and shared, so tensors from `client("cpu")` work with
+every later `client("cpu")`.
+"""
+from __future__ import annotations
+
+import os
+
+from ..errors import LaunchError
+from .base import Client, DeviceLimits, DeviceTensor
+
+_CLIENTS: dict[str, Client] = {}
+_ORDER = ("cuda", "wgpu", "cpu")
+
+
+def _create(kind: str, index: int) -> Client:
+    if kind == "cpu":
+        from .cpu import CpuClient
+        return CpuClient()
+    if kind == "wgpu":
+        from .wgpu_runtime import WgpuClient
+        return WgpuClient(index)
+    if kind == "cuda":
+        from .cuda import CudaClient
+        return CudaClient(index)
+    raise LaunchError(f"unknown runtime {kind!r}: expected one of {', '.join(_ORDER)}")
+
+
+def client(name: str | None = None) -> Client:
+    """The client for runtime `name` ("cuda", "cuda:1", "wgpu", "cpu").
+
+    Without a name: $CUBEPY_RUNTIME if set, else the best one present (cuda, then wgpu,
+    then cpu). Raises LaunchError when the named runtime is not available here.
+    """
+    if name is None:
+        name = os.environ.get("CUBEPY_RUNTIME") or None
+    if name is None:
+        for kind in _ORDER:
+            try:
+                return client(kind)
+            except LaunchError:
+                continue
+        raise LaunchError("no runtime available")  # unreachable: cpu always works
+    kind, _, idx = name.partition(":")
+    key = f"{kind}:{int(idx or 0)}" if idx or kind != "cpu" else "cpu"
+    found = _CLIENTS.get(key)
+    if found is None:
+        try:
+            found = _create(kind, int(idx or 0))
+        except LaunchError:
+            raise
+        except Exception as e:  # missing package, no driver, no adapter...
+            raise LaunchError(f"runtime {name!r} is not available: {e}") from e
+        _CLIENTS[key] = found
+    return found
+
+
+def available_runtimes() -> list[str]:
+    """The runtimes that can create a client on this machine, best first."""
+    found = []
+    for kind in _ORDER:
+        try:
+            client(kind)
+            found.append(kind)
+        except LaunchError:
+            pass
+    return found
+
+
+__all__ = ["Client", "DeviceLimits", "DeviceTensor", "client", "available_runtimes"]

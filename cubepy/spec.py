@@ -1,0 +1,52 @@
+"""The specialisation key: everything that makes one compiled variant of a kernel.
+
+Everything after the frontend is a pure function of (kernel, Specialization, target,
+checked), which makes caching simple and safe.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .ir.types import DType
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """generics: placeholder name -> DType; comptime: parameter name -> Python value;
+    cube_dim: (x, y, z); line_sizes: buffer parameter name -> line size (1 if absent)."""
+
+    generics: tuple[tuple[str, DType], ...] = ()
+    comptime: tuple[tuple[str, Any], ...] = ()
+    cube_dim: tuple[int, int, int] = (1, 1, 1)
+    line_sizes: tuple[tuple[str, int], ...] = ()
+
+    @staticmethod
+    def make(generics: dict | None = None, comptime: dict | None = None,
+             cube_dim=(1, 1, 1), line_sizes: dict | None = None) -> "Specialization":
+        return Specialization(
+            tuple(sorted((generics or {}).items())),
+            tuple(sorted((comptime or {}).items(), key=lambda kv: kv[0])),
+            tuple(int(v) for v in cube_dim),
+            tuple(sorted((k, v) for k, v in (line_sizes or {}).items() if v != 1)))
+
+    def generic(self, name: str) -> DType | None:
+        for k, v in self.generics:
+            if k == name:
+                return v
+        return None
+
+    def comptime_value(self, name: str) -> Any:
+        for k, v in self.comptime:
+            if k == name:
+                return v
+        raise KeyError(name)
+
+    def has_comptime(self, name: str) -> bool:
+        return any(k == name for k, _ in self.comptime)
+
+    def line_size(self, name: str) -> int:
+        for k, v in self.line_sizes:
+            if k == name:
+                return v
+        return 1

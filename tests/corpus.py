@@ -1,0 +1,185 @@
+"""Kernels shared by the test suite: round trip, verifier, code generation checks with
+real tools, and differential runs on every runtime.
+
+`SOURCE_CASES` lists (id, kernel, cube_dim, specialisation) for every kernel that must
+compile for the targets it names. Add new kernels here so that every check covers them.
+"""
+from __future__ import annotations
+
+import math as pymath
+
+import cubepy
+from cubepy import (ABSOLUTE_POS, ABSOLUTE_POS_X, ABSOLUTE_POS_Y, ABSOLUTE_POS_Z, Array,
+                    CUBE_DIM, CUBE_POS, Comptime, Float, Int, Numeric, SharedMemory, Tensor,
+                    UInt, UNIT_POS, cube, f16, f32, f64, i32, select, sync_cube, terminate,
+                    u32, unroll)
+
+
+@cube(launch=True)
+def fused_matmul_add_relu_kernel(lhs: Tensor[Float], rhs: Tensor[Float],
+                                 bias: Tensor[Float], output: Tensor[Float]):
+    row = ABSOLUTE_POS_X
+    col = ABSOLUTE_POS_Y
+    batch = ABSOLUTE_POS_Z
+    n_rows = output.shape(output.rank() - 2)
+    n_cols = output.shape(output.rank() - 1)
+    dim_k = rhs.shape(rhs.rank() - 1)
+    if row >= n_rows or col >= n_cols:
+        terminate()
+    offset_output = batch * n_rows * n_cols
+    offset_lhs = 0
+    offset_rhs = 0
+    batch_dims = output.rank() - 2
+    for dim in range(batch_dims):
+        offset_lhs += offset_output // output.stride(dim) % lhs.shape(dim) * lhs.stride(dim)
+        offset_rhs += offset_output // output.stride(dim) % rhs.shape(dim) * rhs.stride(dim)
+    sum = Float(0.0)
+    for k in range(dim_k):
+        sum += lhs[offset_lhs + row * dim_k + k] * rhs[offset_rhs + k * n_cols + col]
+    index = offset_output + row * n_cols + col
+    output[index] = max(sum + bias[index], Float(0.0))
+
+
+@cube(launch=True)
+def axpy(a: Float, x: Array[Float], y: Array[Float]):
+    i = ABSOLUTE_POS
+    if i < len(y):
+        y[i] = a * x[i] + y[i]
+
+
+@cube
+def squared(v: Float) -> Float:
+    return v * v
+
+
+@cube(launch=True)
+def square_plus_tag(x: Array[Float], out: Array[Float], tag: Comptime[str]):
+    i = ABSOLUTE_POS
+    if i >= len(out):
+        return
+    if tag == "zero":
+        out[i] = Float(0.0)
+    else:
+        out[i] = squared(x[i]) + Float(1.0)
+
+
+@cube(launch=True)
+def shared_reduce(x: Array[f32], out: Array[f32]):
+    """Tree reduction in shared memory; the early guard must not break the barriers."""
+    buf = SharedMemory(f32, 64)
+    u = UNIT_POS
+    buf[u] = x[CUBE_POS * CUBE_DIM + u]
+    sync_cube()
+    s = CUBE_DIM // 2
+    while s > 0:
+        if u < s:
+            buf[u] += buf[u + s]
+        sync_cube()
+        s = s // 2
+    if u == 0:
+        out[CUBE_POS] = buf[0]
+
+
+@cube(launch=True)
+def guarded_neighbour(x: Array[f32], out: Array[f32], n: u32):
+    """An early terminate() before a barrier: out[u] = buf[u-1] + buf[u]."""
+    buf = SharedMemory(f32, 64)
+    u = UNIT_POS
+    if u >= n:
+        terminate()
+    buf[u] = x[u]
+    sync_cube()
+    if u > 0:
+        out[u] = buf[u - 1] + buf[u]
+    else:
+        out[u] = buf[u]
+
+
+@cube(launch=True)
+def histogram16(values: Array[u32], bins: Array[u32]):
+    i = ABSOLUTE_POS
+    if i < len(values):
+        cubepy.atomic_add(bins, values[i] % 16, u32(1))
+
+
+@cube(launch=True)
+def atomic_max_units(out: Array[i32]):
+    cubepy.atomic_max(out, 0, i32(UNIT_POS))
+
+
+@cube(launch=True)
+def int_semantics(a: Array[i32], b: Array[i32], q: Array[i32], r: Array[i32]):
+    i = ABSOLUTE_POS
+    if i < len(a):
+        q[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]
+
+
+@cube(launch=True)
+def math_mix(x: Array[f32], out: Array[f32]):
+    i = ABSOLUTE_POS
+    if i < len(x):
+        v = x[i]
+        t = cubepy.math.exp(-v * v) + pymath.sqrt(abs(v)) + cubepy.math.clamp(v, -1.0, 1.0)
+        out[i] = select(v > 0.0, t, min(t, v)) + (1.0 if v < 0.5 else 2.0)
+
+
+@cube(launch=True)
+def unrolled_poly(x: Array[f32], out: Array[f32], degree: Comptime[int]):
+    i = ABSOLUTE_POS
+    if i < len(x):
+        acc = f32(0.0)
+        for k in unroll(range(degree)):
+            acc = acc * x[i] + f32(k + 1)
+        out[i] = acc
+
+
+@cube(launch=True)
+def loops_and_flow(x: Array[i32], out: Array[i32]):
+    i = ABSOLUTE_POS
+    if i >= len(x):
+        terminate()
+    total = 0
+    j = 0
+    while True:
+        j += 1
+        if j > 10:
+            break
+        if j % 2 == 0 and x[i] > 0:
+            continue
+        total += j * x[i]
+    for k in range(10, 0, -3):
+        total -= k
+    out[i] = total if total > 0 or x[i] == 0 else -total
+
+
+@cube(launch=True)
+def cast_kernel(x: Array[f32], out_i: Array[i32], out_u: Array[u32]):
+    i = ABSOLUTE_POS
+    if i < len(x):
+        out_i[i] = i32(x[i])
+        out_u[i] = u32(i) * u32(3) + u32(x[i] > 0.0)
+
+
+CUBE = (16, 16, 1)
+LINEAR = (64, 1, 1)
+
+# (id, kernel, cube_dim, specialisation, targets)
+ALL = ("cuda", "wgsl", "metal")
+SOURCE_CASES = [
+    ("seed_f32", fused_matmul_add_relu_kernel, CUBE, {"Float": f32}, ALL),
+    ("seed_f16", fused_matmul_add_relu_kernel, CUBE, {"Float": f16}, ALL),
+    ("seed_f64", fused_matmul_add_relu_kernel, CUBE, {"Float": f64}, ("cuda",)),
+    ("axpy_f32", axpy, LINEAR, {"Float": f32}, ALL),
+    ("square_plus_tag_zero", square_plus_tag, LINEAR, {"Float": f32, "tag": "zero"}, ALL),
+    ("square_plus_tag_sq", square_plus_tag, LINEAR, {"Float": f32, "tag": "sq"}, ALL),
+    ("shared_reduce", shared_reduce, LINEAR, {}, ALL),
+    ("guarded_neighbour", guarded_neighbour, LINEAR, {}, ALL),
+    ("histogram16", histogram16, LINEAR, {}, ALL),
+    ("atomic_max_units", atomic_max_units, (128, 1, 1), {}, ALL),
+    ("int_semantics", int_semantics, LINEAR, {}, ALL),
+    ("math_mix", math_mix, LINEAR, {}, ALL),
+    ("unrolled_poly", unrolled_poly, LINEAR, {"degree": 4}, ALL),
+    ("loops_and_flow", loops_and_flow, LINEAR, {}, ALL),
+    ("cast_kernel", cast_kernel, LINEAR, {}, ALL),
+]
