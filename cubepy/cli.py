@@ -1,0 +1,139 @@
+"""The `cubepy` command line.
+
+    cubepy emit path/to/file.py:kernel_name --target wgsl --cube-dim 16,16,1 -D Float=f32
+    cubepy ir   path/to/file.py:kernel_name -D Float=f32
+    cubepy info
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .errors import CompileError, LaunchError
+
+
+def _load_kernel(spec: str):
+    """The CubeFunction named by FILE.py:NAME."""
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path or not name:
+        raise SystemExit(f"cubepy: expected FILE.py:KERNEL, got {spec!r}")
+    file = Path(path)
+    if not file.is_file():
+        raise SystemExit(f"cubepy: no such file: {path}")
+    module_name = f"_cubepy_cli_{file.stem}"
+    mod_spec = importlib.util.spec_from_file_location(module_name, file)
+    module = importlib.util.module_from_spec(mod_spec)
+    sys.modules[module_name] = module
+    sys.path.insert(0, str(file.parent.resolve()))
+    mod_spec.loader.exec_module(module)
+    kernel = getattr(module, name, None)
+    if kernel is None:
+        raise SystemExit(f"cubepy: {path} has no {name!r}")
+    from .kernel import CubeFunction
+    if not isinstance(kernel, CubeFunction):
+        raise SystemExit(f"cubepy: {name!r} in {path} is not a @cube function")
+    return kernel
+
+
+def _parse_value(text: str) -> Any:
+    """-D values: dtype names stay strings (CubeFunction resolves them); ints, floats and
+    bools become Python values; anything else is a string."""
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _parse_defines(defines: Sequence[str]) -> dict[str, Any]:
+    out = {}
+    for d in defines:
+        name, eq, value = d.partition("=")
+        if not eq or not name:
+            raise SystemExit(f"cubepy: -D expects NAME=VALUE, got {d!r}")
+        out[name.strip()] = _parse_value(value.strip())
+    return out
+
+
+def _parse_dims(text: str) -> tuple[int, int, int]:
+    try:
+        dims = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise SystemExit(f"cubepy: --cube-dim expects X[,Y[,Z]], got {text!r}") from None
+    return (dims + (1, 1, 1))[:3]
+
+
+def _cmd_emit(args) -> int:
+    kernel = _load_kernel(args.kernel)
+    options = _parse_defines(args.define)
+    print(kernel.source(args.target, cube_dim=_parse_dims(args.cube_dim),
+                        checked=not args.unchecked, **options))
+    return 0
+
+
+def _cmd_ir(args) -> int:
+    kernel = _load_kernel(args.kernel)
+    print(kernel.ir(cube_dim=_parse_dims(args.cube_dim), target=args.target,
+                    **_parse_defines(args.define)))
+    return 0
+
+
+def _cmd_info(args) -> int:
+    from .runtime import client
+    print("cubepy runtimes:")
+    for name in ("cuda", "wgpu", "cpu"):
+        try:
+            c = client(name)
+        except LaunchError as e:
+            print(f"  {name:5} unavailable: {e}")
+            continue
+        lim = c.limits
+        print(f"  {name:5} {c.device}")
+        print(f"        max cube dim {lim.max_cube_dim}, {lim.max_units_per_cube} units/cube, "
+              f"max cube count {lim.max_cube_count}")
+        print(f"        dtypes: {', '.join(sorted(t.name for t in lim.dtypes))}")
+        if lim.features:
+            print(f"        features: {', '.join(lim.features)}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="cubepy", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, help_text in (("emit", "print the generated source of a kernel"),
+                            ("ir", "print the IR of a kernel")):
+        p = sub.add_parser(name, help=help_text)
+        p.add_argument("kernel", help="FILE.py:KERNEL_NAME")
+        p.add_argument("--cube-dim", default="1,1,1", help="X,Y,Z (default 1,1,1)")
+        p.add_argument("-D", "--define", action="append", default=[],
+                       help="NAME=VALUE: bind a generic (Float=f32) or a comptime parameter")
+        if name == "emit":
+            p.add_argument("--target", "-t", default="cuda", choices=("cuda", "wgsl", "metal"))
+            p.add_argument("--unchecked", action="store_true",
+                           help="emit the variant without bounds checks")
+        else:
+            p.add_argument("--target", "-t", default=None,
+                           choices=("cuda", "wgsl", "metal", "cpu"),
+                           help="also run that target's legalisation passes")
+    sub.add_parser("info", help="list the runtimes and devices found")
+    args = parser.parse_args(argv)
+    commands = {"emit": _cmd_emit, "ir": _cmd_ir, "info": _cmd_info}
+    try:
+        return commands[args.command](args)
+    except CompileError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except (TypeError, ValueError, LaunchError) as e:
+        print(f"cubepy: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
