@@ -30,18 +30,22 @@ def _create(kind: str, index: int) -> Client:
 def client(name: str | None = None) -> Client:
     """The client for runtime `name` ("cuda", "cuda:1", "wgpu", "cpu").
 
-    Without a name: $CUBEPY_RUNTIME if set, else the best one present (cuda, then wgpu,
-    then cpu). Raises LaunchError when the named runtime is not available here.
+    Without a name: $CUBEPY_RUNTIME if set, else the best one present: cuda, then wgpu on
+    a real GPU, then cpu (a software WebGPU adapter such as llvmpipe is slower than the cpu
+    runtime, so it is used only when asked for by name). Raises LaunchError when the named
+    runtime is not available here.
     """
     if name is None:
         name = os.environ.get("CUBEPY_RUNTIME") or None
     if name is None:
         for kind in _ORDER:
             try:
-                return client(kind)
+                found = client(kind)
             except LaunchError:
                 continue
-        raise LaunchError("no runtime available")  # unreachable: cpu always works
+            if not getattr(found, "is_software", False):
+                return found
+        return client("cpu")
     kind, _, idx = name.partition(":")
     key = f"{kind}:{int(idx or 0)}" if idx or kind != "cpu" else "cpu"
     found = _CLIENTS.get(key)
