@@ -1,0 +1,177 @@
+"""Compile-time benchmark: how long cubepy takes to turn the seed kernel into source.
+
+    python benchmarks/bench_compile.py [--runs 5]
+
+Measures, in fresh Python processes (cold: nothing cached, modules imported on demand):
+decorating the seed kernel, emitting CUDA, WGSL and Metal, and a cached `source()` call.
+Peers measured in the same run on the same source: `nvcc -cubin` compiling the emitted
+CUDA, and naga (wgpu-py's create_shader_module) validating the emitted WGSL, where those
+are present. Prints a table and saves JSON + markdown under benchmarks/results/.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+
+COLD_SCRIPT = r"""
+import json, sys, time
+sys.path.insert(0, {root!r})
+t_import = time.perf_counter()
+import cubepy
+from cubepy import (cube, Tensor, Float, ABSOLUTE_POS_X, ABSOLUTE_POS_Y, ABSOLUTE_POS_Z,
+                    terminate, CubeDim, f32)
+t0 = time.perf_counter()
+
+@cube(launch=True)
+def fused_matmul_add_relu_kernel(lhs: Tensor[Float], rhs: Tensor[Float],
+                                 bias: Tensor[Float], output: Tensor[Float]):
+    row = ABSOLUTE_POS_X
+    col = ABSOLUTE_POS_Y
+    batch = ABSOLUTE_POS_Z
+    n_rows = output.shape(output.rank() - 2)
+    n_cols = output.shape(output.rank() - 1)
+    dim_k = rhs.shape(rhs.rank() - 1)
+    if row >= n_rows or col >= n_cols:
+        terminate()
+    offset_output = batch * n_rows * n_cols
+    offset_lhs = 0
+    offset_rhs = 0
+    batch_dims = output.rank() - 2
+    for dim in range(batch_dims):
+        offset_lhs += offset_output // output.stride(dim) % lhs.shape(dim) * lhs.stride(dim)
+        offset_rhs += offset_output // output.stride(dim) % rhs.shape(dim) * rhs.stride(dim)
+    sum = Float(0.0)
+    for k in range(dim_k):
+        sum += lhs[offset_lhs + row * dim_k + k] * rhs[offset_rhs + k * n_cols + col]
+    index = offset_output + row * n_cols + col
+    output[index] = max(sum + bias[index], Float(0.0))
+
+t1 = time.perf_counter()
+times = {{}}
+sources = {{}}
+for target in ("cuda", "wgsl", "metal"):
+    s = time.perf_counter()
+    sources[target] = fused_matmul_add_relu_kernel.source(target, cube_dim=CubeDim(16, 16, 1),
+                                                          Float=f32)
+    times[target] = time.perf_counter() - s
+t2 = time.perf_counter()
+n = 2000
+s = time.perf_counter()
+for _ in range(n):
+    fused_matmul_add_relu_kernel.source("cuda", cube_dim=CubeDim(16, 16, 1), Float=f32)
+cached = (time.perf_counter() - s) / n
+print(json.dumps({{"import_s": t0 - t_import, "decorate_s": t1 - t0,
+                  "emit_s": times, "decorate_and_emit_all_s": t2 - t0,
+                  "cached_source_s": cached, "sources": sources}}))
+"""
+
+
+def _cold_run() -> dict:
+    out = subprocess.run([sys.executable, "-c", COLD_SCRIPT.format(root=str(ROOT))],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _nvcc_time(source: str) -> float | None:
+    nvcc = shutil.which("nvcc")
+    if not nvcc:
+        return None
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "k.cu"
+        path.write_text(source)
+        s = time.perf_counter()
+        subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-o", str(Path(d) / "k.cubin"),
+                        str(path)], check=True, capture_output=True)
+        return time.perf_counter() - s
+
+
+def _naga_time(source: str) -> float | None:
+    try:
+        import wgpu
+        adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+        device = adapter.request_device_sync()
+    except Exception:
+        return None
+    s = time.perf_counter()
+    device.create_shader_module(code=source)
+    return time.perf_counter() - s
+
+
+def _machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    runs = [_cold_run() for _ in range(args.runs)]
+    med = lambda key: statistics.median(r[key] for r in runs)  # noqa: E731
+    med_emit = {t: statistics.median(r["emit_s"][t] for r in runs) for t in ("cuda", "wgsl", "metal")}
+    sources = runs[0]["sources"]
+    nvcc = _nvcc_time(sources["cuda"])
+    naga = _naga_time(sources["wgsl"])
+    result = {
+        "machine": _machine(),
+        "date": time.strftime("%Y-%m-%d"),
+        "runs": args.runs,
+        "import_cubepy_ms": med("import_s") * 1e3,
+        "decorate_ms": med("decorate_s") * 1e3,
+        "emit_ms": {t: v * 1e3 for t, v in med_emit.items()},
+        "decorate_and_emit_all_targets_cold_ms": med("decorate_and_emit_all_s") * 1e3,
+        "cached_source_us": med("cached_source_s") * 1e6,
+        "peer_nvcc_cubin_ms": None if nvcc is None else nvcc * 1e3,
+        "peer_naga_create_shader_module_ms": None if naga is None else naga * 1e3,
+    }
+    cold = result["decorate_and_emit_all_targets_cold_ms"]
+    lines = [
+        f"# Compile time, {result['date']}",
+        "",
+        f"Machine: {result['machine']}. Median of {args.runs} fresh processes.",
+        "",
+        "| step | time |",
+        "| --- | --- |",
+        f"| import cubepy | {result['import_cubepy_ms']:.1f} ms |",
+        f"| decorate the seed kernel | {result['decorate_ms']:.2f} ms |",
+    ]
+    for t, v in result["emit_ms"].items():
+        lines.append(f"| first source('{t}') | {v:.2f} ms |")
+    lines += [f"| decorate + emit all three targets (cold) | {cold:.1f} ms |",
+              f"| cached source() | {result['cached_source_us']:.2f} us |"]
+    if nvcc is not None:
+        lines.append(f"| peer: nvcc -cubin of the emitted CUDA | {nvcc * 1e3:.0f} ms "
+                     f"({nvcc * 1e3 / result['emit_ms']['cuda']:.0f}x cubepy's CUDA emit) |")
+    if naga is not None:
+        lines.append(f"| peer: naga create_shader_module of the emitted WGSL | "
+                     f"{naga * 1e3:.2f} ms ({naga * 1e3 / result['emit_ms']['wgsl']:.2f}x "
+                     f"cubepy's WGSL emit) |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "compile.json").write_text(json.dumps(result, indent=2) + "\n")
+    (RESULTS / "compile.md").write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
