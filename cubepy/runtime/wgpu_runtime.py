@@ -1,0 +1,349 @@
+"""The wgpu runtime: runs generated WGSL through wgpu-py (Vulkan, Metal, D3D12 or GL).
+
+How a launch travels:
+- `compile` emits WGSL (cubepy/codegen/wgsl.py), builds an explicit bind group layout
+  from the ABI (read-only storage vs storage; the info struct last, with a dynamic
+  offset) and a compute pipeline, once per specialisation.
+- `dispatch` copies the packed info struct into a host-side batch at the next aligned
+  offset, takes the bind group from a small cache keyed by the buffers, and records the
+  dispatch into a compute pass that stays open across launches. Nothing is submitted yet.
+- The batch is flushed (one `write_buffer` for every info struct of the batch, then one
+  submit) on a download, `sync()`, when the info batch is full, or after
+  `MAX_BATCH` dispatches. Each dispatch of a batch reads its own slice of the info
+  buffer, so `write_buffer`'s ordering (before the whole submit) is harmless, and
+  `write_buffer` after a submit is ordered after that submit's work.
+- Downloads copy into a persistent staging buffer (grown as needed) and map it.
+
+Bool tensors are u32 on the device (WGSL has no bool in storage); conversion happens on
+upload and download. Cube counts beyond the device's per-dimension limit are folded
+into a 2-D (or 3-D) dispatch; the shader rebuilds the logical cube position from the
+linear workgroup index and `info.cube_count`, and extra workgroups exit.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..abi import KernelABI
+from ..errors import LaunchError
+from ..ir import nodes as ir
+from ..ir.types import DType, bool_, f16, f32, i32, u32
+from .base import Client, DeviceLimits, DeviceTensor
+
+MAX_BATCH = 64  # dispatches recorded before a submit is forced
+INFO_CAPACITY = 256 * 1024  # bytes of info structs per batch
+BIND_GROUP_CACHE = 64  # bind groups kept per executable (least recently used dropped)
+
+# Limits cubepy relies on; each is requested at the adapter's value.
+_WANTED_LIMITS = (
+    "max-storage-buffers-per-shader-stage",
+    "max-storage-buffer-binding-size",
+    "max-buffer-size",
+    "max-bindings-per-bind-group",
+    "max-dynamic-storage-buffers-per-pipeline-layout",
+    "max-compute-workgroup-size-x",
+    "max-compute-workgroup-size-y",
+    "max-compute-workgroup-size-z",
+    "max-compute-invocations-per-workgroup",
+    "max-compute-workgroup-storage-size",
+    "max-compute-workgroups-per-dimension",
+)
+_WANTED_FEATURES = ("shader-f16", "subgroup", "shader-float32-atomic")
+
+
+@dataclass(eq=False)
+class WgpuExecutable:
+    """A compiled kernel: its pipeline and the bind groups made for it so far."""
+
+    source: str
+    abi: KernelABI
+    pipeline: Any
+    layout: Any  # GPUBindGroupLayout
+    info_size: int  # bytes bound for the info struct (0: no info binding)
+    bind_groups: "OrderedDict[tuple, Any]" = field(default_factory=OrderedDict)
+    bind_group_misses: int = 0
+
+
+class WgpuClient(Client):
+    """A wgpu-py device. `WgpuClient(0)` takes the high-performance adapter; another
+    index picks from `wgpu.gpu.enumerate_adapters_sync()`."""
+
+    runtime = "wgpu"
+    target = "wgsl"
+
+    def __init__(self, index: int = 0):
+        try:
+            import wgpu
+        except ImportError as e:
+            raise LaunchError(f"the wgpu runtime needs the wgpu package: {e}") from None
+        self._wgpu = wgpu
+        try:
+            if index == 0:
+                adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+            else:
+                adapters = wgpu.gpu.enumerate_adapters_sync()
+                if index >= len(adapters):
+                    raise LaunchError(f"wgpu adapter {index} does not exist "
+                                      f"({len(adapters)} found)")
+                adapter = adapters[index]
+        except LaunchError:
+            raise
+        except Exception as e:  # no driver, no adapter
+            raise LaunchError(f"no wgpu adapter: {e}") from None
+        if adapter is None:
+            raise LaunchError("no wgpu adapter")
+        features = [f for f in _WANTED_FEATURES if f in adapter.features]
+        limits = {k: adapter.limits[k] for k in _WANTED_LIMITS if k in adapter.limits}
+        try:
+            self._device = adapter.request_device_sync(required_features=features,
+                                                       required_limits=limits)
+        except Exception as e:
+            raise LaunchError(f"cannot open the wgpu device: {e}") from None
+        self._adapter = adapter
+        info = adapter.info
+        self.device = f"{info.get('device') or info.get('description') or 'unknown'} / " \
+                      f"{info.get('backend_type', '?')}"
+        self._queue = self._device.queue
+        self.features = tuple(sorted(self._device.features))
+        dl = self._device.limits
+        self._max_groups = int(dl["max-compute-workgroups-per-dimension"])
+        self._max_binding = int(dl["max-storage-buffer-binding-size"])
+        self._max_buffer = min(int(dl["max-buffer-size"]), self._max_binding)
+        self._info_align = max(int(dl["min-storage-buffer-offset-alignment"]), 4)
+        dtypes = {f32, i32, u32, bool_}
+        if "shader-f16" in self._device.features:
+            dtypes.add(f16)
+        m = self._max_groups
+        self.limits = DeviceLimits(
+            max_cube_dim=(int(dl["max-compute-workgroup-size-x"]),
+                          int(dl["max-compute-workgroup-size-y"]),
+                          int(dl["max-compute-workgroup-size-z"])),
+            max_units_per_cube=int(dl["max-compute-invocations-per-workgroup"]),
+            max_cube_count=(m * m, m, m),  # folded in dispatch when beyond m
+            dtypes=frozenset(dtypes),
+            atomic_dtypes=frozenset({i32, u32, f32}),  # f32: native or a CAS loop
+            plane_dim=int(info.get("subgroup_min_size", 0) or 32),
+            max_shared_bytes=int(dl["max-compute-workgroup-storage-size"]),
+            features=self.features,
+        )
+        usage = wgpu.BufferUsage
+        self._storage_usage = usage.STORAGE | usage.COPY_SRC | usage.COPY_DST
+        # Info structs of the current batch: host bytes, one device buffer.
+        self._info_host = bytearray(INFO_CAPACITY)
+        self._info_buffer = self._device.create_buffer(
+            size=INFO_CAPACITY, usage=usage.STORAGE | usage.COPY_DST)
+        self._info_used = 0
+        self._encoder = None
+        self._pass = None
+        self._pass_pipeline = None
+        self._pending = 0  # dispatches recorded since the last submit
+        self._unsynced = False  # work submitted since the last sync
+        self._staging = None
+        self._staging_size = 0
+        self.submits = 0  # counters for tests and benchmarks
+        self.staging_allocations = 0
+
+    # -- memory -----------------------------------------------------------------------
+    def _buffer_bytes(self, size: int, dtype: DType) -> int:
+        itemsize = 4 if dtype is bool_ else dtype.itemsize
+        nbytes = max(size * itemsize, 4)
+        nbytes = -(-nbytes // 4) * 4  # WebGPU: non-zero, a multiple of 4
+        if nbytes > self._max_buffer:
+            raise LaunchError(f"a {dtype.name} tensor of {size} elements ({nbytes} bytes) "
+                              f"exceeds the device's storage buffer limit of "
+                              f"{self._max_buffer} bytes ({self.device})")
+        return nbytes
+
+    def _alloc(self, size: int, dtype: DType) -> Any:
+        nbytes = self._buffer_bytes(size, dtype)
+        return self._device.create_buffer(size=nbytes, usage=self._storage_usage)
+
+    def _upload(self, flat: np.ndarray, dtype: DType) -> Any:
+        nbytes = self._buffer_bytes(flat.size, dtype)
+        if dtype is bool_:
+            flat = flat.astype(np.uint32)
+        data = flat.tobytes()
+        if len(data) < nbytes:
+            data += bytes(nbytes - len(data))
+        # A new buffer is not used by any recorded dispatch: no ordering concern.
+        return self._device.create_buffer_with_data(data=data, usage=self._storage_usage)
+
+    def _download(self, tensor: DeviceTensor) -> np.ndarray:
+        self._flush()
+        buf = tensor.handle
+        nbytes = buf.size
+        if self._staging_size < nbytes:
+            grown = max(nbytes, 2 * self._staging_size, 4096)
+            self._staging = self._device.create_buffer(
+                size=grown,
+                usage=self._wgpu.BufferUsage.MAP_READ | self._wgpu.BufferUsage.COPY_DST)
+            self._staging_size = grown
+            self.staging_allocations += 1
+        encoder = self._device.create_command_encoder()
+        encoder.copy_buffer_to_buffer(buf, 0, self._staging, 0, nbytes)
+        self._queue.submit([encoder.finish()])
+        self.submits += 1
+        self._staging.map_sync(self._wgpu.MapMode.READ, 0, nbytes)
+        try:
+            raw = self._staging.read_mapped(0, nbytes)  # a copy
+        finally:
+            self._staging.unmap()
+        self._unsynced = False  # the map waited for every earlier submit
+        dtype = tensor.dtype
+        if dtype is bool_:
+            return np.frombuffer(raw, np.uint32, tensor.buffer_len) != 0
+        return np.frombuffer(raw, dtype.numpy, tensor.buffer_len).copy()
+
+    # -- compilation ------------------------------------------------------------------
+    def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool) -> WgpuExecutable:
+        """Emits WGSL for the kernel and builds its pipeline."""
+        from ..codegen import emit
+        return self.compile_wgsl(emit(kernel, "wgsl", abi, checked), abi,
+                                 label=kernel.name)
+
+    def compile_wgsl(self, source: str, abi: KernelABI, label: str = "") -> WgpuExecutable:
+        """Builds a pipeline for WGSL that follows the launch ABI: buffers at
+        @group(0) @binding(i) in `abi.buffers` order, the info struct (read-only
+        storage) at `abi.info_binding`, entry point `main`."""
+        wgpu = self._wgpu
+        entries = []
+        for i, b in enumerate(abi.buffers):
+            kind = "read-only-storage" if b.read_only else "storage"
+            entries.append({"binding": i, "visibility": wgpu.ShaderStage.COMPUTE,
+                            "buffer": {"type": kind}})
+        info_size = -(-abi.size // 4) * 4 if abi.has_info else 0
+        if info_size:
+            entries.append({"binding": abi.info_binding,
+                            "visibility": wgpu.ShaderStage.COMPUTE,
+                            "buffer": {"type": "read-only-storage",
+                                       "has_dynamic_offset": True,
+                                       "min_binding_size": info_size}})
+        device = self._device
+        try:
+            module = device.create_shader_module(label=label, code=source)
+            layout = device.create_bind_group_layout(entries=entries)
+            pipeline = device.create_compute_pipeline(
+                label=label,
+                layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
+                compute={"module": module, "entry_point": "main"})
+        except Exception as e:
+            # Generated WGSL the device rejects is a compiler bug, not a user's mistake;
+            # say so and show the source.
+            raise LaunchError(f"the wgpu device rejected the generated WGSL of "
+                              f"{label or 'a kernel'} (please report this): {e}\n"
+                              f"--- WGSL ---\n{source}") from None
+        return WgpuExecutable(source, abi, pipeline, layout, info_size)
+
+    # -- launching --------------------------------------------------------------------
+    def _bind_group(self, exe: WgpuExecutable, handles: tuple) -> Any:
+        cache = exe.bind_groups
+        bg = cache.get(handles)
+        if bg is not None:
+            cache.move_to_end(handles)
+            return bg
+        exe.bind_group_misses += 1
+        entries = [{"binding": i, "resource": {"buffer": h, "offset": 0, "size": h.size}}
+                   for i, h in enumerate(handles)]
+        if exe.info_size:
+            entries.append({"binding": exe.abi.info_binding,
+                            "resource": {"buffer": self._info_buffer, "offset": 0,
+                                         "size": exe.info_size}})
+        bg = self._device.create_bind_group(layout=exe.layout, entries=entries)
+        cache[handles] = bg  # the key holds the buffers, so their ids stay unique
+        if len(cache) > BIND_GROUP_CACHE:
+            cache.popitem(last=False)
+        return bg
+
+    def _grid(self, cube_count: tuple[int, int, int]) -> tuple[int, int, int]:
+        """The workgroup grid for a logical cube count (folded when too large)."""
+        m = self._max_groups
+        x, y, z = cube_count
+        if x <= m and y <= m and z <= m:
+            return cube_count
+        total = x * y * z
+        if total > 0xFFFFFFFF:
+            raise LaunchError(f"cube_count {cube_count} has {total} cubes; positions are "
+                              f"u32, so at most {0xFFFFFFFF} fit", "cube_count")
+        gx = min(total, m)
+        gy = min(-(-total // gx), m)
+        gz = -(-total // (gx * gy))
+        if gz > m:
+            raise LaunchError(f"cube_count {cube_count} is too large for the device "
+                              f"({self.device})", "cube_count")
+        return gx, gy, gz
+
+    def dispatch(self, executable: WgpuExecutable, cube_count: tuple[int, int, int],
+                 cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],
+                 info: bytes) -> None:
+        """Records one launch; it is submitted with the batch (see the module doc)."""
+        handles = tuple([b.handle for b in buffers])
+        if self._pending >= MAX_BATCH:
+            self._flush()
+        offsets = ()
+        if executable.info_size:
+            n = len(info)
+            off = self._info_used
+            if off + executable.info_size > INFO_CAPACITY:
+                self._flush()
+                off = 0
+            self._info_host[off:off + n] = info
+            self._info_used = -(-(off + executable.info_size) // self._info_align) \
+                * self._info_align
+            offsets = (off,)
+        bg = self._bind_group(executable, handles)
+        cpass = self._pass
+        if cpass is None:
+            self._encoder = self._device.create_command_encoder()
+            cpass = self._pass = self._encoder.begin_compute_pass()
+            self._pass_pipeline = None
+        if self._pass_pipeline is not executable.pipeline:
+            cpass.set_pipeline(executable.pipeline)
+            self._pass_pipeline = executable.pipeline
+        cpass.set_bind_group(0, bg, offsets)
+        m = self._max_groups
+        if cube_count[0] <= m and cube_count[1] <= m and cube_count[2] <= m:
+            cpass.dispatch_workgroups(*cube_count)
+        else:
+            cpass.dispatch_workgroups(*self._grid(cube_count))
+        self._pending += 1
+
+    def _flush(self) -> None:
+        """Submits the recorded dispatches (with their info structs) if there are any."""
+        if self._pass is None:
+            return
+        self._pass.end()
+        if self._info_used:
+            self._queue.write_buffer(self._info_buffer, 0,
+                                     memoryview(self._info_host)[:self._info_used])
+        self._queue.submit([self._encoder.finish()])
+        self.submits += 1
+        self._pass = self._encoder = self._pass_pipeline = None
+        self._pending = 0
+        self._info_used = 0
+        self._unsynced = True
+
+    def flush(self) -> None:
+        """Submits queued launches without waiting for them."""
+        self._flush()
+
+    def sync(self) -> None:
+        """Waits for every launch so far (a small mapped read after the last submit:
+        `on_submitted_work_done_sync` is unreliable in wgpu-py 0.32)."""
+        self._flush()
+        if not self._unsynced:
+            return
+        wgpu = self._wgpu
+        if getattr(self, "_sync_src", None) is None:
+            self._sync_src = self._device.create_buffer(size=4, usage=wgpu.BufferUsage.COPY_SRC)
+            self._sync_dst = self._device.create_buffer(
+                size=4, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        encoder = self._device.create_command_encoder()
+        encoder.copy_buffer_to_buffer(self._sync_src, 0, self._sync_dst, 0, 4)
+        self._queue.submit([encoder.finish()])
+        self.submits += 1
+        self._sync_dst.map_sync(wgpu.MapMode.READ)
+        self._sync_dst.unmap()
+        self._unsynced = False
