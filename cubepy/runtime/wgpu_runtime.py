@@ -21,6 +21,7 @@ linear workgroup index and `info.cube_count`, and extra workgroups exit.
 """
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -58,13 +59,18 @@ _WANTED_FEATURES = ("shader-f16", "subgroup", "shader-float32-atomic")
 class WgpuExecutable:
     """A compiled kernel: its pipeline and the bind groups made for it so far."""
 
-    source: str
-    abi: KernelABI
-    pipeline: Any
-    layout: Any  # GPUBindGroupLayout
+    source: str = field(repr=False)
+    abi: KernelABI = field(repr=False)
+    pipeline: Any = field(repr=False)
+    layout: Any = field(repr=False)  # GPUBindGroupLayout
     info_size: int  # bytes bound for the info struct (0: no info binding)
-    bind_groups: "OrderedDict[tuple, Any]" = field(default_factory=OrderedDict)
+    bind_groups: "OrderedDict[tuple, Any]" = field(default_factory=OrderedDict, repr=False)
     bind_group_misses: int = 0
+    label: str = ""
+    writable: tuple[bool, ...] = ()  # per buffer binding
+    # Variants for launches that pass one buffer to several parameters, one written:
+    # WebGPU forbids a read-only and a writable binding of one buffer in a dispatch.
+    alias_variants: dict = field(default_factory=dict, repr=False)
 
 
 class WgpuClient(Client):
@@ -106,6 +112,8 @@ class WgpuClient(Client):
         info = adapter.info
         self.device = f"{info.get('device') or info.get('description') or 'unknown'} / " \
                       f"{info.get('backend_type', '?')}"
+        # A CPU adapter (llvmpipe, SwiftShader, WARP): cubepy.client() then prefers cpu.
+        self.is_software = str(info.get("adapter_type", "")).lower() == "cpu"
         self._queue = self._device.queue
         self.features = tuple(sorted(self._device.features))
         dl = self._device.limits
@@ -204,14 +212,19 @@ class WgpuClient(Client):
         return self.compile_wgsl(emit(kernel, "wgsl", abi, checked), abi,
                                  label=kernel.name)
 
-    def compile_wgsl(self, source: str, abi: KernelABI, label: str = "") -> WgpuExecutable:
+    def compile_wgsl(self, source: str, abi: KernelABI, label: str = "",
+                     writable: Sequence[bool] | None = None) -> WgpuExecutable:
         """Builds a pipeline for WGSL that follows the launch ABI: buffers at
-        @group(0) @binding(i) in `abi.buffers` order, the info struct (read-only
-        storage) at `abi.info_binding`, entry point `main`."""
+        @group(0) @binding(i) in `abi.buffers` order (`var<storage, read>` for read-only
+        ones), the info struct (read-only storage) at `abi.info_binding`, entry `main`.
+        `writable` overrides which buffer bindings are read_write."""
         wgpu = self._wgpu
+        if writable is None:
+            writable = [not b.read_only for b in abi.buffers]
+        writable = tuple(writable)
         entries = []
-        for i, b in enumerate(abi.buffers):
-            kind = "read-only-storage" if b.read_only else "storage"
+        for i, w in enumerate(writable):
+            kind = "storage" if w else "read-only-storage"
             entries.append({"binding": i, "visibility": wgpu.ShaderStage.COMPUTE,
                             "buffer": {"type": kind}})
         info_size = -(-abi.size // 4) * 4 if abi.has_info else 0
@@ -235,7 +248,32 @@ class WgpuClient(Client):
             raise LaunchError(f"the wgpu device rejected the generated WGSL of "
                               f"{label or 'a kernel'} (please report this): {e}\n"
                               f"--- WGSL ---\n{source}") from None
-        return WgpuExecutable(source, abi, pipeline, layout, info_size)
+        return WgpuExecutable(source, abi, pipeline, layout, info_size, label=label,
+                              writable=writable)
+
+    def _alias_variant(self, exe: WgpuExecutable, handles: tuple) -> WgpuExecutable:
+        """The executable to use when some buffer is bound twice: every binding of a
+        buffer that is also bound writable becomes read_write (WGSL and layout)."""
+        written = {h for h, w in zip(handles, exe.writable) if w}
+        promote = frozenset(i for i, (h, w) in enumerate(zip(handles, exe.writable))
+                            if not w and h in written)
+        if not promote:
+            return exe
+        variant = exe.alias_variants.get(promote)
+        if variant is None:
+            source = exe.source
+            for i in promote:
+                source, count = re.subn(
+                    rf"(@binding\({i}\)\s*var\s*<\s*storage\s*,\s*)read(\s*>)",
+                    r"\1read_write\2", source)
+                if count != 1:
+                    raise LaunchError(f"{exe.label or 'the kernel'}: one buffer is passed "
+                                      f"to several parameters, and the WGSL binding {i} "
+                                      f"could not be made writable for it")
+            writable = tuple(w or i in promote for i, w in enumerate(exe.writable))
+            variant = self.compile_wgsl(source, exe.abi, exe.label, writable)
+            exe.alias_variants[promote] = variant
+        return variant
 
     # -- launching --------------------------------------------------------------------
     def _bind_group(self, exe: WgpuExecutable, handles: tuple) -> Any:
@@ -280,6 +318,8 @@ class WgpuClient(Client):
                  info: bytes) -> None:
         """Records one launch; it is submitted with the batch (see the module doc)."""
         handles = tuple([b.handle for b in buffers])
+        if len(set(handles)) != len(handles):
+            executable = self._alias_variant(executable, handles)
         if self._pending >= MAX_BATCH:
             self._flush()
         offsets = ()
