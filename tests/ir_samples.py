@@ -1,0 +1,90 @@
+"""Hand-built IR kernels for the IR text, verifier and pass tests: together they use
+every node type, so these tests do not depend on the frontend."""
+from __future__ import annotations
+
+from cubepy.ir import nodes as ir
+from cubepy.ir.types import bool_, f32, f64, i32, u32
+
+L = lambda line: ir.Loc("samples.py", line)  # noqa: E731
+
+
+def c(value, ty=u32) -> ir.Const:
+    return ir.Const(ty=ty, value=value)
+
+
+def load(var: ir.Var) -> ir.Load:
+    return ir.Load(ty=var.ty, var=var)
+
+
+def binop(op: str, a: ir.Expr, b: ir.Expr) -> ir.Binary:
+    return ir.Binary(ty=a.ty, op=op, lhs=a, rhs=b)
+
+
+def cmp(op: str, a: ir.Expr, b: ir.Expr) -> ir.Compare:
+    return ir.Compare(ty=bool_, op=op, lhs=a, rhs=b)
+
+
+def builtin(name: str) -> ir.Builtin:
+    return ir.Builtin(ty=u32, name=name)
+
+
+def kernel(body, params=(), shared=(), cube_dim=(64, 1, 1), name="k") -> ir.Kernel:
+    return ir.Kernel(name, tuple(params), tuple(shared), ir.Block(tuple(body)), cube_dim,
+                     loc=ir.Loc("samples.py", 1))
+
+
+def every_node_kernel() -> ir.Kernel:
+    """A kernel using every expression and statement type at least once."""
+    x = ir.Param("x", "tensor", f32)
+    y = ir.Param("y", "array", f32, line_size=4)
+    cnt = ir.Param("cnt", "array", u32)
+    n = ir.Param("n", "scalar", u32)
+    a = ir.Param("a", "scalar", f32)
+    buf = ir.SharedDecl(ir.BufferRef("buf", f32, "shared"), 64, loc=L(2))
+    nv, av = ir.Var("n", u32), ir.Var("a", f32)
+    i, j, k, acc = ir.Var("i", u32), ir.Var("j", i32), ir.Var("k", u32), ir.Var("acc", f32)
+    old, flag = ir.Var("old", u32), ir.Var("flag", bool_)
+    xi = ir.Index(ty=f32, buffer=x.buffer, index=load(i))
+    body = [
+        ir.Comment(text='entry "quoted" \\ text', loc=L(3)),
+        ir.Assign(var=i, value=builtin("absolute_pos"), declare=True, loc=L(4)),
+        ir.If(cond=ir.Logical(ty=bool_, op="or",
+                              lhs=cmp("ge", load(i), ir.Meta(ty=u32, kind="len",
+                                                             buffer=x.buffer)),
+                              rhs=cmp("ge", load(i), load(nv))),
+              then=ir.Block((ir.Terminate(loc=L(6)),)), loc=L(5)),
+        ir.Declare(var=acc, loc=L(7)),
+        ir.Declare(var=j, loc=L(8)),
+        ir.Assign(var=j, value=ir.Unary(ty=i32, op="neg", operand=c(-7, i32)), loc=L(9)),
+        ir.Store(buffer=buf.buffer, index=builtin("unit_pos"), value=xi, loc=L(10)),
+        ir.Barrier(loc=L(11)),
+        ir.For(var=k, start=c(0), stop=ir.Meta(ty=u32, kind="shape", buffer=x.buffer,
+                                                dim=c(0)),
+               step=c(1), body=ir.Block((
+                   ir.Assign(var=acc, value=binop("add", load(acc), ir.Call(
+                       ty=f32, func="fma", args=(xi, c(0.5, f32), c(-1e-30, f32)))),
+                       loc=L(13)),
+                   ir.If(cond=cmp("eq", load(k), c(3)), then=ir.Block((ir.Break(loc=L(14)),)),
+                         orelse=ir.Block((ir.Continue(loc=L(15)),)), loc=L(14)),
+               )), loc=L(12)),
+        ir.For(var=ir.Var("u", i32), start=c(4, i32), stop=c(0, i32), step=c(-1, i32),
+               body=ir.Block((ir.Comment(text="unrolled"),)), unroll=True, loc=L(16)),
+        ir.While(cond=cmp("lt", load(j), c(3, i32)), body=ir.Block((
+            ir.Assign(var=j, value=binop("add", load(j), c(1, i32)), loc=L(18)),)), loc=L(17)),
+        ir.Assign(var=flag, declare=True, value=ir.Unary(ty=bool_, op="not", operand=ir.Call(
+            ty=bool_, func="isnan", args=(load(acc),))), loc=L(19)),
+        ir.Assign(var=acc, value=ir.Select(
+            ty=f32, cond=load(flag), if_true=ir.Cast(ty=f32, operand=load(j)),
+            if_false=binop("max", c(float("inf"), f32), c(float("-inf"), f32))), loc=L(20)),
+        ir.Assign(var=acc, value=binop("mul", load(acc), load(av)), loc=L(21)),
+        ir.Declare(var=old, loc=L(22)),
+        ir.AtomicOp(op="add", buffer=cnt.buffer, index=c(0), value=c(1), result=old, loc=L(22)),
+        ir.AtomicOp(op="compare_exchange", buffer=cnt.buffer, index=c(1), value=c(5),
+                    compare=load(old), loc=L(23)),
+        ir.Store(buffer=y.buffer, index=binop("shl", load(i), ir.Cast(ty=u32, operand=load(j))),
+                 value=binop("pow", load(acc), c(2.0, f32)), loc=L(24)),
+        ir.Store(buffer=x.buffer, index=binop("bitxor", builtin("cube_pos"), c(0xFFFFFFFF)),
+                 value=ir.Cast(ty=f32, operand=ir.Cast(ty=f64, operand=c(0.1, f32))), loc=L(25)),
+    ]
+    return kernel(body, params=(x, y, cnt, n, a), shared=(buf,), cube_dim=(16, 4, 1),
+                  name="every_node")
