@@ -1,0 +1,295 @@
+"""The IR verifier: checks the invariants of docs/ARCHITECTURE.md on a kernel.
+
+A failure is a compiler bug (the frontend or a pass built bad IR), so it raises
+IRVerifyError, never the user-facing CompileError.
+"""
+from __future__ import annotations
+
+from . import nodes as ir
+from .printer import call_type, print_expr
+from .types import DType, bool_, u32
+
+
+class IRVerifyError(Exception):
+    """The IR breaks one of its invariants (a compiler bug)."""
+
+
+def verify(kernel: ir.Kernel) -> None:
+    """Raises IRVerifyError when `kernel` is not well-formed IR; returns None otherwise."""
+    _Verifier(kernel).run()
+
+
+_SHIFTS = ("shl", "shr")
+_INT_RANGES = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
+               "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
+
+
+class _Verifier:
+    def __init__(self, kernel: ir.Kernel):
+        self.kernel = kernel
+        self.buffers: dict[str, ir.BufferRef] = {}
+        self.scopes: list[dict[str, ir.Var]] = [{}]
+        self.declared: set[str] = set()
+        self.loop_vars: set[str] = set()
+        self.loop_depth = 0
+
+    def fail(self, node, msg: str):
+        loc = getattr(node, "loc", ir.NO_LOC)
+        raise IRVerifyError(f"{self.kernel.name} at {loc}: {msg}")
+
+    # -- kernel and scopes -------------------------------------------------------------
+    def run(self) -> None:
+        k = self.kernel
+        if len(k.cube_dim) != 3 or any(not isinstance(d, int) or d < 1 for d in k.cube_dim):
+            self.fail(k, f"bad cube_dim {k.cube_dim}")
+        for p in k.params:
+            if p.name in self.buffers or p.name in self.declared:
+                self.fail(k, f"parameter {p.name} declared twice")
+            if p.kind == "scalar":
+                self.declare(ir.Var(p.name, p.dtype), k)
+            elif p.kind in ("tensor", "array"):
+                self.buffers[p.name] = p.buffer
+            else:
+                self.fail(k, f"parameter {p.name} has unknown kind {p.kind!r}")
+        for d in k.shared:
+            if d.buffer.space != "shared" or d.size < 1:
+                self.fail(d, f"bad shared memory declaration {d.buffer.name}[{d.size}]")
+            if d.buffer.name in self.buffers:
+                self.fail(d, f"buffer {d.buffer.name} declared twice")
+            self.buffers[d.buffer.name] = d.buffer
+        self.block(k.body)
+
+    def declare(self, var: ir.Var, node) -> None:
+        if var.name in self.declared:
+            self.fail(node, f"variable {var.name} declared twice")
+        if not isinstance(var.ty, DType):
+            self.fail(node, f"variable {var.name} has no concrete type")
+        self.declared.add(var.name)
+        self.scopes[-1][var.name] = var
+
+    def lookup(self, var: ir.Var, node) -> None:
+        for scope in reversed(self.scopes):
+            if var.name in scope:
+                if scope[var.name] != var:
+                    self.fail(node, f"variable {var.name} used as {var.ty}, declared "
+                                    f"{scope[var.name].ty}")
+                return
+        where = "out of scope" if var.name in self.declared else "before its declaration"
+        self.fail(node, f"variable {var.name} used {where}")
+
+    def block(self, block: ir.Block, bind: ir.Var | None = None) -> None:
+        self.scopes.append({})
+        if bind is not None:
+            self.scopes[-1][bind.name] = bind
+        for s in block.stmts:
+            self.stmt(s)
+        self.scopes.pop()
+
+    def buffer(self, buf: ir.BufferRef, node) -> None:
+        known = self.buffers.get(buf.name)
+        if known is None:
+            self.fail(node, f"unknown buffer {buf.name}")
+        if known != buf:
+            self.fail(node, f"buffer {buf.name} used as {buf.elem}/{buf.space}, declared "
+                            f"{known.elem}/{known.space}")
+
+    def index(self, e: ir.Expr, node) -> None:
+        self.expr(e)
+        if not e.ty.is_int:
+            self.fail(node, f"index {print_expr(e)} has type {e.ty}, not an integer")
+
+    def same(self, e: ir.Expr, ty: DType, node, what: str) -> None:
+        if e.ty is not ty:
+            self.fail(node, f"{what} {print_expr(e)} has type {e.ty}, expected {ty}")
+
+    # -- statements --------------------------------------------------------------------
+    def stmt(self, s: ir.Stmt) -> None:
+        if isinstance(s, ir.Declare):
+            self.declare(s.var, s)
+        elif isinstance(s, ir.Assign):
+            self.expr(s.value)
+            if s.declare:
+                self.declare(s.var, s)
+            else:
+                self.written(s.var, s)
+            self.same(s.value, s.var.ty, s, f"value assigned to {s.var.name}")
+        elif isinstance(s, (ir.Store, ir.AtomicOp)):
+            self.buffer(s.buffer, s)
+            self.index(s.index, s)
+            self.expr(s.value)
+            self.same(s.value, s.buffer.elem, s, f"value stored to {s.buffer.name}")
+            if isinstance(s, ir.AtomicOp):
+                self.atomic(s)
+        elif isinstance(s, ir.If):
+            self.cond(s.cond, s)
+            self.block(s.then)
+            self.block(s.orelse)
+        elif isinstance(s, ir.While):
+            self.cond(s.cond, s)
+            self.loop_body(s.body)
+        elif isinstance(s, ir.For):
+            for e in (s.start, s.stop, s.step):
+                self.expr(e)
+                self.same(e, s.var.ty, s, f"bound of the loop over {s.var.name}")
+            if not s.var.ty.is_int:
+                self.fail(s, f"loop variable {s.var.name} is {s.var.ty}, not an integer")
+            if isinstance(s.step, ir.Const) and s.step.value == 0:
+                self.fail(s, "loop step is zero")
+            if s.var.name in self.declared:
+                self.fail(s, f"variable {s.var.name} declared twice")
+            self.declared.add(s.var.name)
+            self.loop_vars.add(s.var.name)
+            self.loop_body(s.body, s.var)
+            self.loop_vars.discard(s.var.name)
+        elif isinstance(s, (ir.Break, ir.Continue)):
+            if self.loop_depth == 0:
+                self.fail(s, f"{type(s).__name__.lower()} outside a loop")
+        elif isinstance(s, ir.Comment):
+            if not isinstance(s.text, str):
+                self.fail(s, "comment text is not a string")
+        elif not isinstance(s, (ir.Terminate, ir.Barrier)):
+            self.fail(s, f"unknown statement {type(s).__name__}")
+
+    def loop_body(self, body: ir.Block, var: ir.Var | None = None) -> None:
+        self.loop_depth += 1
+        self.block(body, var)
+        self.loop_depth -= 1
+
+    def written(self, var: ir.Var, node) -> None:
+        self.lookup(var, node)
+        if var.name in self.loop_vars:
+            self.fail(node, f"loop variable {var.name} is assigned in its loop")
+
+    def cond(self, e: ir.Expr, node) -> None:
+        self.expr(e)
+        self.same(e, bool_, node, "condition")
+
+    def atomic(self, s: ir.AtomicOp) -> None:
+        if s.op not in ir.ATOMIC_OPS:
+            self.fail(s, f"unknown atomic operation {s.op!r}")
+        if s.buffer.elem.is_bool:
+            self.fail(s, f"atomic {s.op} on a bool buffer")
+        if (s.compare is not None) != (s.op == "compare_exchange"):
+            self.fail(s, f"atomic {s.op}: compare value "
+                         f"{'missing' if s.compare is None else 'not allowed'}")
+        if s.compare is not None:
+            self.expr(s.compare)
+            self.same(s.compare, s.buffer.elem, s, "compare value")
+        if s.result is not None:
+            self.written(s.result, s)
+            if s.result.ty is not s.buffer.elem:
+                self.fail(s, f"atomic result {s.result.name} is {s.result.ty}, buffer "
+                             f"holds {s.buffer.elem}")
+
+    # -- expressions -------------------------------------------------------------------
+    def expr(self, e: ir.Expr) -> None:
+        if not isinstance(e, ir.Expr):
+            self.fail(None, f"{e!r} is not an expression")
+        if not isinstance(e.ty, DType):
+            self.fail(e, f"{type(e).__name__} has no concrete type ({e.ty!r})")
+        method = getattr(self, "e_" + type(e).__name__.lower(), None)
+        if method is None:
+            self.fail(e, f"unknown expression {type(e).__name__}")
+        method(e)
+
+    def e_const(self, e: ir.Const) -> None:
+        v, ty = e.value, e.ty
+        if ty.is_bool:
+            ok = isinstance(v, bool)
+        elif ty.is_int:
+            lo, hi = _INT_RANGES[ty.name]
+            ok = isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+        else:
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if not ok:
+            self.fail(e, f"constant {v!r} does not fit {ty}")
+
+    def e_load(self, e: ir.Load) -> None:
+        self.lookup(e.var, e)
+        self.same(e, e.var.ty, e, f"read of {e.var.name}")
+
+    def e_builtin(self, e: ir.Builtin) -> None:
+        if e.name not in ir.BUILTINS:
+            self.fail(e, f"unknown builtin {e.name!r}")
+        self.same(e, u32, e, "builtin")
+
+    def e_meta(self, e: ir.Meta) -> None:
+        self.buffer(e.buffer, e)
+        if e.kind not in ir.META_KINDS:
+            self.fail(e, f"unknown metadata {e.kind!r}")
+        self.same(e, u32, e, "metadata")
+        if (e.dim is not None) != (e.kind in ("shape", "stride")):
+            self.fail(e, f"{e.kind} {'needs' if e.dim is None else 'takes no'} dimension")
+        if e.dim is not None:
+            self.index(e.dim, e)
+        if e.buffer.space != "global" and e.kind not in ("len", "buffer_len"):
+            self.fail(e, f"{e.kind} of shared memory {e.buffer.name}")
+
+    def e_index(self, e: ir.Index) -> None:
+        self.buffer(e.buffer, e)
+        self.index(e.index, e)
+        self.same(e, e.buffer.elem, e, f"read of {e.buffer.name}")
+
+    def e_unary(self, e: ir.Unary) -> None:
+        self.expr(e.operand)
+        if e.op not in ir.UNARY_OPS:
+            self.fail(e, f"unknown unary operator {e.op!r}")
+        if e.op == "not":
+            self.same(e.operand, bool_, e, "operand of not")
+        elif e.op == "bitnot" and not (e.ty.is_int or e.ty.is_bool):
+            self.fail(e, f"bitnot of {e.ty}")
+        self.same(e.operand, e.ty, e, f"operand of {e.op}")
+
+    def e_binary(self, e: ir.Binary) -> None:
+        self.expr(e.lhs)
+        self.expr(e.rhs)
+        if e.op not in ir.BINARY_OPS:
+            self.fail(e, f"unknown binary operator {e.op!r}")
+        self.same(e.lhs, e.ty, e, f"left operand of {e.op}")
+        if e.op in _SHIFTS:
+            if not (e.ty.is_int and e.rhs.ty.is_int):
+                self.fail(e, f"{e.op} needs integers, got {e.ty} and {e.rhs.ty}")
+        else:
+            self.same(e.rhs, e.ty, e, f"right operand of {e.op}")
+        if e.op.startswith("bit") and e.ty.is_float:
+            self.fail(e, f"{e.op} of {e.ty}")
+        if e.ty.is_bool and e.op not in ("bitand", "bitor", "bitxor", "max", "min"):
+            self.fail(e, f"{e.op} of bools")
+
+    def e_compare(self, e: ir.Compare) -> None:
+        self.expr(e.lhs)
+        self.expr(e.rhs)
+        if e.op not in ir.COMPARE_OPS:
+            self.fail(e, f"unknown comparison {e.op!r}")
+        self.same(e.rhs, e.lhs.ty, e, f"right operand of {e.op}")
+        self.same(e, bool_, e, "comparison")
+
+    def e_logical(self, e: ir.Logical) -> None:
+        self.expr(e.lhs)
+        self.expr(e.rhs)
+        if e.op not in ir.LOGICAL_OPS:
+            self.fail(e, f"unknown logical operator {e.op!r}")
+        for side in (e.lhs, e.rhs, e):
+            self.same(side, bool_, e, f"operand of {e.op}")
+
+    def e_select(self, e: ir.Select) -> None:
+        for side in (e.cond, e.if_true, e.if_false):
+            self.expr(side)
+        self.same(e.cond, bool_, e, "select condition")
+        self.same(e.if_true, e.ty, e, "select value")
+        self.same(e.if_false, e.ty, e, "select value")
+
+    def e_cast(self, e: ir.Cast) -> None:
+        self.expr(e.operand)
+
+    def e_call(self, e: ir.Call) -> None:
+        for a in e.args:
+            self.expr(a)
+        arity = ir.MATH_FUNCS.get(e.func)
+        if arity is None:
+            self.fail(e, f"unknown math function {e.func!r}")
+        if len(e.args) != arity:
+            self.fail(e, f"{e.func} takes {arity} arguments, got {len(e.args)}")
+        for a in e.args[1:]:
+            self.same(a, e.args[0].ty, e, f"argument of {e.func}")
+        self.same(e, call_type(e.func, [a.ty for a in e.args]), e, f"result of {e.func}")
