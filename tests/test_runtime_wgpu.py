@@ -273,3 +273,21 @@ def test_oversized_tensor_is_a_launch_error(client):
 def test_rejected_wgsl_is_a_launch_error(client):
     with pytest.raises(cubepy.LaunchError, match="WGSL"):
         client.compile_wgsl("fn main( {", ADD_ABI, label="broken")
+
+
+def test_bind_group_cache_does_not_keep_buffers_alive(client):
+    import gc
+    import weakref
+    exe = _add(client)
+    x = client.tensor(np.ones(64, np.uint32))
+    y = client.zeros(64, u32)
+    _launch_add(client, exe, x, y, 1, 1)
+    assert len(exe.bind_groups) == 1
+    ref = weakref.ref(y.handle)
+    client.sync()
+    del y
+    gc.collect()
+    assert ref() is None and len(exe.bind_groups) == 0
+    y = client.zeros(64, u32)  # may reuse the freed id: must get a fresh bind group
+    _launch_add(client, exe, x, y, 3, 1)
+    assert np.array_equal(y.numpy(), np.full(64, 3, np.uint32))

@@ -22,6 +22,7 @@ linear workgroup index and `info.cube_count`, and extra workgroups exit.
 from __future__ import annotations
 
 import re
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -151,6 +152,7 @@ class WgpuClient(Client):
         self._unsynced = False  # work submitted since the last sync
         self._staging = None
         self._staging_size = 0
+        self._bind_group_users: dict[int, set] = {}  # buffer id -> {(executable, key)}
         self.submits = 0  # counters for tests and benchmarks
         self.staging_allocations = 0
 
@@ -276,11 +278,14 @@ class WgpuClient(Client):
         return variant
 
     # -- launching --------------------------------------------------------------------
-    def _bind_group(self, exe: WgpuExecutable, handles: tuple) -> Any:
+    def _bind_group(self, exe: WgpuExecutable, key: tuple, handles: tuple) -> Any:
+        """The bind group for these buffers, cached under their ids. The cache does not
+        keep buffers alive: when a buffer is freed, its bind groups are dropped (before
+        its id can be reused)."""
         cache = exe.bind_groups
-        bg = cache.get(handles)
+        bg = cache.get(key)
         if bg is not None:
-            cache.move_to_end(handles)
+            cache.move_to_end(key)
             return bg
         exe.bind_group_misses += 1
         entries = [{"binding": i, "resource": {"buffer": h, "offset": 0, "size": h.size}}
@@ -290,10 +295,20 @@ class WgpuClient(Client):
                             "resource": {"buffer": self._info_buffer, "offset": 0,
                                          "size": exe.info_size}})
         bg = self._device.create_bind_group(layout=exe.layout, entries=entries)
-        cache[handles] = bg  # the key holds the buffers, so their ids stay unique
+        cache[key] = bg
         if len(cache) > BIND_GROUP_CACHE:
             cache.popitem(last=False)
+        for h in handles:
+            users = self._bind_group_users.get(id(h))
+            if users is None:
+                users = self._bind_group_users[id(h)] = set()
+                weakref.finalize(h, self._forget_buffer, id(h))
+            users.add((exe, key))
         return bg
+
+    def _forget_buffer(self, handle_id: int) -> None:
+        for exe, key in self._bind_group_users.pop(handle_id, ()):
+            exe.bind_groups.pop(key, None)
 
     def _grid(self, cube_count: tuple[int, int, int]) -> tuple[int, int, int]:
         """The workgroup grid for a logical cube count (folded when too large)."""
@@ -318,7 +333,8 @@ class WgpuClient(Client):
                  info: bytes) -> None:
         """Records one launch; it is submitted with the batch (see the module doc)."""
         handles = tuple([b.handle for b in buffers])
-        if len(set(handles)) != len(handles):
+        key = tuple(map(id, handles))
+        if len(set(key)) != len(key):
             executable = self._alias_variant(executable, handles)
         if self._pending >= MAX_BATCH:
             self._flush()
@@ -333,7 +349,7 @@ class WgpuClient(Client):
             self._info_used = -(-(off + executable.info_size) // self._info_align) \
                 * self._info_align
             offsets = (off,)
-        bg = self._bind_group(executable, handles)
+        bg = self._bind_group(executable, key, handles)
         cpass = self._pass
         if cpass is None:
             self._encoder = self._device.create_command_encoder()
