@@ -147,8 +147,12 @@ class CubeFunction:
                               f"launch=True) and cannot be launched")
         if kwargs:
             args = self._merge_kwargs(args, kwargs)
-        count = cube_count if type(cube_count) is tuple else _dim3(cube_count, "cube_count")
-        dim = cube_dim if type(cube_dim) is tuple else _dim3(cube_dim, "cube_dim")
+        try:  # validated dims by value: _dim3 costs ~2 us, a dict hit ~0.1 us
+            count = _DIMS[cube_count]
+            dim = _DIMS[cube_dim]
+        except (KeyError, TypeError):
+            count = _dim3_cached(cube_count, "cube_count")
+            dim = _dim3_cached(cube_dim, "cube_dim")
         key = (id(client), count, dim, checked) + tuple(map(_arg_signature, args))
         plan = self._plans.get(key)
         if plan is None:
@@ -225,6 +229,24 @@ def _arg_signature(a) -> Any:
     if isinstance(a, (bool, int, float, str)):
         return (type(a), a) if isinstance(a, (bool, str)) else type(a)
     return (type(a), getattr(a, "dtype", None))
+
+
+_DIMS: dict = {}  # cube counts/dims already validated, keyed by the value given
+
+
+def _dim3_cached(value, what: str) -> tuple[int, int, int]:
+    """_dim3, remembered for hashable values (CubeCount, CubeDim, tuples, ints)."""
+    try:
+        return _DIMS[value]
+    except (KeyError, TypeError):
+        pass
+    dims = _dim3(value, what)
+    if len(_DIMS) < 4096:
+        try:
+            _DIMS[value] = dims
+        except TypeError:  # a list: fine, just not cached
+            pass
+    return dims
 
 
 def _dim3(value, what: str) -> tuple[int, int, int]:
