@@ -1,0 +1,484 @@
+"""The WGSL code generator: `emit_wgsl(kernel, abi, checked)` -> one compute shader.
+
+Layout of the shader (the wgpu runtime relies on it):
+- buffers at `@group(0) @binding(i)` in `abi.buffers` order, `read` unless written or
+  used atomically; bool elements travel as u32, atomics as `atomic<i32|u32>`, f32
+  atomics as `atomic<u32>` holding the bits;
+- the info struct `cube_info_t` (fields in ABI order) at `@binding(abi.info_binding)`;
+- shared memory as module-scope `var<workgroup>` arrays;
+- the entry point is always `main`, with `@workgroup_size` = the kernel's cube dim.
+
+The runtime may fold a large cube count into a 2-D/3-D dispatch: `main` rebuilds the
+logical cube index from `workgroup_id`/`num_workgroups`, returns when it is beyond the
+logical count (uniform for the whole workgroup, so barriers stay valid) and derives the
+logical CUBE_POS_X/Y/Z from it. Only the positions a kernel uses are computed.
+
+Statements keep the user's names (mangled, see names.py) and are preceded by a
+`// <line>: <python source>` comment. Expressions are in wgsl_expr.py, buffer accesses
+in wgsl_memory.py, helper functions in wgsl_prelude.py.
+"""
+from __future__ import annotations
+
+import linecache
+from pathlib import Path
+
+import jinja2
+
+from ..abi import KernelABI
+from ..errors import compile_error
+from ..ir import nodes as n
+from ..ir.visit import walk_all_exprs, walk_stmts
+from .names import mangle
+from .wgsl_expr import ExprEmitter, literal, wgsl_legal, wgsl_type
+from .wgsl_memory import (BufferView, atomic_helper, load_helper, read_slot, storage_kind,
+                          store_helper, write_slot)
+from .wgsl_prelude import PreludeBuilder
+
+ENTRY_POINT = "main"
+INDENT = "    "
+
+_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+                          trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+                          undefined=jinja2.StrictUndefined, autoescape=False)
+
+_ENTRY_PARAMS = {
+    "cube_local": "@builtin(local_invocation_id) cube_local: vec3<u32>",
+    "cube_unit": "@builtin(local_invocation_index) cube_unit: u32",
+    "cube_group": "@builtin(workgroup_id) cube_group: vec3<u32>",
+    "cube_groups": "@builtin(num_workgroups) cube_groups: vec3<u32>",
+    "cube_plane_dim": "@builtin(subgroup_size) cube_plane_dim: u32",
+    "cube_plane_lane": "@builtin(subgroup_invocation_id) cube_plane_lane: u32",
+}
+_ATOMIC_TYPES = ("i32", "u32", "f32")
+
+
+def emit_wgsl(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
+    """WGSL source for a specialised, legalised kernel with launch ABI `abi`."""
+    return _WgslEmitter(kernel, abi, checked).render()
+
+
+class _Names:
+    """Unique WGSL names for the kernel's identifiers, mangled once and kept stable."""
+
+    def __init__(self) -> None:
+        self._map: dict[tuple, str] = {}
+        self._taken: set[str] = set()
+
+    def get(self, key: tuple, name: str) -> str:
+        found = self._map.get(key)
+        if found is not None:
+            return found
+        base = mangle(name)
+        if not wgsl_legal(base):
+            base = mangle(base + "_")
+        candidate, i = base, 1
+        while candidate in self._taken:
+            candidate, i = f"{base}{i}", i + 1
+        self._taken.add(candidate)
+        self._map[key] = candidate
+        return candidate
+
+
+class _WgslEmitter:
+    def __init__(self, kernel: n.Kernel, abi: KernelABI, checked: bool):
+        self.kernel = kernel
+        self.abi = abi
+        self.checked = checked
+        self.names = _Names()
+        self.prelude = PreludeBuilder()
+        self.positions: set[str] = set()
+        self.lines: list[str] = []
+        self.depth = 1
+        self.last_line: tuple[str, int] | None = None
+        self.loop_count = 0
+        self.buffers = self._buffer_views()
+        self.assign_counts = self._count_assignments()
+        self.declared: set[str] = set()
+        self.writes_global = any(not b.read_only for b in abi.buffers)
+        self.expr = ExprEmitter(self.prelude, self._var_name, self._position, self._meta,
+                                self._read)
+
+    # -- setup ------------------------------------------------------------------------
+    def _buffer_views(self) -> dict[tuple[str, str], BufferView]:
+        views = {}
+        for b in self.abi.buffers:
+            loc = self.kernel.loc
+            elem = wgsl_type(b.dtype, loc)
+            name = self.names.get(("buf", "global", b.name), b.name)
+            bound_field = self.abi.field("buffer_len", b.name)
+            bound = f"info.{mangle(bound_field.name)}" if bound_field else "0u"
+            views[("global", b.name)] = BufferView(name, elem, storage_kind(b.dtype, b.atomic),
+                                                   bound)
+        shared_atomic = {s.buffer.name for s in walk_stmts(self.kernel.body)
+                         if isinstance(s, n.AtomicOp) and s.buffer.space == "shared"}
+        for s in self.kernel.shared:
+            elem = wgsl_type(s.buffer.elem, s.loc)
+            name = self.names.get(("buf", "shared", s.buffer.name), s.buffer.name)
+            atomic = s.buffer.name in shared_atomic
+            kind = storage_kind(s.buffer.elem, atomic)
+            if kind == "bool":
+                kind = "plain"  # workgroup memory may hold bool
+            views[("shared", s.buffer.name)] = BufferView(name, elem, kind, f"{s.size}u")
+        return views
+
+    def _count_assignments(self) -> dict[str, int]:
+        """How often each variable is written; a variable written once is a `let`."""
+        counts: dict[str, int] = {}
+        for s in walk_stmts(self.kernel.body):
+            if isinstance(s, n.Assign):
+                counts[s.var.name] = counts.get(s.var.name, 0) + (1 if s.declare else 2)
+            elif isinstance(s, (n.Declare, n.For)):
+                counts[s.var.name] = counts.get(s.var.name, 0) + 2
+            elif isinstance(s, n.AtomicOp) and s.result is not None:
+                counts[s.result.name] = counts.get(s.result.name, 0) + 2
+        return counts
+
+    def _view(self, buf: n.BufferRef) -> BufferView:
+        view = self.buffers.get((buf.space, buf.name))
+        if view is None:
+            raise AssertionError(f"buffer {buf.name!r} is missing from the launch ABI")
+        return view
+
+    # -- callbacks for expressions ------------------------------------------------------
+    def _var_name(self, var: n.Var) -> str:
+        return self.names.get(("var", var.name), var.name)
+
+    def _position(self, name: str, loc: n.Loc) -> str:
+        if name not in _POSITIONS:
+            compile_error(loc, f"the position builtin {name!r} is not available in WGSL")
+        self.positions.add(name)
+        return _POSITIONS[name][0].format(dx=self.kernel.cube_dim[0],
+                                          dy=self.kernel.cube_dim[1],
+                                          dz=self.kernel.cube_dim[2],
+                                          d=self.kernel.units_per_cube)
+
+    def _meta(self, e: n.Meta) -> str:
+        f = self.abi.field(e.kind, e.buffer.name)
+        if f is None:
+            raise AssertionError(f"info field {e.kind} of {e.buffer.name!r} is missing")
+        access = f"info.{mangle(f.name)}"
+        if e.kind in ("shape", "stride"):
+            if e.dim is None:
+                compile_error(e.loc, f"{e.kind}() needs a dimension")
+            if isinstance(e.dim, n.Const) and not 0 <= int(e.dim.value) < f.count:
+                compile_error(e.loc, f"{e.kind}({e.dim.value}): tensors have at most "
+                                     f"{f.count} dimensions")
+            return f"{access}[{self.expr(e.dim, True)}]"
+        return access
+
+    def _index(self, idx: n.Expr) -> str:
+        """An index as u32 (negative signed indices become huge: out of range)."""
+        if idx.ty.name == "u32":
+            return self.expr(idx, True)
+        if idx.ty.is_int:
+            return f"u32({self.expr(idx, True)})"
+        compile_error(idx.loc, f"an index must be an integer, not {idx.ty.name}")
+
+    def _read(self, e: n.Index) -> str:
+        view = self._view(e.buffer)
+        if self.checked:
+            return f"{load_helper(self.prelude, view)}({self._index(e.index)})"
+        return read_slot(view, self.expr(e.index, True))
+
+    # -- statements ---------------------------------------------------------------------
+    def line(self, text: str) -> None:
+        self.lines.append(INDENT * self.depth + text)
+
+    def block(self, block: n.Block) -> None:
+        for stmt in block.stmts:
+            self.stmt(stmt)
+
+    def nested(self, block: n.Block) -> None:
+        self.depth += 1
+        self.block(block)
+        self.depth -= 1
+
+    def source_comment(self, loc: n.Loc) -> None:
+        key = (loc.filename, loc.lineno)
+        if loc.lineno <= 0 or key == self.last_line:
+            return
+        self.last_line = key
+        text = linecache.getline(loc.filename, loc.lineno).strip()
+        self.line(f"// {loc.lineno}: {text}" if text else f"// line {loc.lineno}")
+
+    def declare(self, var: n.Var, value: str | None, loc: n.Loc) -> None:
+        t = wgsl_type(var.ty, loc)
+        name = self._var_name(var)
+        self.declared.add(var.name)
+        if value is None:
+            self.line(f"var {name}: {t};")
+        elif self.assign_counts.get(var.name, 0) <= 1:
+            self.line(f"let {name}: {t} = {value};")
+        else:
+            self.line(f"var {name}: {t} = {value};")
+
+    def stmt(self, s: n.Stmt) -> None:
+        if not isinstance(s, n.Comment):
+            self.source_comment(s.loc)
+        method = getattr(self, f"_stmt_{type(s).__name__.lower()}", None)
+        if method is None:
+            compile_error(s.loc, f"the wgsl target cannot emit {type(s).__name__} statements")
+        method(s)
+
+    def _stmt_comment(self, s: n.Comment) -> None:
+        for text in s.text.splitlines() or [""]:
+            self.line(f"// {text}".rstrip())
+
+    def _stmt_declare(self, s: n.Declare) -> None:
+        self.declare(s.var, None, s.loc)
+
+    def _stmt_assign(self, s: n.Assign) -> None:
+        value = self.expr(s.value, True)
+        if s.declare or s.var.name not in self.declared:
+            self.declare(s.var, value, s.loc)
+        else:
+            self.line(f"{self._var_name(s.var)} = {value};")
+
+    def _stmt_store(self, s: n.Store) -> None:
+        view = self._view(s.buffer)
+        value = self.expr(s.value, True)
+        if self.checked:
+            self.line(f"{store_helper(self.prelude, view)}({self._index(s.index)}, {value});")
+        else:
+            self.line(write_slot(view, self.expr(s.index, True), value))
+
+    def _stmt_atomicop(self, s: n.AtomicOp) -> None:
+        view = self._view(s.buffer)
+        elem = s.buffer.elem.name
+        if elem not in _ATOMIC_TYPES or (elem == "f32" and s.op in ("and", "or", "xor")):
+            compile_error(s.loc, f"atomic {s.op} is not available on {elem} in WGSL "
+                                 f"(atomics take i32 or u32; f32 supports add, sub, min, "
+                                 f"max, exchange and compare_exchange)")
+        fn = atomic_helper(self.prelude, view, s.op, self.checked)
+        args = [self._index(s.index)]
+        if s.op == "compare_exchange":
+            if s.compare is None:
+                compile_error(s.loc, "atomic_compare_exchange needs an expected value")
+            args.append(self.expr(s.compare, True))
+        args.append(self.expr(s.value, True))
+        call = f"{fn}({', '.join(args)})"
+        if s.result is None:
+            self.line(f"{call};")
+        elif s.result.name in self.declared:
+            self.line(f"{self._var_name(s.result)} = {call};")
+        else:
+            self.declare(s.result, call, s.loc)
+
+    def _stmt_if(self, s: n.If) -> None:
+        self.line(f"if ({self.expr(s.cond, True)}) {{")
+        self.nested(s.then)
+        orelse = s.orelse
+        while len(orelse.stmts) == 1 and isinstance(orelse.stmts[0], n.If):
+            inner = orelse.stmts[0]
+            self.line(f"}} else if ({self.expr(inner.cond, True)}) {{")
+            self.nested(inner.then)
+            orelse = inner.orelse
+        if orelse.stmts:
+            self.line("} else {")
+            self.nested(orelse)
+        self.line("}")
+
+    def _hoist(self, e: n.Expr, what: str) -> str:
+        """A loop bound evaluated once, before the loop (as Python's range does)."""
+        if isinstance(e, n.Const):
+            return self.expr(e, True)
+        name = f"cube_{what}{self.loop_count}"
+        self.line(f"let {name}: {wgsl_type(e.ty, e.loc)} = {self.expr(e, True)};")
+        return name
+
+    def _stmt_for(self, s: n.For) -> None:
+        t = wgsl_type(s.var.ty, s.loc)
+        self.loop_count += 1
+        name = self._var_name(s.var)
+        self.declared.add(s.var.name)
+        start = self.expr(s.start, True)
+        stop = self._hoist(s.stop, "end")
+        if isinstance(s.step, n.Const):
+            step_value = s.step.value
+            if step_value == 0:
+                compile_error(s.loc, "range() step must not be zero")
+            cond = f"{name} < {stop}" if step_value > 0 else f"{name} > {stop}"
+            if step_value < 0:
+                step_text = literal(-step_value, s.step.ty, s.loc)
+                update = f"{name} -= {step_text}"
+            else:
+                update = f"{name} += {literal(step_value, s.step.ty, s.loc)}"
+        else:
+            step = self._hoist(s.step, "step")
+            zero = literal(0, s.step.ty, s.loc)
+            if s.step.ty.is_signed:
+                cond = (f"({step} > {zero} && {name} < {stop}) || "
+                        f"({step} < {zero} && {name} > {stop})")
+            else:
+                cond = f"{step} > {zero} && {name} < {stop}"
+            update = f"{name} += {step}"
+        self.line(f"for (var {name}: {t} = {start}; {cond}; {update}) {{")
+        self.nested(s.body)
+        self.line("}")
+
+    def _stmt_while(self, s: n.While) -> None:
+        self.line(f"while ({self.expr(s.cond, True)}) {{")
+        self.nested(s.body)
+        self.line("}")
+
+    def _stmt_break(self, s: n.Break) -> None:
+        self.line("break;")
+
+    def _stmt_continue(self, s: n.Continue) -> None:
+        self.line("continue;")
+
+    def _stmt_terminate(self, s: n.Terminate) -> None:
+        self.line("return;")
+
+    def _stmt_barrier(self, s: n.Barrier) -> None:
+        if self.writes_global:
+            self.line("storageBarrier();")
+        self.line("workgroupBarrier();")
+
+    # -- entry preamble and module ------------------------------------------------------
+    def _preamble(self) -> tuple[list[str], list[str]]:
+        """(entry parameters, lines computing the logical positions and scalar locals)."""
+        count = self.abi.field("cube_count")
+        lines: list[str] = []
+        params = ["cube_local", "cube_group", "cube_groups"]
+        needed = set()
+        for name in self.positions:
+            needed |= _closure(name)
+        if count is not None:
+            needed |= {"cube_linear", "cube_count"}  # the fold guard always runs
+        if needed & {"cube_unit"}:
+            params.insert(1, "cube_unit")
+        if "cube_plane_dim" in needed:
+            params.append("cube_plane_dim")
+        if "cube_plane_lane" in needed:
+            params.append("cube_plane_lane")
+        if needed & {"cube_linear", "cube_count"}:
+            lines.append("// the logical cube (a large cube count may arrive folded into "
+                         "more dimensions)")
+            lines.append("let cube_linear: u32 = cube_group.x + cube_groups.x * "
+                         "(cube_group.y + cube_groups.y * cube_group.z);")
+            if count is not None:
+                c = f"info.{mangle(count.name)}"
+                lines.append(f"let cube_count: vec3<u32> = vec3<u32>({c}[0], {c}[1], {c}[2]);")
+                lines.append("if (cube_linear >= cube_count.x * cube_count.y * cube_count.z) "
+                             "{ return; }")
+            else:
+                lines.append("let cube_count: vec3<u32> = cube_groups;")
+        dims = self.kernel.cube_dim
+        for name in _LET_ORDER:
+            if name in needed:
+                expr = _LETS[name].format(dx=dims[0], dy=dims[1], dz=dims[2])
+                lines.append(f"let {name}: u32 = {expr};")
+        for p in self.kernel.params:
+            if p.kind != "scalar":
+                continue
+            f = self.abi.field("scalar", p.name)
+            if f is None:
+                raise AssertionError(f"scalar parameter {p.name!r} is missing from the ABI")
+            value = f"info.{mangle(f.name)}"
+            if p.dtype.is_bool:
+                value = f"{value} != 0u"
+            var = n.Var(p.name, p.dtype)
+            self.declare_into(lines, var, value)
+        return [_ENTRY_PARAMS[p] for p in params], lines
+
+    def declare_into(self, lines: list[str], var: n.Var, value: str) -> None:
+        saved, self.lines, depth = self.lines, lines, self.depth
+        self.depth = 0
+        self.declare(var, value, self.kernel.loc)
+        self.lines, self.depth = saved, depth
+
+    def _uses_f16(self) -> bool:
+        k = self.kernel
+        types = {p.dtype for p in k.params} | {s.buffer.elem for s in k.shared}
+        types |= {e.ty for e in walk_all_exprs(k.body)}
+        types |= {s.var.ty for s in walk_stmts(k.body) if hasattr(s, "var")}
+        return any(t.name == "f16" for t in types)
+
+    def render(self) -> str:
+        k = self.kernel
+        for p in k.params:
+            wgsl_type(p.dtype, k.loc)
+        # Scalar parameters are declared by the entry: name them and mark them declared.
+        for p in k.params:
+            if p.kind == "scalar":
+                self._var_name(n.Var(p.name, p.dtype))
+                self.declared.add(p.name)
+        self.block(k.body)
+        body_lines = self.lines
+        entry_params, pre = self._preamble()
+        body = "\n".join([INDENT + line for line in pre] + body_lines)
+        buffers = [{"binding": i, "name": self.buffers[("global", b.name)].name,
+                    "access": "read" if b.read_only else "read_write",
+                    "store_type": self.buffers[("global", b.name)].store_type}
+                   for i, b in enumerate(self.abi.buffers)]
+        info_fields = [{"name": mangle(f.name), "type": _field_type(f)}
+                       for f in self.abi.fields]
+        shared = [{"name": self.buffers[("shared", s.buffer.name)].name, "size": s.size,
+                   "store_type": self.buffers[("shared", s.buffer.name)].store_type}
+                  for s in k.shared]
+        return _ENV.get_template("wgsl.j2").render(
+            enable_f16=self._uses_f16(), kernel_name=k.name, checked=self.checked,
+            buffers=buffers, info_fields=info_fields, info_binding=self.abi.info_binding,
+            shared=shared, prelude=self.prelude.text(), cube_dim=k.cube_dim,
+            entry_params=entry_params, body=body)
+
+
+def _field_type(f) -> str:
+    t = wgsl_type(f.dtype)
+    return f"array<{t}, {f.count}>" if f.count > 1 else t
+
+
+# Position builtin -> (WGSL expression, lets it needs). Lets are computed at entry.
+_POSITIONS = {
+    "unit_pos_x": ("cube_local.x", ()), "unit_pos_y": ("cube_local.y", ()),
+    "unit_pos_z": ("cube_local.z", ()), "unit_pos": ("cube_unit", ("cube_unit",)),
+    "cube_pos": ("cube_linear", ("cube_linear",)),
+    "cube_pos_x": ("cube_pos_x", ("cube_pos_x",)),
+    "cube_pos_y": ("cube_pos_y", ("cube_pos_y",)),
+    "cube_pos_z": ("cube_pos_z", ("cube_pos_z",)),
+    "cube_dim_x": ("{dx}u", ()), "cube_dim_y": ("{dy}u", ()), "cube_dim_z": ("{dz}u", ()),
+    "cube_dim": ("{d}u", ()),
+    "cube_count_x": ("cube_count.x", ("cube_count",)),
+    "cube_count_y": ("cube_count.y", ("cube_count",)),
+    "cube_count_z": ("cube_count.z", ("cube_count",)),
+    "cube_count": ("cube_count_total", ("cube_count_total",)),
+    "absolute_pos_x": ("absolute_pos_x", ("absolute_pos_x",)),
+    "absolute_pos_y": ("absolute_pos_y", ("absolute_pos_y",)),
+    "absolute_pos_z": ("absolute_pos_z", ("absolute_pos_z",)),
+    "absolute_pos": ("absolute_pos", ("absolute_pos",)),
+    "plane_dim": ("cube_plane_dim", ("cube_plane_dim",)),
+    "unit_pos_plane": ("cube_plane_lane", ("cube_plane_lane",)),
+}
+# Entry lets, in dependency order, with what each depends on.
+_LETS = {
+    "cube_pos_x": "cube_linear % cube_count.x",
+    "cube_pos_y": "(cube_linear / cube_count.x) % cube_count.y",
+    "cube_pos_z": "cube_linear / (cube_count.x * cube_count.y)",
+    "cube_count_total": "cube_count.x * cube_count.y * cube_count.z",
+    "absolute_pos_x": "cube_pos_x * {dx}u + cube_local.x",
+    "absolute_pos_y": "cube_pos_y * {dy}u + cube_local.y",
+    "absolute_pos_z": "cube_pos_z * {dz}u + cube_local.z",
+    "absolute_pos": ("absolute_pos_x + absolute_pos_y * (cube_count.x * {dx}u) + "
+                     "absolute_pos_z * (cube_count.x * {dx}u * cube_count.y * {dy}u)"),
+}
+_LET_ORDER = tuple(_LETS)
+_DEPS = {
+    "cube_pos_x": {"cube_linear", "cube_count"}, "cube_pos_y": {"cube_linear", "cube_count"},
+    "cube_pos_z": {"cube_linear", "cube_count"}, "cube_count_total": {"cube_count"},
+    "absolute_pos_x": {"cube_pos_x"}, "absolute_pos_y": {"cube_pos_y"},
+    "absolute_pos_z": {"cube_pos_z"},
+    "absolute_pos": {"absolute_pos_x", "absolute_pos_y", "absolute_pos_z", "cube_count"},
+}
+
+
+def _closure(builtin: str) -> set[str]:
+    """Every entry value a position builtin needs, transitively."""
+    todo = list(_POSITIONS[builtin][1])
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(_DEPS.get(name, ()))
+    return seen

@@ -1,0 +1,227 @@
+"""WGSL expressions: literals, operator tables, casts and math intrinsics.
+
+WGSL has no implicit conversions, so every literal carries its suffix (`2u`, `1.5f`,
+`0.5h`, `-3i`) and every cast is explicit. Operators whose WGSL meaning differs from
+the shared semantics (docs/LANGUAGE.md) go through prelude helpers (wgsl_prelude.py).
+Compound sub-expressions are parenthesised: WGSL forbids mixing some operators
+(`a & b == c`, `a && b || c`) without parentheses.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Callable
+
+import numpy as np
+
+from ..errors import compile_error
+from ..ir import nodes as n
+from ..ir.types import DType
+
+# Names a user identifier may not take in WGSL because the shader calls a built-in of
+# that name (a local would shadow it) or WGSL predeclares it.
+WGSL_BUILTINS = frozenset("""
+abs acos acosh asin asinh atan atanh atan2 ceil clamp cos cosh cross degrees determinant
+distance dot exp exp2 faceForward floor fma fract frexp inverseSqrt ldexp length log log2
+max min mix modf normalize pow quantizeToF16 radians reflect refract reverseBits round
+saturate sign sin sinh smoothstep sqrt step tan tanh transpose trunc select arrayLength
+all any bitcast countLeadingZeros countOneBits countTrailingZeros extractBits
+firstLeadingBit firstTrailingBit insertBits atomicLoad atomicStore atomicAdd atomicSub
+atomicMax atomicMin atomicAnd atomicOr atomicXor atomicExchange atomicCompareExchangeWeak
+workgroupBarrier storageBarrier textureBarrier workgroupUniformLoad array atomic bool
+f16 f32 i32 u32 vec2 vec3 vec4 ptr
+""".split())
+_PREDECLARED = re.compile(r"^(vec[234][fiuh]|mat[234]x[234][fh])$")
+
+WGSL_TYPES = {"f32": "f32", "f16": "f16", "i32": "i32", "u32": "u32", "bool": "bool"}
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "bitand": "&", "bitor": "|",
+          "bitxor": "^"}
+_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_LOGICAL = {"and": "&&", "or": "||"}
+# Math intrinsics WGSL has under the same or another name.
+_DIRECT = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
+           "rsqrt": "inverseSqrt", "sin": "sin", "cos": "cos", "tan": "tan",
+           "tanh": "tanh", "asin": "asin", "acos": "acos", "atan": "atan",
+           "atan2": "atan2", "sinh": "sinh", "cosh": "cosh", "floor": "floor",
+           "ceil": "ceil", "round": "round", "trunc": "trunc", "fma": "fma",
+           "clamp": "clamp"}
+_HELPER_CALLS = {"pow": "pow", "hypot": "hypot", "erf": "erf"}
+
+
+def wgsl_legal(name: str) -> bool:
+    """False when `name` would shadow a WGSL built-in the shader may call."""
+    return name not in WGSL_BUILTINS and not _PREDECLARED.match(name)
+
+
+def wgsl_type(t: DType, loc: n.Loc = n.NO_LOC) -> str:
+    """The WGSL spelling of an IR type; a CompileError for types WGSL lacks."""
+    name = WGSL_TYPES.get(t.name)
+    if name is None:
+        compile_error(loc, f"{t.name} is not available in WGSL (no f64, i64, u64 or bf16); "
+                           f"use f32, i32 or u32 for the wgsl target")
+    return name
+
+
+def literal(value, t: DType, loc: n.Loc = n.NO_LOC) -> str:
+    """A typed WGSL literal for `value` of type `t` (negative ones start with `-`)."""
+    ty = wgsl_type(t, loc)
+    if ty == "bool":
+        return "true" if value else "false"
+    if ty in ("i32", "u32"):
+        v = int(value)
+        lo, hi = (-2**31, 2**31 - 1) if ty == "i32" else (0, 2**32 - 1)
+        if not lo <= v <= hi:
+            compile_error(loc, f"the literal {v} does not fit in {ty}")
+        if ty == "u32":
+            return f"{v}u"
+        if v == -2**31:  # 2147483648i itself is out of range
+            return "i32(-2147483647i - 1i)"
+        return f"{v}i"
+    v = float(value)
+    if ty == "f16":
+        v16 = np.float16(v)
+        if math.isfinite(v16):
+            return f"{str(v16)}h"
+        return f"f16({literal(v, _f32(), loc)})"
+    v32 = np.float32(v)
+    if math.isnan(v32):
+        return "bitcast<f32>(0x7fc00000u)"
+    if math.isinf(v32):
+        return f"bitcast<f32>(0x{'ff' if v32 < 0 else '7f'}800000u)"
+    text = str(v32)
+    if "." not in text and "e" not in text:
+        text += ".0"
+    return text + "f"
+
+
+def _f32() -> DType:
+    from ..ir.types import f32
+    return f32
+
+
+class ExprEmitter:
+    """Turns IR expressions into WGSL text.
+
+    `name_of(var)` gives a local's WGSL name, `position(builtin)` the name of a position
+    value computed at entry, `meta(expr)` an info field access, `read(index_expr)` a
+    buffer read (checked or not); `prelude` collects helper functions.
+    """
+
+    def __init__(self, prelude, name_of: Callable[[n.Var], str],
+                 position: Callable[[str, n.Loc], str], meta: Callable[[n.Meta], str],
+                 read: Callable[[n.Index], str]):
+        self.prelude = prelude
+        self.name_of = name_of
+        self.position = position
+        self.meta = meta
+        self.read = read
+
+    def __call__(self, e: n.Expr, bare: bool = False) -> str:
+        """WGSL text of `e`; `bare` omits the outer parentheses (statement level)."""
+        text, compound = self._emit(e)
+        return f"({text})" if compound and not bare else text
+
+    def _emit(self, e: n.Expr) -> tuple[str, bool]:
+        """(text, compound): compound text needs parentheses inside another operator."""
+        if isinstance(e, n.Const):
+            text = literal(e.value, e.ty, e.loc)
+            return text, text.startswith("-")  # `a - -1i` reads badly; parenthesise
+        if isinstance(e, n.Load):
+            return self.name_of(e.var), False
+        if isinstance(e, n.Builtin):
+            return self.position(e.name, e.loc), False
+        if isinstance(e, n.Meta):
+            return self.meta(e), False
+        if isinstance(e, n.Index):
+            return self.read(e), False
+        if isinstance(e, n.Unary):
+            return self._unary(e)
+        if isinstance(e, n.Binary):
+            return self._binary(e)
+        if isinstance(e, n.Compare):
+            return self._compare(e)
+        if isinstance(e, n.Logical):
+            return f"{self(e.lhs)} {_LOGICAL[e.op]} {self(e.rhs)}", True
+        if isinstance(e, n.Select):
+            return (f"select({self(e.if_false, True)}, {self(e.if_true, True)}, "
+                    f"{self(e.cond, True)})"), False
+        if isinstance(e, n.Cast):
+            return self._cast(e), False
+        if isinstance(e, n.Call):
+            return self._call(e), False
+        compile_error(e.loc, f"the wgsl target cannot emit {type(e).__name__} expressions")
+
+    # -- operators --------------------------------------------------------------------
+    def _unary(self, e: n.Unary) -> tuple[str, bool]:
+        t = wgsl_type(e.ty, e.loc)
+        x = self(e.operand)
+        if e.op == "neg":
+            return (f"0u - {x}", True) if t == "u32" else (f"-{x}", True)
+        if e.op == "bitnot":
+            return (f"!{x}", True) if t == "bool" else (f"~{x}", True)
+        if e.op == "not":
+            return f"!{x}", True
+        if e.op == "abs":
+            return (x, False) if t in ("u32", "bool") else (f"abs({self(e.operand, True)})",
+                                                            False)
+        compile_error(e.loc, f"unknown unary operator {e.op!r}")
+
+    def _binary(self, e: n.Binary) -> tuple[str, bool]:
+        t = wgsl_type(e.ty, e.loc)
+        a, b = e.lhs, e.rhs
+        op = e.op
+        is_float = e.ty.is_float
+        if op in ("shl", "shr"):
+            return f"{self(a)} {'<<' if op == 'shl' else '>>'} {self._shift_amount(b)}", True
+        if t == "bool" and op == "bitxor":
+            return f"{self(a)} != {self(b)}", True
+        if op in _INFIX and (is_float or op != "div"):
+            return f"{self(a)} {_INFIX[op]} {self(b)}", True
+        args = f"{self(a, True)}, {self(b, True)}"
+        if op in ("max", "min"):
+            fn = self.prelude.use(op, t) if is_float else op
+            return f"{fn}({args})", False
+        if op in ("floordiv", "div", "mod"):
+            kind = "mod" if op == "mod" else "floordiv"
+            return f"{self.prelude.use(kind, t)}({args})", False
+        if op == "pow":
+            if not is_float:
+                compile_error(e.loc, "integer ** needs a compile-time non-negative exponent")
+            return f"{self.prelude.use('pow', t)}({args})", False
+        compile_error(e.loc, f"operator {op!r} is not defined on {t} in WGSL")
+
+    def _shift_amount(self, b: n.Expr) -> str:
+        """WGSL wants a u32 shift amount below the bit width: take it modulo 32."""
+        if isinstance(b, n.Const):
+            return f"{int(b.value) & 31}u"
+        amount = self(b, True) if b.ty.name == "u32" else f"u32({self(b, True)})"
+        return f"({amount} & 31u)"
+
+    def _compare(self, e: n.Compare) -> tuple[str, bool]:
+        a, b = self(e.lhs), self(e.rhs)
+        if e.lhs.ty.is_bool and e.op not in ("eq", "ne"):
+            a, b = f"u32({self(e.lhs, True)})", f"u32({self(e.rhs, True)})"
+        return f"{a} {_COMPARE[e.op]} {b}", True
+
+    def _cast(self, e: n.Cast) -> str:
+        src, dst = wgsl_type(e.operand.ty, e.loc), wgsl_type(e.ty, e.loc)
+        x = self(e.operand, True)
+        if src == dst:
+            return self(e.operand)
+        if e.operand.ty.is_float and dst in ("i32", "u32"):
+            return f"{self.prelude.float_to_int(src, dst)}({x})"
+        return f"{dst}({x})"
+
+    def _call(self, e: n.Call) -> str:
+        t = wgsl_type(e.args[0].ty, e.loc) if e.args else "f32"
+        args = ", ".join(self(a, True) for a in e.args)
+        if e.func in ("isnan", "isinf"):
+            if not e.args[0].ty.is_float:
+                return "false"
+            return f"{self.prelude.use(e.func, t)}({args})"
+        if e.func in _DIRECT:
+            return f"{_DIRECT[e.func]}({args})"
+        if e.func in _HELPER_CALLS:
+            return f"{self.prelude.use(_HELPER_CALLS[e.func], t)}({args})"
+        compile_error(e.loc, f"the math function {e.func!r} is not available in WGSL")

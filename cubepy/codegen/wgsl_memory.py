@@ -1,0 +1,136 @@
+"""How the WGSL emitter declares and accesses buffers: storage element types (bool as
+u32, atomics as atomic<T>, f32 atomics as atomic<u32> with bitcasts), bounds-checked
+accessors and atomic helpers. Accessors are per-buffer helper functions, because WGSL
+cannot pass storage pointers to functions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import nodes as n
+from ..ir.types import DType
+from .wgsl_prelude import PreludeBuilder
+
+ZERO = {"f32": "0.0f", "f16": "0.0h", "i32": "0i", "u32": "0u", "bool": "false"}
+
+
+@dataclass(frozen=True)
+class BufferView:
+    """A buffer as the shader stores it.
+
+    storage: "plain", "bool" (array<u32>), "atomic" (atomic<i32|u32>) or "atomic_f32"
+    (atomic<u32> holding f32 bits). `bound` is the WGSL expression of its length in a
+    checked launch (the info field or the shared array's size).
+    """
+
+    name: str  # mangled WGSL name
+    elem: str  # WGSL type of an element as the kernel sees it
+    storage: str
+    bound: str
+
+    @property
+    def store_type(self) -> str:
+        if self.storage == "bool":
+            return "u32"
+        if self.storage == "atomic":
+            return f"atomic<{self.elem}>"
+        if self.storage == "atomic_f32":
+            return "atomic<u32>"
+        return self.elem
+
+
+def storage_kind(elem: DType, atomic: bool) -> str:
+    if atomic:
+        return "atomic_f32" if elem.name == "f32" else "atomic"
+    return "bool" if elem.is_bool else "plain"
+
+
+def read_slot(b: BufferView, idx: str) -> str:
+    """An unchecked read of element `idx`."""
+    slot = f"{b.name}[{idx}]"
+    if b.storage == "bool":
+        return f"({slot} != 0u)"
+    if b.storage == "atomic":
+        return f"atomicLoad(&{slot})"
+    if b.storage == "atomic_f32":
+        return f"bitcast<f32>(atomicLoad(&{slot}))"
+    return slot
+
+
+def write_slot(b: BufferView, idx: str, value: str) -> str:
+    """An unchecked store statement of `value` into element `idx`."""
+    slot = f"{b.name}[{idx}]"
+    if b.storage == "bool":
+        return f"{slot} = select(0u, 1u, {value});"
+    if b.storage == "atomic":
+        return f"atomicStore(&{slot}, {value});"
+    if b.storage == "atomic_f32":
+        return f"atomicStore(&{slot}, bitcast<u32>({value}));"
+    return f"{slot} = {value};"
+
+
+def load_helper(prelude: PreludeBuilder, b: BufferView) -> str:
+    """`cube_load_<buf>(i: u32)`: the element, or zero when i is out of range."""
+    name = f"cube_load_{b.name}"
+    return prelude.add(name, (
+        f"fn {name}(i: u32) -> {b.elem} {{\n"
+        f"    if (i < {b.bound}) {{ return {read_slot(b, 'i')}; }}\n"
+        f"    return {ZERO[b.elem]};\n}}"))
+
+
+def store_helper(prelude: PreludeBuilder, b: BufferView) -> str:
+    """`cube_store_<buf>(i: u32, v)`: stores unless i is out of range."""
+    name = f"cube_store_{b.name}"
+    return prelude.add(name, (
+        f"fn {name}(i: u32, v: {b.elem}) {{\n"
+        f"    if (i < {b.bound}) {{ {write_slot(b, 'i', 'v')} }}\n}}"))
+
+
+_NATIVE = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
+           "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor",
+           "exchange": "atomicExchange"}
+_F32_COMBINE = {"add": "bitcast<f32>(old) + v", "sub": "bitcast<f32>(old) - v",
+                "min": "cube_min_f32(bitcast<f32>(old), v)",
+                "max": "cube_max_f32(bitcast<f32>(old), v)"}
+
+
+def atomic_helper(prelude: PreludeBuilder, b: BufferView, op: str, checked: bool) -> str:
+    """`cube_atomic_<op>_<buf>(i, [expected,] v)`: the atomic op on element i, returning
+    the old value (0 and no effect when i is out of range in a checked launch).
+    Callers make sure `op` is legal for the element type."""
+    name = f"cube_atomic_{op}_{b.name}"
+    t = b.elem
+    slot = f"&{b.name}[i]"
+    params = f"i: u32, expected: {t}, v: {t}" if op == "compare_exchange" else f"i: u32, v: {t}"
+    guard = f"    if (i >= {b.bound}) {{ return {ZERO[t]}; }}\n" if checked else ""
+    if b.storage == "atomic_f32":
+        if op == "exchange":
+            body = f"    return bitcast<f32>(atomicExchange({slot}, bitcast<u32>(v)));\n"
+        elif op == "compare_exchange":
+            # Compares bit patterns, as the hardware would.
+            body = ("    let want = bitcast<u32>(expected);\n"
+                    "    loop {\n"
+                    f"        let r = atomicCompareExchangeWeak({slot}, want, bitcast<u32>(v));\n"
+                    "        if (r.exchanged || r.old_value != want) "
+                    "{ return bitcast<f32>(r.old_value); }\n"
+                    "    }\n")
+        else:
+            if op in ("min", "max"):
+                prelude.use(op, "f32")
+            body = (f"    var old = atomicLoad({slot});\n"
+                    "    loop {\n"
+                    f"        let r = atomicCompareExchangeWeak({slot}, old, "
+                    f"bitcast<u32>({_F32_COMBINE[op]}));\n"
+                    "        if (r.exchanged) { return bitcast<f32>(old); }\n"
+                    "        old = r.old_value;\n"
+                    "    }\n")
+    elif op == "compare_exchange":
+        # atomicCompareExchangeWeak may fail spuriously: retry until it either swaps or
+        # sees a different value.
+        body = ("    loop {\n"
+                f"        let r = atomicCompareExchangeWeak({slot}, expected, v);\n"
+                "        if (r.exchanged || r.old_value != expected) { return r.old_value; }\n"
+                "    }\n")
+    else:
+        body = f"    return {_NATIVE[op]}({slot}, v);\n"
+    return prelude.add(name, f"fn {name}({params}) -> {t} {{\n{guard}{body}}}")

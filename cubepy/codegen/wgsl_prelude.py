@@ -1,0 +1,159 @@
+"""Helper functions the WGSL emitter adds to a shader's prelude, only when used.
+
+Each helper implements one piece of the shared semantics (docs/LANGUAGE.md) that WGSL's
+own operators do not match: Python's floor division and modulo, NaN-aware max/min,
+saturating float->int casts with NaN -> 0, erf, ... Every helper is named `cube_...`,
+a prefix user identifiers can never take (see names.py).
+
+`PreludeBuilder.use(name, ty)` returns the name of the helper to call and remembers its
+text; `text()` gives all used helpers in first-use order.
+"""
+from __future__ import annotations
+
+_INF = {"f32": "bitcast<f32>(0x7f800000u)", "f16": "f16(bitcast<f32>(0x7f800000u))"}
+_NAN = {"f32": "bitcast<f32>(0x7fc00000u)", "f16": "f16(bitcast<f32>(0x7fc00000u))"}
+_ZERO = {"f32": "0.0f", "f16": "0.0h", "i32": "0i", "u32": "0u"}
+_ONE = {"f32": "1.0f", "f16": "1.0h", "i32": "1i", "u32": "1u"}
+
+
+def _isnan(t: str) -> str:
+    # Bit test rather than `x != x`, which a fast-math driver may fold to false.
+    return (f"fn cube_isnan_{t}(x: {t}) -> bool {{\n"
+            f"    return (bitcast<u32>(f32(x)) & 0x7fffffffu) > 0x7f800000u;\n}}")
+
+
+def _isinf(t: str) -> str:
+    return (f"fn cube_isinf_{t}(x: {t}) -> bool {{\n"
+            f"    return (bitcast<u32>(f32(x)) & 0x7fffffffu) == 0x7f800000u;\n}}")
+
+
+def _minmax(op: str, t: str) -> str:
+    # The non-NaN operand wins, as on every other target.
+    return (f"fn cube_{op}_{t}(a: {t}, b: {t}) -> {t} {{\n"
+            f"    if (cube_isnan_{t}(a)) {{ return b; }}\n"
+            f"    if (cube_isnan_{t}(b)) {{ return a; }}\n"
+            f"    return {op}(a, b);\n}}")
+
+
+def _floordiv(t: str) -> str:
+    if t == "u32":
+        return ("fn cube_floordiv_u32(a: u32, b: u32) -> u32 {\n"
+                "    return select(a / b, 0u, b == 0u);\n}")
+    if t == "i32":
+        # WGSL: a / 0 == a, MIN / -1 == MIN, a % 0 == 0, MIN % -1 == 0 (no traps).
+        return ("fn cube_floordiv_i32(a: i32, b: i32) -> i32 {\n"
+                "    if (b == 0i) { return 0i; }\n"
+                "    let q = a / b;\n"
+                "    let r = a % b;\n"
+                "    return select(q, q - 1i, r != 0i && ((r < 0i) != (b < 0i)));\n}")
+    return f"fn cube_floordiv_{t}(a: {t}, b: {t}) -> {t} {{\n    return floor(a / b);\n}}"
+
+
+def _mod(t: str) -> str:
+    if t == "u32":
+        return ("fn cube_mod_u32(a: u32, b: u32) -> u32 {\n"
+                "    return select(a % b, a, b == 0u);\n}")
+    if t == "i32":
+        return ("fn cube_mod_i32(a: i32, b: i32) -> i32 {\n"
+                "    if (b == 0i) { return a; }\n"
+                "    let r = a % b;\n"
+                "    return select(r, r + b, r != 0i && ((r < 0i) != (b < 0i)));\n}")
+    return (f"fn cube_mod_{t}(a: {t}, b: {t}) -> {t} {{\n"
+            f"    return a - floor(a / b) * b;\n}}")
+
+
+def _pow(t: str) -> str:
+    # WGSL pow is undefined for a negative base; follow C/Python for integral exponents.
+    z, one = _ZERO[t], _ONE[t]
+    return (f"fn cube_pow_{t}(a: {t}, b: {t}) -> {t} {{\n"
+            f"    if (b == {z}) {{ return {one}; }}\n"
+            f"    if (a == {z}) {{ return select({z}, {_INF[t]}, b < {z}); }}\n"
+            f"    let r = pow(abs(a), b);\n"
+            f"    if (a > {z}) {{ return r; }}\n"
+            f"    if (b != trunc(b)) {{ return {_NAN[t]}; }}\n"
+            f"    return select(r, -r, fract(b * {t}(0.5)) != {z});\n}}")
+
+
+def _float_to_int(src: str, dst: str) -> str:
+    # Truncate toward zero, saturate, NaN -> 0 (WGSL leaves NaN unspecified).
+    x = "f32(x)" if src == "f16" else "x"
+    if dst == "i32":
+        body = (f"    let v = {x};\n"
+                "    if (v >= 2147483648.0f) { return 2147483647i; }\n"
+                "    if (v <= -2147483648.0f) { return i32(-2147483647i - 1i); }\n"
+                "    if (cube_isnan_f32(v)) { return 0i; }\n"
+                "    return i32(v);\n")
+    else:
+        body = (f"    let v = {x};\n"
+                "    if (v >= 4294967296.0f) { return 4294967295u; }\n"
+                "    if (!(v > -1.0f)) { return 0u; }\n"
+                "    return u32(v);\n")
+    return f"fn cube_{src}_to_{dst}(x: {src}) -> {dst} {{\n{body}}}"
+
+
+def _erf(t: str) -> str:
+    # Abramowitz & Stegun 7.1.26 in f32 (max abs error 1.5e-7).
+    return (f"fn cube_erf_{t}(x: {t}) -> {t} {{\n"
+            "    let v = f32(x);\n"
+            "    let a = abs(v);\n"
+            "    let k = 1.0f / (1.0f + 0.3275911f * a);\n"
+            "    let p = ((((1.061405429f * k - 1.453152027f) * k + 1.421413741f) * k\n"
+            "              - 0.284496736f) * k + 0.254829592f) * k;\n"
+            "    let r = 1.0f - p * exp(-a * a);\n"
+            f"    return {t}(select(r, -r, v < 0.0f));\n}}")
+
+
+def _hypot(t: str) -> str:
+    return (f"fn cube_hypot_{t}(a: {t}, b: {t}) -> {t} {{\n"
+            f"    return length(vec2<{t}>(a, b));\n}}")
+
+
+# name -> (builder taking the type name, helpers it depends on as (name, type) lists)
+_HELPERS = {
+    "isnan": (_isnan, lambda t: []),
+    "isinf": (_isinf, lambda t: []),
+    "max": (lambda t: _minmax("max", t), lambda t: [("isnan", t)]),
+    "min": (lambda t: _minmax("min", t), lambda t: [("isnan", t)]),
+    "floordiv": (_floordiv, lambda t: []),
+    "mod": (_mod, lambda t: []),
+    "pow": (_pow, lambda t: []),
+    "erf": (_erf, lambda t: []),
+    "hypot": (_hypot, lambda t: []),
+}
+
+
+class PreludeBuilder:
+    """Collects the helper functions a shader uses, each once, dependencies first."""
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str] = {}
+
+    def use(self, name: str, ty: str) -> str:
+        """The helper `cube_<name>_<ty>`, added to the prelude when first used."""
+        fn_name = f"cube_{name}_{ty}"
+        if fn_name not in self._texts:
+            build, deps = _HELPERS[name]
+            for dep_name, dep_ty in deps(ty):
+                self.use(dep_name, dep_ty)
+            self._texts[fn_name] = build(ty)
+        return fn_name
+
+    def float_to_int(self, src: str, dst: str) -> str:
+        """The saturating float->int conversion helper from `src` to `dst`."""
+        fn_name = f"cube_{src}_to_{dst}"
+        if fn_name not in self._texts:
+            if dst == "i32":
+                self.use("isnan", "f32")
+            self._texts[fn_name] = _float_to_int(src, dst)
+        return fn_name
+
+    def add(self, fn_name: str, text: str) -> str:
+        """Adds a helper built elsewhere (per-buffer accessors) under `fn_name`."""
+        self._texts.setdefault(fn_name, text)
+        return fn_name
+
+    def text(self) -> str:
+        return "\n\n".join(self._texts.values())
+
+    def __bool__(self) -> bool:
+        return bool(self._texts)
