@@ -1,0 +1,668 @@
+"""The C-like core shared by the CUDA and Metal code generators.
+
+`CEmitter` walks a specialised kernel and writes its body as C statements; a `Dialect`
+(cuda.py, metal.py) supplies the few things that differ: type names, literals, casts,
+position builtins, math names, atomics, the barrier and how helpers are declared.
+
+Expressions are emitted with C precedence so only the parentheses that are needed (or
+that keep `-Wparentheses` quiet) appear. Integer and float semantics that C leaves
+undefined (division by zero, signed floor division, float->int saturation, ...) go through
+small `cube_*` helpers, added to the prelude only when used (`Prelude`).
+"""
+from __future__ import annotations
+
+import linecache
+from typing import Optional
+
+from ..abi import KernelABI
+from ..errors import compile_error
+from ..ir import nodes as n
+from ..ir.types import DType, bool_
+from ..ir.visit import walk_all_exprs, walk_stmts
+from .names import mangle
+
+# C operator precedence (higher binds tighter).
+PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = (
+    16, 15, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3)
+
+ARITH = {"add": ("+", ADD), "sub": ("-", ADD), "mul": ("*", MUL), "div": ("/", MUL)}
+BITWISE = {"bitand": ("&", BAND), "bitor": ("|", BOR), "bitxor": ("^", BXOR)}
+COMPARE = {"eq": ("==", EQ), "ne": ("!=", EQ), "lt": ("<", REL), "le": ("<=", REL),
+           "gt": (">", REL), "ge": (">=", REL)}
+
+INDENT = "    "
+BASIC_BUILTINS = frozenset(f"{kind}_{axis}" for kind in ("unit_pos", "cube_pos", "cube_count")
+                           for axis in "xyz")
+
+
+class Prelude:
+    """Helper functions a kernel needs, each defined once, in first-use order.
+
+    `require(name, text)` registers helper `name` with its source `text`; helpers that
+    call other helpers require those first, so definitions precede uses.
+    """
+
+    def __init__(self) -> None:
+        self._helpers: dict[str, str] = {}
+        self.includes: list[str] = []
+
+    def require(self, name: str, text: str) -> str:
+        if name not in self._helpers:
+            self._helpers[name] = text.strip("\n")
+        return name
+
+    def include(self, header: str) -> None:
+        if header not in self.includes:
+            self.includes.append(header)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._helpers
+
+    @property
+    def helpers(self) -> list[str]:
+        return list(self._helpers.values())
+
+
+class Dialect:
+    """What a C-like target supplies. Subclasses fill the tables and override hooks."""
+
+    name = "c"
+    fn_qual = "static inline"  # qualifiers of prelude helper functions
+    types: dict[str, str] = {}
+    reserved: frozenset[str] = frozenset()  # identifiers the generated code itself uses
+
+    def type_name(self, ty: DType) -> str:
+        return self.types[ty.name]
+
+    # -- hooks (each returns C text; `em` is the emitter, for helpers and recursion) --
+    def literal(self, value, ty: DType) -> tuple[str, int]:
+        raise NotImplementedError
+
+    def cast(self, em: "CEmitter", expr: n.Cast) -> tuple[str, int]:
+        raise NotImplementedError
+
+    def builtin(self, name: str) -> str:
+        """A basic position builtin: unit_pos_x, cube_pos_x, cube_dim_x, cube_count_x
+        (and y, z), plane_dim, unit_pos_plane."""
+        raise NotImplementedError
+
+    def math(self, em: "CEmitter", func: str, args: list[str], arg_types: list[DType],
+             ty: DType) -> str:
+        raise NotImplementedError
+
+    def minmax(self, em: "CEmitter", op: str, a: str, b: str, ty: DType) -> str:
+        raise NotImplementedError
+
+    def abs(self, em: "CEmitter", a: str, ty: DType) -> str:
+        raise NotImplementedError
+
+    def atomic(self, em: "CEmitter", stmt: n.AtomicOp, ptr: str, value: str,
+               compare: Optional[str]) -> str:
+        raise NotImplementedError
+
+    def atomic_load(self, ptr: str) -> str:
+        raise NotImplementedError
+
+    def atomic_store(self, ptr: str, value: str) -> str:
+        raise NotImplementedError
+
+    def unsigned_cast(self, em: "CEmitter", index: n.Expr) -> str:
+        """A signed index as the unsigned type of its width (for one-compare checks)."""
+        raise NotImplementedError
+
+    def float_mod_helper(self, em: "CEmitter", ty: DType) -> str:
+        """The name of a helper `a - floor(a / b) * b` for float type `ty`."""
+        raise NotImplementedError
+
+    barrier = ""
+    native_lane = True  # unit_pos_plane is a builtin (else UNIT_POS % PLANE_DIM)
+    typed_atomics = False  # atomically used buffers have atomic element types (Metal)
+
+
+class CEmitter:
+    """Writes the body of one kernel as C-like statements for a `Dialect`."""
+
+    def __init__(self, kernel: n.Kernel, abi: KernelABI, checked: bool, dialect: Dialect):
+        self.kernel = kernel
+        self.abi = abi
+        self.checked = checked
+        self.d = dialect
+        self.prelude = Prelude()
+        self.lines: list[str] = []
+        self.depth = 1
+        self._last_line: tuple[str, int] | None = None
+        self._counter = 0
+        self._names: dict[tuple[str, str], str] = {}  # (space, ir name) -> C name
+        self._taken: set[str] = set(dialect.reserved)
+        self.shared_size = {s.buffer.name: s.size for s in kernel.shared}
+        self.atomic_buffers = {s.buffer.name for s in walk_stmts(kernel.body)
+                               if isinstance(s, n.AtomicOp)}
+        self.prologue: list[str] = []  # composite builtins, declared once at entry
+        self._prologue_names: dict[str, str] = {}
+        for p in kernel.params:
+            self._name("param", p.name)
+        for s in kernel.shared:
+            self._name("shared", s.buffer.name)
+
+    # ------------------------------------------------------------------ names
+    def _name(self, space: str, name: str) -> str:
+        key = (space, name)
+        c = self._names.get(key)
+        if c is None:
+            c = mangle(name)
+            while c in self._taken:
+                c += "_"
+            self._taken.add(c)
+            self._names[key] = c
+        return c
+
+    def var(self, v: n.Var) -> str:
+        """The C name of a local; scalar parameters keep their parameter's name."""
+        if ("param", v.name) in self._names:
+            return self._names[("param", v.name)]
+        return self._name("var", v.name)
+
+    def buffer(self, b: n.BufferRef) -> str:
+        return self._name("param" if b.space == "global" else "shared", b.name)
+
+    def fresh(self, stem: str) -> str:
+        """A new compiler temporary (cube_ names never collide with user names)."""
+        self._counter += 1
+        return f"cube_{stem}{self._counter}"
+
+    def info(self, kind: str, param: str) -> str:
+        f = self.abi.field(kind, param)
+        if f is None:
+            raise ValueError(f"the ABI has no {kind} field for {param!r}")
+        return f"info.{mangle(f.name)}"
+
+    # ------------------------------------------------------------------ statements
+    def emit_line(self, text: str) -> None:
+        self.lines.append(INDENT * self.depth + text)
+
+    def source_comment(self, loc: n.Loc) -> None:
+        """`// 14: <python line>` before the first statement of each source line."""
+        if loc.lineno <= 0:
+            return
+        key = (loc.filename, loc.lineno)
+        if key == self._last_line:
+            return
+        self._last_line = key
+        text = linecache.getline(loc.filename, loc.lineno).strip()
+        text = text.rstrip("\\").rstrip()  # a trailing backslash would continue the comment
+        self.emit_line(f"// {loc.lineno}: {text}" if text else f"// line {loc.lineno}")
+
+    def block(self, block: n.Block) -> None:
+        for stmt in block.stmts:
+            self.stmt(stmt)
+
+    def nested(self, block: n.Block) -> None:
+        self.depth += 1
+        self.block(block)
+        self.depth -= 1
+
+    def stmt(self, s: n.Stmt) -> None:
+        if not isinstance(s, n.Comment):
+            self.source_comment(s.loc)
+        method = getattr(self, "_stmt_" + type(s).__name__, None)
+        if method is None:
+            compile_error(s.loc, f"the {self.d.name} code generator does not support "
+                                 f"{type(s).__name__} statements")
+        method(s)
+
+    def _stmt_Comment(self, s: n.Comment) -> None:
+        for line in s.text.splitlines() or [""]:
+            self.emit_line(f"// {line}".rstrip().rstrip("\\"))
+
+    def _stmt_Declare(self, s: n.Declare) -> None:
+        zero, _ = self.d.literal(False if s.var.ty is bool_ else 0, s.var.ty)
+        self.emit_line(f"{self.d.type_name(s.var.ty)} {self.var(s.var)} = {zero};")
+
+    def _stmt_Assign(self, s: n.Assign) -> None:
+        value = self.expr(s.value)
+        if s.declare:
+            self.emit_line(f"{self.d.type_name(s.var.ty)} {self.var(s.var)} = {value};")
+            return
+        name = self.var(s.var)
+        # `x = x + e` reads better as `x += e` (same evaluation: x is a plain local).
+        v = s.value
+        if isinstance(v, n.Binary) and isinstance(v.lhs, n.Load) and v.lhs.var == s.var \
+                and v.op in ("add", "sub", "mul"):
+            op = ARITH[v.op][0]
+            self.emit_line(f"{name} {op}= {self.expr(v.rhs)};")
+            return
+        self.emit_line(f"{name} = {value};")
+
+    def _stmt_Store(self, s: n.Store) -> None:
+        buf = self.buffer(s.buffer)
+        index = self.expr(s.index)
+        value = self.expr(s.value)
+        ptr = f"{buf}[{index}]"
+        if s.buffer.name in self.atomic_buffers and self.d.typed_atomics:
+            line = self.d.atomic_store(f"&{ptr}", value) + ";"
+        else:
+            line = f"{ptr} = {value};"
+        cond = self.bounds_check(s.buffer, s.index)
+        if cond is None:
+            self.emit_line(line)
+        else:
+            self.emit_line(f"if ({cond}) {{")
+            self.depth += 1
+            self.emit_line(line)
+            self.depth -= 1
+            self.emit_line("}")
+
+    def _stmt_AtomicOp(self, s: n.AtomicOp) -> None:
+        ptr = f"&{self.buffer(s.buffer)}[{self.expr(s.index)}]"
+        value = self.expr(s.value)
+        compare = self.expr(s.compare) if s.compare is not None else None
+        call = self.d.atomic(self, s, ptr, value, compare)
+        cond = self.bounds_check(s.buffer, s.index)
+        if s.result is None:
+            if cond is None:
+                self.emit_line(f"{call};")
+            else:
+                self.emit_line(f"if ({cond}) {{")
+                self.depth += 1
+                self.emit_line(f"{call};")
+                self.depth -= 1
+                self.emit_line("}")
+            return
+        target = self.var(s.result)
+        if cond is None:
+            self.emit_line(f"{target} = {call};")
+        else:  # the conditional evaluates the atomic only when in range
+            zero, _ = self.d.literal(0, s.result.ty)
+            self.emit_line(f"{target} = {cond} ? {call} : {zero};")
+
+    def _stmt_If(self, s: n.If) -> None:
+        self.emit_line(f"if ({self.expr(s.cond)}) {{")
+        self.nested(s.then)
+        orelse = s.orelse
+        while len(orelse.stmts) == 1 and isinstance(orelse.stmts[0], n.If):
+            inner = orelse.stmts[0]  # elif chain
+            self.emit_line(f"}} else if ({self.expr(inner.cond)}) {{")
+            self.nested(inner.then)
+            orelse = inner.orelse
+        if orelse.stmts:
+            self.emit_line("} else {")
+            self.nested(orelse)
+        self.emit_line("}")
+
+    def _stmt_For(self, s: n.For) -> None:
+        ty = s.var.ty
+        name = self.var(s.var)
+        assigned = _assigned_vars(s.body)
+        stop = self._loop_bound(s.stop, assigned, "stop")
+        step_const = s.step.value if isinstance(s.step, n.Const) else None
+        step = self._loop_bound(s.step, assigned, "step") if step_const is None else None
+        start = self.expr(s.start)
+        if step_const is not None:
+            if step_const > 0:
+                cond = f"{name} < {stop}"
+            else:
+                cond = f"{name} > {stop}"
+            mag = abs(step_const)
+            if mag == 1:
+                incr = f"++{name}" if step_const > 0 else f"--{name}"
+            else:
+                lit, _ = self.d.literal(mag, ty)
+                incr = f"{name} {'+' if step_const > 0 else '-'}= {lit}"
+        else:
+            if ty.is_signed:
+                zero, _ = self.d.literal(0, ty)
+                cond = f"({step} > {zero} ? {name} < {stop} : {name} > {stop})"
+            else:
+                cond = f"{name} < {stop}"
+            incr = f"{name} += {step}"
+        if s.unroll and self.d.name == "cuda":
+            self.emit_line("#pragma unroll")
+        self.emit_line(f"for ({self.d.type_name(ty)} {name} = {start}; {cond}; {incr}) {{")
+        self.nested(s.body)
+        self.emit_line("}")
+
+    def _loop_bound(self, e: n.Expr, assigned: set[str], stem: str) -> str:
+        """The text of a range bound; hoisted into a constant unless it cannot change
+        while the loop runs (Python evaluates range() bounds once)."""
+        text = self.expr_prec(e, REL + 1)
+        if _invariant(e, assigned):
+            return text
+        tmp = self.fresh(stem)
+        self.emit_line(f"const {self.d.type_name(e.ty)} {tmp} = {self.expr(e)};")
+        return tmp
+
+    def _stmt_While(self, s: n.While) -> None:
+        self.emit_line(f"while ({self.expr(s.cond)}) {{")
+        self.nested(s.body)
+        self.emit_line("}")
+
+    def _stmt_Break(self, s: n.Break) -> None:
+        self.emit_line("break;")
+
+    def _stmt_Continue(self, s: n.Continue) -> None:
+        self.emit_line("continue;")
+
+    def _stmt_Terminate(self, s: n.Terminate) -> None:
+        self.emit_line("return;")
+
+    def _stmt_Barrier(self, s: n.Barrier) -> None:
+        self.emit_line(self.d.barrier)
+
+    # ------------------------------------------------------------------ bounds checks
+    def bounds_check(self, buffer: n.BufferRef, index: n.Expr) -> Optional[str]:
+        """The C condition `index in range` of a checked access (None when unchecked or
+        provably in range)."""
+        if not self.checked:
+            return None
+        if buffer.space == "shared":
+            size = self.shared_size.get(buffer.name)
+            if size is None or isinstance(index, n.Const) and 0 <= index.value < size:
+                return None
+            limit = self.d.literal(size, n.U32)[0]
+        else:
+            limit = self.info("buffer_len", buffer.name)
+        if index.ty.is_signed:
+            # negative indices wrap to huge unsigned values: one compare covers both ends
+            return f"{self.d.unsigned_cast(self, index)} < {limit}"
+        return f"{self.expr_prec(index, SHIFT)} < {limit}"
+
+    # ------------------------------------------------------------------ expressions
+    def expr(self, e: n.Expr) -> str:
+        return self._expr(e)[0]
+
+    def expr_prec(self, e: n.Expr, min_prec: int) -> str:
+        text, prec = self._expr(e)
+        return text if prec >= min_prec else f"({text})"
+
+    def _expr(self, e: n.Expr) -> tuple[str, int]:
+        method = getattr(self, "_e_" + type(e).__name__, None)
+        if method is None:
+            compile_error(e.loc, f"the {self.d.name} code generator does not support "
+                                 f"{type(e).__name__} expressions")
+        return method(e)
+
+    def _e_Const(self, e: n.Const) -> tuple[str, int]:
+        return self.d.literal(e.value, e.ty)
+
+    def _e_Load(self, e: n.Load) -> tuple[str, int]:
+        return self.var(e.var), PRIMARY
+
+    def _e_Builtin(self, e: n.Builtin) -> tuple[str, int]:
+        name = e.name
+        if name.startswith("cube_dim_"):
+            return self._dim(name[-1]), PRIMARY
+        if name.startswith("unit_pos_") and name[-1] in "xyz" \
+                and self.kernel.cube_dim["xyz".index(name[-1])] == 1:
+            return self.d.literal(0, n.U32)[0], PRIMARY  # a cube one unit wide on this axis
+        if name in BASIC_BUILTINS:
+            return self.d.builtin(name), PRIMARY
+        if name.startswith("absolute_pos_"):
+            return self._absolute_axis(name[-1])
+        if name == "unit_pos_plane" and not self.d.native_lane:
+            return self._composite_builtin(name), PRIMARY
+        if name in ("plane_dim", "unit_pos_plane"):
+            return self.d.builtin(name), PRIMARY
+        return self._composite_builtin(name), PRIMARY
+
+    def _absolute_axis(self, axis: str) -> tuple[str, int]:
+        """CUBE_POS_a * CUBE_DIM_a + UNIT_POS_a, simplified for a dim of 1."""
+        group = self.d.builtin(f"cube_pos_{axis}")
+        size = self.kernel.cube_dim["xyz".index(axis)]
+        if size == 1:
+            return group, PRIMARY
+        return f"{group} * {self._dim(axis)} + {self.d.builtin('unit_pos_' + axis)}", ADD
+
+    def _composite_builtin(self, name: str) -> str:
+        """Builtins built from the basic ones (docs: position builtins), declared once
+        as constants at kernel entry so uses stay short."""
+        cname = self._prologue_names.get(name)
+        if cname is not None:
+            return cname
+        b = self._builtin_part
+        dx, dy, dz = (self._dim(a) for a in "xyz")
+        if name == "absolute_pos":
+            ax = self._absolute_axis("x")[0]
+            ay, az = (self.expr_prec(n.Builtin(ty=n.U32, name=f"absolute_pos_{a}"), MUL)
+                      for a in "yz")
+            cx, cy = b("cube_count_x"), b("cube_count_y")
+            value = (f"{ax} + {ay} * ({cx} * {dx}) + {az} * ({cx} * {dx} * {cy} * {dy})")
+        elif name == "unit_pos":
+            value = b("unit_pos_x")
+            if self.kernel.cube_dim[1] > 1:
+                value += f" + {b('unit_pos_y')} * {dx}"
+            if self.kernel.cube_dim[2] > 1:
+                value += f" + {b('unit_pos_z')} * {self._const_mul(dx, dy)}"
+        elif name == "cube_pos":
+            cx, cy = b("cube_count_x"), b("cube_count_y")
+            value = (f"{b('cube_pos_x')} + {b('cube_pos_y')} * {cx} + "
+                     f"{b('cube_pos_z')} * ({cx} * {cy})")
+        elif name == "cube_dim":
+            value = self._const_mul(self._const_mul(dx, dy), dz)
+        elif name == "unit_pos_plane":
+            value = f"{self._composite_builtin('unit_pos')} % {self.d.builtin('plane_dim')}"
+        elif name == "cube_count":
+            value = f"{b('cube_count_x')} * {b('cube_count_y')} * {b('cube_count_z')}"
+        else:
+            compile_error(self.kernel.loc, f"unknown position builtin {name!r}")
+        cname = f"cube_{name}"
+        self._prologue_names[name] = cname
+        self.prologue.append(f"const {self.d.type_name(n.U32)} {cname} = {value};")
+        return cname
+
+    def _builtin_part(self, name: str) -> str:
+        return self.d.builtin(name)
+
+    def _dim(self, axis: str) -> str:
+        """The cube dim along `axis`, a constant (the kernel is specialised on it)."""
+        return self.d.literal(self.kernel.cube_dim["xyz".index(axis)], n.U32)[0]
+
+    def _const_mul(self, a: str, b: str) -> str:
+        try:
+            return self.d.literal(int(a.rstrip("u")) * int(b.rstrip("u")), n.U32)[0]
+        except ValueError:
+            return f"{a} * {b}"
+
+    def _e_Meta(self, e: n.Meta) -> tuple[str, int]:
+        if e.kind in ("shape", "stride"):
+            return f"{self.info(e.kind, e.buffer.name)}[{self.expr(e.dim)}]", PRIMARY
+        return self.info(e.kind, e.buffer.name), PRIMARY
+
+    def _e_Index(self, e: n.Index) -> tuple[str, int]:
+        ptr = f"{self.buffer(e.buffer)}[{self.expr(e.index)}]"
+        if e.buffer.name in self.atomic_buffers and self.d.typed_atomics:
+            ptr = self.d.atomic_load(f"&{ptr}")
+        cond = self.bounds_check(e.buffer, e.index)
+        if cond is None:
+            return ptr, PRIMARY
+        zero = self.expr_prec(n.Const(ty=e.ty, value=False if e.ty is bool_ else 0), LOR)
+        return f"({cond} ? {ptr} : {zero})", PRIMARY
+
+    def _e_Unary(self, e: n.Unary) -> tuple[str, int]:
+        if e.op == "abs":
+            if e.ty.is_int and not e.ty.is_signed:
+                return self._expr(e.operand)
+            return self.d.abs(self, self.expr(e.operand), e.ty), PRIMARY
+        sym = {"neg": "-", "bitnot": "~", "not": "!"}[e.op]
+        text = self.expr_prec(e.operand, UNARY)
+        if text.startswith(("-", "+")) and sym == "-":
+            text = f"({text})"  # `- -x` must not become the decrement `--x`
+        return f"{sym}{text}", UNARY
+
+    def _e_Binary(self, e: n.Binary) -> tuple[str, int]:
+        op, ty = e.op, e.ty
+        if op in ("add", "sub", "mul") or (op == "div" and ty.is_float):
+            sym, prec = ARITH[op]
+            return f"{self.expr_prec(e.lhs, prec)} {sym} {self.expr_prec(e.rhs, prec + 1)}", prec
+        if op in BITWISE:
+            sym, prec = BITWISE[op]
+            # operands of bit operators are parenthesised unless unary/primary (clarity)
+            return f"{self.expr_prec(e.lhs, UNARY)} {sym} {self.expr_prec(e.rhs, UNARY)}", prec
+        if op in ("shl", "shr"):
+            return self._shift(e), SHIFT
+        if op in ("max", "min"):
+            return self.d.minmax(self, op, self.expr(e.lhs), self.expr(e.rhs), ty), PRIMARY
+        if op in ("floordiv", "div", "mod"):
+            return self._divmod(e)
+        if op == "pow":
+            if ty.is_float:
+                return self.d.math(self, "pow", [self.expr(e.lhs), self.expr(e.rhs)],
+                                   [ty, ty], ty), PRIMARY
+            h = self.helper_int_pow(ty)
+            return f"{h}({self.expr(e.lhs)}, {self.expr(e.rhs)})", PRIMARY
+        compile_error(e.loc, f"unknown binary operator {op!r}")
+
+    def _shift(self, e: n.Binary) -> str:
+        sym = "<<" if e.op == "shl" else ">>"
+        bits = e.ty.bits
+        lhs = self.expr_prec(e.lhs, UNARY)
+        if isinstance(e.rhs, n.Const):
+            amount = int(e.rhs.value) % bits  # shift amounts are taken modulo the width
+            rhs = str(amount)
+        else:
+            mask, _ = self.d.literal(bits - 1, e.rhs.ty)
+            rhs = f"({self.expr_prec(e.rhs, UNARY)} & {mask})"
+        return f"{lhs} {sym} {rhs}"
+
+    def _divmod(self, e: n.Binary) -> tuple[str, int]:
+        ty = e.ty
+        kind = "mod" if e.op == "mod" else "floordiv"
+        a, b = self.expr(e.lhs), self.expr(e.rhs)
+        if ty.is_float:
+            if kind == "floordiv":
+                quotient = f"{self.expr_prec(e.lhs, MUL)} / {self.expr_prec(e.rhs, MUL + 1)}"
+                return self.d.math(self, "floor", [quotient], [ty], ty), PRIMARY
+            return f"{self.d.float_mod_helper(self, ty)}({a}, {b})", PRIMARY
+        const = e.rhs.value if isinstance(e.rhs, n.Const) else None
+        if const is not None and const != 0 and (not ty.is_signed or const > 0):
+            if not ty.is_signed:  # C's unsigned / and % are Python's; no zero check
+                sym = "/" if kind == "floordiv" else "%"
+                return (f"{self.expr_prec(e.lhs, MUL)} {sym} "
+                        f"{self.expr_prec(e.rhs, MUL + 1)}"), MUL
+            return f"{self.helper_divmod(kind, ty, nonzero=True)}({a}, {b})", PRIMARY
+        return f"{self.helper_divmod(kind, ty, nonzero=False)}({a}, {b})", PRIMARY
+
+    def _e_Compare(self, e: n.Compare) -> tuple[str, int]:
+        sym, prec = COMPARE[e.op]
+        return f"{self.expr_prec(e.lhs, SHIFT)} {sym} {self.expr_prec(e.rhs, SHIFT)}", prec
+
+    def _e_Logical(self, e: n.Logical) -> tuple[str, int]:
+        if e.op == "and":
+            return f"{self.expr_prec(e.lhs, LAND)} && {self.expr_prec(e.rhs, LAND + 1)}", LAND
+        # `a || b && c` compiles but draws -Wparentheses: parenthesise && under ||
+        return f"{self.expr_prec(e.lhs, LOR + 1)} || {self.expr_prec(e.rhs, LOR + 1)}", LOR
+
+    def _e_Select(self, e: n.Select) -> tuple[str, int]:
+        return (f"{self.expr_prec(e.cond, REL)} ? {self.expr_prec(e.if_true, LOR)} : "
+                f"{self.expr_prec(e.if_false, COND)}"), COND
+
+    def _e_Cast(self, e: n.Cast) -> tuple[str, int]:
+        if e.operand.ty is e.ty:
+            return self._expr(e.operand)
+        return self.d.cast(self, e)
+
+    def _e_Call(self, e: n.Call) -> tuple[str, int]:
+        args = [self.expr(a) for a in e.args]
+        return self.d.math(self, e.func, args, [a.ty for a in e.args], e.ty), PRIMARY
+
+    # ------------------------------------------------------------------ helpers
+    def helper(self, name: str, text: str) -> str:
+        """Registers a prelude helper (text may use {fn} for the dialect's qualifiers)."""
+        return self.prelude.require(name, text.replace("{fn}", self.d.fn_qual))
+
+    def helper_divmod(self, kind: str, ty: DType, nonzero: bool) -> str:
+        """`cube_floordiv_i32` / `cube_mod_u32` ...: Python floor semantics, total."""
+        t = self.d.type_name(ty)
+        name = f"cube_{kind}{'_nz' if nonzero else ''}_{ty.name}"
+        if not ty.is_signed:
+            body = ("return b == 0 ? 0 : a / b;" if kind == "floordiv"
+                    else "return b == 0 ? a : a % b;")
+        else:
+            ut = self.d.type_name(n.U32 if ty.bits == 32 else _u64())
+            checks = ""
+            if not nonzero:
+                if kind == "floordiv":  # a // 0 == 0; MIN // -1 == MIN (wraps)
+                    checks = ("    if (b == 0) return 0;\n"
+                              f"    if (b == -1) return ({t})(({ut})0 - ({ut})a);\n")
+                else:  # a % 0 == a; a % -1 == 0
+                    checks = "    if (b == 0) return a;\n    if (b == -1) return 0;\n"
+            if kind == "floordiv":
+                core = ("    const {t} q = a / b;\n"
+                        "    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;")
+            else:
+                core = ("    const {t} r = a % b;\n"
+                        "    return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;")
+            body = "\n" + checks + core.format(t=t) + "\n"
+            return self.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) {{{body}}}")
+        return self.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) {{ {body} }}")
+
+    def helper_int_pow(self, ty: DType) -> str:
+        t = self.d.type_name(ty)
+        name = f"cube_pow_{ty.name}"
+        return self.helper(name, f"""
+{{fn}} {t} {name}({t} base, {t} e) {{
+    {t} result = 1;
+    while (e > 0) {{
+        if (e & 1) result *= base;
+        base *= base;
+        e >>= 1;
+    }}
+    return result;
+}}""")
+
+
+def _u64() -> DType:
+    from ..ir.types import u64
+    return u64
+
+
+def _assigned_vars(block: n.Block) -> set[str]:
+    """Names of the variables a block may write (assignments and atomic results)."""
+    out = set()
+    for s in walk_stmts(block):
+        if isinstance(s, (n.Assign, n.Declare)):
+            out.add(s.var.name)
+        elif isinstance(s, n.AtomicOp) and s.result is not None:
+            out.add(s.result.name)
+    return out
+
+
+def _invariant(e: n.Expr, assigned: set[str]) -> bool:
+    """True when `e` cannot change while a loop whose body writes `assigned` runs
+    (memory reads may: stores or other units can change them)."""
+    from ..ir.visit import walk_exprs
+    for sub in walk_exprs(e):
+        if isinstance(sub, n.Index):
+            return False
+        if isinstance(sub, n.Load) and sub.var.name in assigned:
+            return False
+    return True
+
+
+def float_literal(value: float, suffix: str) -> str:
+    """A C float literal with `suffix` ("f" or ""), exact for the value's repr."""
+    text = repr(float(value))
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return text + suffix
+
+
+def uses_builtins(kernel: n.Kernel) -> set[str]:
+    return {e.name for e in walk_all_exprs(kernel.body) if isinstance(e, n.Builtin)}
+
+
+_ENV = None
+
+
+def render(template: str, **context) -> str:
+    """Renders one of the jinja2 skeletons in codegen/templates/."""
+    global _ENV
+    if _ENV is None:
+        import os
+
+        import jinja2
+        _ENV = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__),
+                                                        "templates")),
+            trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+            undefined=jinja2.StrictUndefined, autoescape=False)
+    return _ENV.get_template(template).render(**context)

@@ -1,0 +1,298 @@
+"""CUDA C code generator: `emit_cuda(kernel, abi, checked) -> str`.
+
+The C-like core (clike.py) writes the body; this module holds CUDA's tables (types,
+literals, casts, math, atomics) and renders the skeleton from templates/cuda.j2.
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from ..abi import KernelABI
+from ..errors import compile_error
+from ..ir import nodes as n
+from ..ir.types import DType, f32, f64
+from .clike import EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
+from .names import mangle
+
+_TYPES = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double",
+          "i32": "int", "i64": "long long", "u32": "unsigned int",
+          "u64": "unsigned long long", "bool": "bool"}
+
+# Single-precision math names; double drops the `f` (see _math_name).
+_MATH_F32 = {"exp": "expf", "exp2": "exp2f", "log": "logf", "log2": "log2f",
+             "sqrt": "sqrtf", "rsqrt": "rsqrtf", "sin": "sinf", "cos": "cosf", "tan": "tanf",
+             "tanh": "tanhf", "asin": "asinf", "acos": "acosf", "atan": "atanf",
+             "atan2": "atan2f", "sinh": "sinhf", "cosh": "coshf", "pow": "powf",
+             "hypot": "hypotf", "floor": "floorf", "ceil": "ceilf",
+             "round": "rintf",  # half to even (roundf rounds halves away from zero)
+             "trunc": "truncf", "erf": "erff", "fma": "fmaf", "max": "fmaxf", "min": "fminf",
+             "abs": "fabsf"}
+
+# float -> integer conversions that truncate toward zero, saturate and map NaN to 0.
+_F2I_SUFFIX = {"i32": "int", "u32": "uint", "i64": "ll", "u64": "ull"}
+# integer -> half/bfloat16 conversions rounding to nearest (one rounding step).
+_I2H_PREFIX = {"i32": "int", "u32": "uint", "i64": "ll", "u64": "ull"}
+
+_HALF = {"f16": ("__half2float", "__float2half_rn", "__double2half"),
+         "bf16": ("__bfloat162float", "__float2bfloat16_rn", "__double2bfloat16")}
+
+_RESERVED = frozenset(set(_MATH_F32.values()) | {v[:-1] for v in _MATH_F32.values()} | {
+    "isnan", "isinf", "fmax", "fmin", "fabs", "rint", "llabs", "atomicAdd", "atomicSub",
+    "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch",
+    "atomicCAS", "__syncthreads", "cube_info_t", "info", "uint", "half"})
+
+_SIMPLE = re.compile(r"^[\w.\[\]]+$")
+
+
+class CudaDialect(Dialect):
+    """CUDA C (nvcc/NVRTC, sm_75+)."""
+
+    name = "cuda"
+    fn_qual = "__device__ __forceinline__"
+    types = _TYPES
+    reserved = _RESERVED
+    barrier = "__syncthreads();"
+    native_lane = False
+
+    def literal(self, value, ty: DType) -> tuple[str, int]:
+        if ty.is_bool:
+            return ("true" if value else "false"), PRIMARY
+        if ty.is_int:
+            v = int(value)
+            suffix = {"i32": "", "u32": "u", "i64": "ll", "u64": "ull"}[ty.name]
+            if ty.is_signed and v == -(2 ** (ty.bits - 1)):  # no such literal in C
+                return f"({v + 1}{suffix} - 1)", PRIMARY
+            return f"{v}{suffix}", (UNARY if v < 0 else PRIMARY)
+        v = float(value)
+        if ty.name in _HALF:
+            return f"{_TYPES[ty.name]}({self.literal(v, f32)[0]})", PRIMARY
+        if math.isnan(v) or math.isinf(v):
+            bits = {("f32", "nan"): "__int_as_float(0x7fffffff)",
+                    ("f32", "inf"): "__int_as_float(0x7f800000)",
+                    ("f32", "-inf"): "__int_as_float(0xff800000)",
+                    ("f64", "nan"): "__longlong_as_double(0x7ff8000000000000ll)",
+                    ("f64", "inf"): "__longlong_as_double(0x7ff0000000000000ll)",
+                    ("f64", "-inf"): "__longlong_as_double(0xfff0000000000000ll)"}
+            return bits[(ty.name, repr(v))], PRIMARY
+        text = float_literal(v, "f" if ty is f32 else "")
+        return text, (UNARY if text.startswith("-") else PRIMARY)
+
+    def unsigned_cast(self, em: CEmitter, index: n.Expr) -> str:
+        t = _TYPES["u64" if index.ty.bits == 64 else "u32"]
+        return f"({t}){em.expr_prec(index, UNARY)}"
+
+    def _to_float(self, em: CEmitter, e: n.Expr) -> str:
+        """`e` (any float type) as a float/double expression for libm calls."""
+        if e.ty.name in _HALF:
+            return f"{_HALF[e.ty.name][0]}({em.expr(e)})"
+        return em.expr(e)
+
+    def cast(self, em: CEmitter, e: n.Cast) -> tuple[str, int]:
+        src, dst = e.operand.ty, e.ty
+        if dst.is_bool:
+            if src.name in _HALF:
+                return f"{_HALF[src.name][0]}({em.expr(e.operand)}) != 0.0f", EQ
+            zero = self.literal(0, src)[0]
+            return f"{em.expr_prec(e.operand, EQ + 1)} != {zero}", EQ
+        if dst.is_int and src.is_float:
+            fn = "__double2" if src is f64 else "__float2"
+            return f"{fn}{_F2I_SUFFIX[dst.name]}_rz({self._to_float(em, e.operand)})", PRIMARY
+        if dst.name in _HALF:
+            to_f, from_f, from_d = _HALF[dst.name]
+            if src.is_int:
+                fn = "int2half_rn" if dst.name == "f16" else "int2bfloat16_rn"
+                fn = f"__{_I2H_PREFIX[src.name]}{fn[3:]}"
+                return f"{fn}({em.expr(e.operand)})", PRIMARY
+            if src is f64:
+                return f"{from_d}({em.expr(e.operand)})", PRIMARY
+            if src.is_bool:
+                return f"{from_f}({em.expr_prec(e.operand, UNARY)} ? 1.0f : 0.0f)", PRIMARY
+            return f"{from_f}({self._to_float(em, e.operand)})", PRIMARY
+        if src.name in _HALF:  # to f32 / f64
+            text = self._to_float(em, e.operand)
+            return (text, PRIMARY) if dst is f32 else (f"(double){text}", UNARY)
+        return f"({_TYPES[dst.name]}){em.expr_prec(e.operand, UNARY)}", UNARY
+
+    def builtin(self, name: str) -> str:
+        if name == "plane_dim":
+            return "warpSize"
+        kind, axis = name.rsplit("_", 1)
+        base = {"unit_pos": "threadIdx", "cube_pos": "blockIdx", "cube_count": "gridDim",
+                "cube_dim": "blockDim"}[kind]
+        return f"{base}.{axis}"
+
+    def math(self, em: CEmitter, func: str, args: list[str], arg_types: list[DType],
+             ty: DType) -> str:
+        ft = arg_types[0]
+        if ft.name in _HALF:  # compute in float, round once back to the half type
+            to_f, from_f, _ = _HALF[ft.name]
+            fargs = [f"{to_f}({a})" for a in args]
+            inner = self.math(em, func, fargs, [f32] * len(args), f32 if not ty.is_bool else ty)
+            return inner if ty.is_bool else f"{from_f}({inner})"
+        if func in ("isnan", "isinf"):
+            return f"{func}({args[0]})"
+        if func == "clamp":
+            lo = self.minmax(em, "max", args[0], args[1], ft)
+            return self.minmax(em, "min", lo, args[2], ft)
+        if func not in _MATH_F32:
+            compile_error(n.NO_LOC, f"math function {func!r} is not available in CUDA")
+        return f"{_math_name(func, ft)}({', '.join(args)})"
+
+    def minmax(self, em: CEmitter, op: str, a: str, b: str, ty: DType) -> str:
+        if ty.name in _HALF:
+            return f"__h{op}({a}, {b})"  # returns the non-NaN operand
+        if ty.is_float:
+            return f"{_math_name(op, ty)}({a}, {b})"  # fmaxf: the non-NaN operand
+        return f"{op}({a}, {b})"
+
+    def abs(self, em: CEmitter, a: str, ty: DType) -> str:
+        if ty.name in _HALF:
+            return f"__habs({a})"
+        if ty.is_float:
+            return f"{_math_name('abs', ty)}({a})"
+        return f"llabs({a})" if ty.bits == 64 else f"abs({a})"
+
+    def float_mod_helper(self, em: CEmitter, ty: DType) -> str:
+        name = f"cube_mod_{ty.name}"
+        t = _TYPES[ty.name]
+        if ty.name in _HALF:
+            to_f, from_f, _ = _HALF[ty.name]
+            return em.helper(name, f"""
+{{fn}} {t} {name}({t} a, {t} b) {{
+    const float x = {to_f}(a), y = {to_f}(b);
+    return {from_f}(x - floorf(x / y) * y);
+}}""")
+        fl = _math_name("floor", ty)
+        return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) "
+                               f"{{ return a - {fl}(a / b) * b; }}")
+
+    def atomic(self, em: CEmitter, s: n.AtomicOp, ptr: str, value: str,
+               compare: str | None) -> str:
+        t = s.buffer.elem
+        op = s.op
+        neg = value if _SIMPLE.match(value) else f"({value})"
+        if t.name in ("i32", "u32"):
+            if op == "compare_exchange":
+                return f"atomicCAS({ptr}, {compare}, {value})"
+            fn = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin",
+                  "max": "atomicMax", "and": "atomicAnd", "or": "atomicOr",
+                  "xor": "atomicXor", "exchange": "atomicExch"}[op]
+            return f"{fn}({ptr}, {value})"
+        if t.name in ("f32", "f64"):
+            if op == "add":
+                return f"atomicAdd({ptr}, {value})"
+            if op == "sub":
+                return f"atomicAdd({ptr}, -{neg})"
+            if op == "exchange" and t is f32:
+                return f"atomicExch({ptr}, {value})"
+            if t is f32 and op in ("min", "max", "compare_exchange"):
+                h = _atomic_f32_helper(em, op)
+                args = f"{ptr}, {compare}, {value}" if compare is not None else f"{ptr}, {value}"
+                return f"{h}({args})"
+        if t.name in ("i64", "u64"):
+            ull = "unsigned long long"
+            p = ptr if t.name == "u64" else f"({ull}*){ptr}"
+            v = value if t.name == "u64" else f"({ull}){neg}"
+            back = "" if t.name == "u64" else "(long long)"
+            if op in ("min", "max"):
+                return f"atomic{op.capitalize()}({ptr}, {value})"
+            if op == "compare_exchange":
+                c = compare if t.name == "u64" else f"({ull})({compare})"
+                return f"{back}atomicCAS({p}, {c}, {v})"
+            if op == "sub":
+                return f"{back}atomicAdd({p}, 0ull - ({ull}){neg})"
+            fn = {"add": "atomicAdd", "and": "atomicAnd", "or": "atomicOr",
+                  "xor": "atomicXor", "exchange": "atomicExch"}[op]
+            return f"{back}{fn}({p}, {v})"
+        compile_error(s.loc, f"atomic_{op} on {t.name} is not supported by the CUDA target")
+
+
+def _math_name(func: str, ty: DType) -> str:
+    name = _MATH_F32[func]
+    return name if ty is f32 else name[:-1]
+
+
+def _atomic_f32_helper(em: CEmitter, op: str) -> str:
+    if op == "compare_exchange":
+        return em.helper("cube_atomic_cas_f32", """
+{fn} float cube_atomic_cas_f32(float* p, float expected, float v) {
+    return __int_as_float(atomicCAS((int*)p, __float_as_int(expected), __float_as_int(v)));
+}""")
+    name = f"cube_atomic_{op}_f32"
+    return em.helper(name, f"""
+{{fn}} float {name}(float* p, float v) {{
+    int old = *(volatile int*)p;
+    while (true) {{
+        const float current = __int_as_float(old);
+        const int wanted = __float_as_int(f{op}f(current, v));
+        if (wanted == old) return current;
+        const int seen = atomicCAS((int*)p, old, wanted);
+        if (seen == old) return current;
+        old = seen;
+    }}
+}}""")
+
+
+def emit_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
+    """CUDA C source of a specialised kernel: `extern "C" __global__` entry taking the
+    buffers (ABI order) and the info struct by value."""
+    dialect = CudaDialect()
+    em = CEmitter(kernel, abi, checked, dialect)
+    em.block(kernel.body)
+    types = {b.dtype.name for b in abi.buffers} | {f.dtype.name for f in abi.fields}
+    types |= {s.buffer.elem.name for s in kernel.shared} | _body_types(kernel)
+    includes = []
+    if "f16" in types:
+        includes.append("cuda_fp16.h")
+    if "bf16" in types:
+        includes.append("cuda_bf16.h")
+    params = []
+    for b in abi.buffers:
+        const = "const " if b.read_only else ""
+        params.append(f"{const}{_TYPES[b.dtype.name]}* __restrict__ {em.buffer(b_ref(b))}")
+    if abi.has_info:
+        params.append("const cube_info_t info")
+    fields = [f"{_TYPES[f.dtype.name]} {mangle(f.name)}" + (f"[{f.count}]" if f.count > 1
+                                                              else "")
+              for f in abi.fields]
+    entry = _entry_lines(kernel, abi, em)
+    return render("cuda.j2", name=mangle(kernel.name), units=kernel.units_per_cube,
+                  cube_dim=kernel.cube_dim, includes=includes, fields=fields,
+                  helpers=em.prelude.helpers, params=params, entry=entry, body=em.lines,
+                  checked=checked)
+
+
+def b_ref(b) -> n.BufferRef:
+    return n.BufferRef(b.name, b.dtype, "global")
+
+
+def _entry_lines(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
+    """Declarations at kernel entry: shared arrays, builtins, scalar parameters."""
+    lines = []
+    for s in kernel.shared:
+        lines.append(f"__shared__ {_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
+                     f"[{s.size}];")
+    lines.extend(em.prologue)
+    lines.extend(scalar_locals(kernel, abi, em))
+    return ["    " + line for line in lines]
+
+
+def scalar_locals(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
+    """`T name = info.name;` for each scalar parameter (the body may assign to it)."""
+    out = []
+    for p in kernel.params:
+        if p.kind != "scalar":
+            continue
+        field = abi.field("scalar", p.name)
+        if field is None:
+            continue
+        src = f"info.{mangle(field.name)}"
+        value = f"{src} != 0u" if p.dtype.is_bool else src
+        out.append(f"{em.d.type_name(p.dtype)} {em.var(n.Var(p.name, p.dtype))} = {value};")
+    return out
+
+
+def _body_types(kernel: n.Kernel) -> set[str]:
+    from ..ir.visit import walk_all_exprs
+    return {e.ty.name for e in walk_all_exprs(kernel.body)}
