@@ -1,0 +1,188 @@
+"""The cpu runtime: runs kernels with numpy. It is the reference every GPU runtime is
+tested against.
+
+A kernel compiles (cpu_compile) into a Python function that runs all units of a batch
+of cubes at once as numpy vectors. The grid runs in batches of whole cubes (cubes are
+independent, so running batches one after another is a valid schedule), each with at
+most `MAX_LANES` units.
+
+Buffer accesses are always bounds-checked on cpu, also in `launch_unchecked`: an
+out-of-range read gives 0 and an out-of-range write is dropped instead of corrupting
+host memory.
+"""
+from __future__ import annotations
+
+import platform
+import struct
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..abi import KernelABI
+from ..ir import nodes as ir
+from ..ir.types import ALL_DTYPES, DType, bf16, f32, i32, i64, u32, u64
+from .base import Client, DeviceLimits, DeviceTensor
+from .cpu_compile import CpuProgram, compile_kernel
+
+MAX_LANES = 1 << 18  # units per batch: large enough to amortise Python, small for caches
+PLANE_DIM = 32
+
+
+class CpuExecutable:
+    """A compiled kernel plus what a launch needs to call it."""
+
+    def __init__(self, program: CpuProgram):
+        self.program = program
+        self.abi = program.abi
+        self._unpack = struct.Struct(self.abi.struct_format).unpack if self.abi.has_info \
+            else None
+        self._scalar_types = {}
+        for f in self.abi.fields:
+            if f.kind == "scalar":
+                self._scalar_types[f.name] = program.kernel.param(f.param).dtype
+        self._unit_cache: dict = {}
+
+    @property
+    def source(self) -> str:
+        """The generated Python source (for debugging)."""
+        return self.program.source
+
+    def info_fields(self, info: bytes) -> list:
+        """The info struct's fields as numpy values, in ABI order."""
+        if self._unpack is None:
+            return []
+        flat = self._unpack(info)
+        values, pos = [], 0
+        for f in self.abi.fields:
+            chunk = flat[pos:pos + f.count]
+            pos += f.count
+            if f.kind in ("shape", "stride"):
+                values.append(np.array(chunk + (0,), np.uint32))  # trailing 0: see meta()
+            elif f.kind == "cube_count":
+                values.append(tuple(chunk))
+            elif f.kind == "scalar":
+                dtype = self._scalar_types[f.name]
+                v = chunk[0]
+                values.append(np.bool_(v != 0) if dtype.is_bool else dtype.numpy.type(v))
+            else:
+                values.append(np.uint32(chunk[0]))
+        return values
+
+    def _units(self, dim: tuple[int, int, int], cubes: int):
+        """Per-lane unit positions for `cubes` cubes (cached: identical every batch)."""
+        key = (dim, cubes)
+        found = self._unit_cache.get(key)
+        if found is None:
+            units = dim[0] * dim[1] * dim[2]
+            unit = np.tile(np.arange(units, dtype=np.uint32), cubes)
+            cl = np.repeat(np.arange(cubes, dtype=np.int64), units)
+            found = (unit, cl)
+            self._unit_cache = {key: found}
+        return found
+
+    def builtins(self, count, dim, first: int, cubes: int) -> tuple[dict, np.ndarray]:
+        """The position builtins the kernel reads, for cubes first..first+cubes-1."""
+        need = self.program.builtins
+        unit, cl = self._units(dim, cubes)
+        dx, dy, dz = dim
+        cx, cy, cz = count
+        out: dict[str, Any] = {}
+        u32t = np.uint32
+        lin = cl + first  # linear cube index (int64: the grid may exceed 2**32 cubes)
+        wants = lambda *names: any(n in need for n in names)  # noqa: E731
+        cpos = {}
+        if wants("cube_pos_x", "absolute_pos_x", "absolute_pos"):
+            cpos["x"] = (lin % cx).astype(u32t)
+        if wants("cube_pos_y", "absolute_pos_y", "absolute_pos"):
+            cpos["y"] = (lin // cx % cy).astype(u32t)
+        if wants("cube_pos_z", "absolute_pos_z", "absolute_pos"):
+            cpos["z"] = (lin // (cx * cy)).astype(u32t)
+        upos = {}
+        if wants("unit_pos_x", "absolute_pos_x", "absolute_pos", "unit_pos_plane"):
+            upos["x"] = unit % u32t(dx)
+        if wants("unit_pos_y", "absolute_pos_y", "absolute_pos"):
+            upos["y"] = unit // u32t(dx) % u32t(dy)
+        if wants("unit_pos_z", "absolute_pos_z", "absolute_pos"):
+            upos["z"] = unit // u32t(dx * dy)
+        apos = {}
+        for axis, d in zip("xyz", dim):
+            if wants(f"absolute_pos_{axis}", "absolute_pos"):
+                apos[axis] = cpos[axis] * u32t(d) + upos[axis]
+        for axis in "xyz":
+            out[f"cube_pos_{axis}"] = cpos.get(axis)
+            out[f"unit_pos_{axis}"] = upos.get(axis)
+            out[f"absolute_pos_{axis}"] = apos.get(axis)
+        if "absolute_pos" in need:
+            with np.errstate(over="ignore"):
+                out["absolute_pos"] = (apos["x"] + apos["y"] * u32t(cx * dx & 0xFFFFFFFF)
+                                       + apos["z"] * u32t(cx * dx * cy * dy & 0xFFFFFFFF))
+        if "unit_pos" in need:
+            out["unit_pos"] = unit
+        if "cube_pos" in need:
+            out["cube_pos"] = lin.astype(u32t)
+        if "unit_pos_plane" in need:
+            out["unit_pos_plane"] = unit % u32t(PLANE_DIM)
+        out["plane_dim"] = u32t(PLANE_DIM)
+        for axis, c, d in zip("xyz", count, dim):
+            out[f"cube_count_{axis}"] = u32t(c)
+            out[f"cube_dim_{axis}"] = u32t(d)
+        out["cube_count"] = u32t(cx * cy * cz & 0xFFFFFFFF)
+        out["cube_dim"] = u32t(dx * dy * dz)
+        return out, cl
+
+    def run(self, count, dim, buffers: Sequence[np.ndarray], info: bytes) -> None:
+        fields = self.info_fields(info)
+        units = dim[0] * dim[1] * dim[2]
+        total = count[0] * count[1] * count[2]
+        per_batch = max(1, min(total, MAX_LANES // units))
+        fn = self.program.fn
+        with np.errstate(all="ignore"):
+            for first in range(0, total, per_batch):
+                cubes = min(per_batch, total - first)
+                bi, cl = self.builtins(count, dim, first, cubes)
+                fn(cubes * units, cubes, buffers, fields, bi, cl)
+
+
+_CPU_DTYPES = frozenset(t for t in ALL_DTYPES if t is not bf16)
+
+
+class CpuClient(Client):
+    """Runs kernels on the host with numpy; buffers are 1-D numpy arrays."""
+
+    runtime = "cpu"
+    target = "cpu"
+
+    def __init__(self):
+        self.device = f"numpy on {platform.processor() or platform.machine() or 'cpu'}"
+        self.limits = DeviceLimits(
+            max_cube_dim=(1024, 1024, 64), max_units_per_cube=1024,
+            max_cube_count=(2**31 - 1, 65535, 65535), dtypes=_CPU_DTYPES,
+            atomic_dtypes=frozenset({i32, u32, f32, i64, u64}), plane_dim=PLANE_DIM)
+        self._programs: dict[int, tuple[ir.Kernel, KernelABI, CpuExecutable]] = {}
+
+    def _alloc(self, size: int, dtype: DType) -> np.ndarray:
+        return np.zeros(size, dtype.numpy)
+
+    def _upload(self, flat: np.ndarray, dtype: DType) -> np.ndarray:
+        return np.array(flat, dtype=dtype.numpy, copy=True)
+
+    def _download(self, tensor: DeviceTensor) -> np.ndarray:
+        return tensor.handle.copy()
+
+    def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool) -> CpuExecutable:
+        """Compiles the kernel to Python once; later calls with the same kernel object
+        (the caller caches specialisations) reuse it. Accesses are always checked."""
+        found = self._programs.get(id(kernel))
+        if found is not None and found[0] is kernel and found[1] == abi:
+            return found[2]
+        exe = CpuExecutable(compile_kernel(kernel, abi))
+        self._programs[id(kernel)] = (kernel, abi, exe)
+        return exe
+
+    def dispatch(self, executable: CpuExecutable, cube_count: tuple[int, int, int],
+                 cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],
+                 info: bytes) -> None:
+        executable.run(tuple(cube_count), tuple(cube_dim), [b.handle for b in buffers], info)
+
+    def sync(self) -> None:
+        """Nothing to wait for: launches run to completion in dispatch."""

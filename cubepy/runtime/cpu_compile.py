@@ -1,0 +1,426 @@
+"""IR -> Python/numpy source for the cpu runtime.
+
+The generated function runs every unit of a batch of cubes at once: each value is a
+numpy scalar (uniform over the lanes) or an array with one entry per lane ("lane").
+Control flow becomes lane masks (see cpu_ops: None = all lanes, False = none):
+
+- `If` evaluates its condition, runs each branch under its mask, skips a branch whose
+  mask is empty, and restores the mask afterwards (minus the lanes that left through
+  terminate/break/continue inside it).
+- `For`/`While` loop while any lane is still in the loop; `_lm<k>` holds the lanes in
+  loop k (the condition, `break` and `terminate` remove lanes), `_ct<k>` those that
+  continued in this iteration. With uniform bounds the masks stay scalars and this is
+  a plain Python loop.
+- Assignments under a partial mask use np.where; statements never touch other lanes.
+- `sync_cube()` is a no-op, and that is exact for every race-free kernel: each statement
+  completes for all lanes of a cube before the next starts, so every access before a
+  barrier happens before every access after it, which is all a barrier guarantees (the
+  passes keep barriers in uniform control flow, so every lane reaches it together).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..abi import KernelABI
+from ..ir import nodes as ir
+from ..ir.types import DType
+from . import cpu_atomics, cpu_ops
+
+_ARITH = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
+_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+_MATH = {"exp": "np.exp", "exp2": "np.exp2", "log": "np.log", "log2": "np.log2",
+         "sqrt": "np.sqrt", "rsqrt": "_ops.rsqrt", "sin": "np.sin", "cos": "np.cos",
+         "tan": "np.tan", "tanh": "np.tanh", "asin": "np.arcsin", "acos": "np.arccos",
+         "atan": "np.arctan", "atan2": "np.arctan2", "sinh": "np.sinh", "cosh": "np.cosh",
+         "pow": "np.power", "hypot": "np.hypot", "floor": "np.floor", "ceil": "np.ceil",
+         "round": "np.rint", "trunc": "np.trunc", "erf": "_ops.erf", "fma": "_ops.fma",
+         "clamp": "_ops.clamp", "isnan": "np.isnan", "isinf": "np.isinf"}
+
+
+@dataclass
+class CpuProgram:
+    """A kernel compiled to Python: `fn(_L, _B, _bufs, _F, _bi, _cl)` runs one batch."""
+
+    fn: object
+    source: str
+    builtins: frozenset  # position builtins the kernel reads
+    kernel: ir.Kernel
+    abi: KernelABI
+
+
+def compile_kernel(kernel: ir.Kernel, abi: KernelABI) -> CpuProgram:
+    """Compiles a specialised kernel (after passes) into a Python function."""
+    gen = _Gen(kernel, abi)
+    source = gen.generate()
+    namespace = dict(gen.ns)
+    code = compile(source, f"<cubepy cpu {kernel.name}>", "exec")
+    exec(code, namespace)
+    return CpuProgram(namespace["kernel_fn"], source, frozenset(gen.builtins), kernel, abi)
+
+
+def _has(block: ir.Block, kinds: tuple, into_loops: bool) -> bool:
+    """Whether `block` holds a statement of `kinds` (looking inside loops or not)."""
+    for s in block.stmts:
+        if isinstance(s, kinds):
+            return True
+        if isinstance(s, ir.If):
+            if _has(s.then, kinds, into_loops) or _has(s.orelse, kinds, into_loops):
+                return True
+        elif isinstance(s, (ir.For, ir.While)) and into_loops:
+            if _has(s.body, kinds, into_loops):
+                return True
+    return False
+
+
+def _wrap_int(value: int, dtype: DType) -> int:
+    v = int(value) & ((1 << dtype.bits) - 1)
+    if dtype.kind == "int" and v >= 1 << (dtype.bits - 1):
+        v -= 1 << dtype.bits
+    return v
+
+
+class _Gen:
+    def __init__(self, kernel: ir.Kernel, abi: KernelABI):
+        self.kernel = kernel
+        self.abi = abi
+        self.lines: list[str] = []
+        self.depth = 1
+        self.ns: dict = {"np": np, "_ops": cpu_ops, "_atomic": cpu_atomics.atomic,
+                         "_mand": cpu_ops.mand, "_mandnot": cpu_ops.mandnot,
+                         "_mor": cpu_ops.mor, "_where": cpu_ops.where,
+                         "_select": cpu_ops.select, "_load": cpu_ops.load,
+                         "_load_shared": cpu_ops.load_shared, "_store": cpu_ops.store,
+                         "_store_shared": cpu_ops.store_shared, "_meta": cpu_ops.meta}
+        self.consts: dict[tuple, str] = {}
+        self.names: dict[str, str] = {}
+        self.buf_names: dict[str, str] = {}
+        self.used_py: set[str] = set()
+        self.builtins: set[str] = set()
+        self.loops: list[int] = []
+        self.declared: set[str] = set()
+        self.counter = 0
+        self.buffers = {b.name: i for i, b in enumerate(abi.buffers)}
+        self.shared = {d.buffer.name: d for d in kernel.shared}
+        self.fields = {(f.kind, f.param): i for i, f in enumerate(abi.fields)}
+
+    # -- output -----------------------------------------------------------------------
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def fresh(self) -> int:
+        self.counter += 1
+        return self.counter
+
+    def generate(self) -> str:
+        k = self.kernel
+        self.emit("_m = None")
+        self.emit("_alive = None")
+        for name, i in self.buffers.items():
+            self.emit(f"{self.buf(name)} = _bufs[{i}]")
+        for decl in k.shared:
+            name = self.buf(decl.buffer.name)
+            self.emit(f"{name} = np.zeros(_B * {decl.size}, {self.dt(decl.buffer.elem)})")
+            self.emit(f"{name}_base = _cl * {decl.size}")
+        for i, f in enumerate(self.abi.fields):
+            if f.kind == "scalar":
+                p = k.param(f.param)
+                self.emit(f"{self.var(ir.Var(p.name, p.dtype))} = _F[{i}]")
+                self.declared.add(p.name)
+            elif f.kind != "cube_count":
+                self.emit(f"_M{i} = _F[{i}]")
+        body_at = len(self.lines)
+        self.block(k.body)
+        for name in sorted(self.builtins):
+            self.lines.insert(body_at, f"    _bi_{name} = _bi[{name!r}]")
+        head = "def kernel_fn(_L, _B, _bufs, _F, _bi, _cl):"
+        return "\n".join([head] + self.lines + ["    return None", ""])
+
+    # -- names ------------------------------------------------------------------------
+    def var(self, v: ir.Var) -> str:
+        py = self.names.get(v.name)
+        if py is None:
+            base = "v_" + re.sub(r"\W", "_", v.name)
+            py, n = base, 1
+            while py in self.used_py:
+                n += 1
+                py = f"{base}_{n}"
+            self.names[v.name] = py
+            self.used_py.add(py)
+        return py
+
+    def buf(self, name: str) -> str:
+        py = self.buf_names.get(name)
+        if py is None:
+            base = "b_" + re.sub(r"\W", "_", name)
+            py, n = base, 1
+            while py in self.used_py:
+                n += 1
+                py = f"{base}_{n}"
+            self.buf_names[name] = py
+            self.used_py.add(py)
+        return py
+
+    def dt(self, t: DType) -> str:
+        name = f"_dt_{t.name}"
+        self.ns[name] = t.numpy.type
+        return name
+
+    def const(self, t: DType, value) -> str:
+        key = (t.name, repr(value))
+        name = self.consts.get(key)
+        if name is None:
+            name = f"_k{len(self.consts)}"
+            self.consts[key] = name
+            if t.is_bool:
+                self.ns[name] = np.bool_(bool(value))
+            elif t.is_int:
+                self.ns[name] = t.numpy.type(_wrap_int(value, t))
+            else:
+                self.ns[name] = t.numpy.type(float(value))
+        return name
+
+    # -- statements -------------------------------------------------------------------
+    def block(self, block: ir.Block) -> None:
+        if not block.stmts:
+            self.emit("pass")
+        for s in block.stmts:
+            self.stmt(s)
+
+    def stmt(self, s: ir.Stmt) -> None:
+        method = getattr(self, "s_" + type(s).__name__, None)
+        if method is None:
+            raise NotImplementedError(f"cpu runtime: unsupported statement {type(s).__name__}")
+        method(s)
+
+    def assign(self, var: ir.Var, value: str, declare: bool) -> None:
+        py = self.var(var)
+        if declare or var.name not in self.declared:
+            self.declared.add(var.name)
+            self.emit(f"{py} = {value}")
+        else:
+            self.emit(f"{py} = _where(_m, {value}, {py})")
+
+    def s_Declare(self, s: ir.Declare) -> None:
+        self.assign(s.var, self.const(s.var.ty, 0), True)
+
+    def s_Assign(self, s: ir.Assign) -> None:
+        self.assign(s.var, self.expr(s.value), s.declare)
+
+    def s_Store(self, s: ir.Store) -> None:
+        idx, val = self.expr(s.index), self.expr(s.value)
+        name = self.buf(s.buffer.name)
+        if s.buffer.space == "shared":
+            size = self.shared[s.buffer.name].size
+            self.emit(f"_store_shared({name}, {size}, {name}_base, {idx}, {val}, _m, _L)")
+        else:
+            self.emit(f"_store({name}, {idx}, {val}, _m, _L)")
+
+    def s_AtomicOp(self, s: ir.AtomicOp) -> None:
+        idx, val = self.expr(s.index), self.expr(s.value)
+        cmp = self.expr(s.compare) if s.compare is not None else "None"
+        name = self.buf(s.buffer.name)
+        extra = ""
+        if s.buffer.space == "shared":
+            extra = f", {self.shared[s.buffer.name].size}, {name}_base"
+        want = s.result is not None
+        call = f"_atomic({s.op!r}, {name}, {idx}, {val}, {cmp}, _m, {want}, _L{extra})"
+        if want:
+            self.assign(s.result, call, False)
+        else:
+            self.emit(call)
+
+    def s_If(self, s: ir.If) -> None:
+        k = self.fresh()
+        self.emit(f"_mo{k} = _m")
+        self.emit(f"_c{k} = {self.expr(s.cond)}")
+        self.emit(f"_m = _mand(_mo{k}, _c{k})")
+        self.emit("if _m is not False:")
+        self.depth += 1
+        self.block(s.then)
+        self.depth -= 1
+        if s.orelse.stmts:
+            self.emit(f"_m = _mandnot(_mo{k}, _c{k})")
+            self.emit("if _m is not False:")
+            self.depth += 1
+            self.block(s.orelse)
+            self.depth -= 1
+        self.emit(f"_m = _mo{k}")
+        self.restore_after(ir.Block(s.then.stmts + s.orelse.stmts))
+
+    def restore_after(self, block: ir.Block) -> None:
+        """After a region: drop the lanes that left it through break/continue/terminate."""
+        if self.loops and _has(block, (ir.Break, ir.Continue), into_loops=False):
+            inner = self.loops[-1]
+            self.emit(f"_m = _mand(_m, _lm{inner})")
+            if _has(block, (ir.Continue,), into_loops=False):
+                self.emit(f"_m = _mandnot(_m, _ct{inner})")
+        if _has(block, (ir.Terminate,), into_loops=True):
+            self.emit("_m = _mand(_m, _alive)")
+
+    def loop(self, k: int, cond: str, body: ir.Block, step: str | None) -> None:
+        self.emit(f"_lm{k} = _m")
+        self.emit("while True:")
+        self.depth += 1
+        self.emit(f"_lm{k} = _mand(_lm{k}, {cond})")
+        self.emit(f"if _lm{k} is False: break")
+        self.emit(f"_m = _lm{k}")
+        if _has(body, (ir.Continue,), into_loops=False):
+            self.emit(f"_ct{k} = False")
+        self.loops.append(k)
+        self.block(body)
+        self.loops.pop()
+        if step is not None:
+            self.emit(step)
+        self.depth -= 1
+        self.emit(f"_m = _mo{k}")
+        if _has(body, (ir.Terminate,), into_loops=True):
+            self.emit("_m = _mand(_m, _alive)")
+
+    def s_For(self, s: ir.For) -> None:
+        k = self.fresh()
+        v = self.var(s.var)
+        self.emit(f"_mo{k} = _m")
+        self.emit(f"{v} = {self.expr(s.start)}")
+        self.declared.add(s.var.name)
+        self.emit(f"_stop{k} = {self.expr(s.stop)}")
+        self.emit(f"_step{k} = {self.expr(s.step)}")
+        if isinstance(s.step, ir.Const):
+            cond = f"({v} < _stop{k})" if s.step.value > 0 else f"({v} > _stop{k})"
+        else:
+            zero = self.const(s.step.ty, 0)
+            cond = f"_select(_step{k} > {zero}, {v} < _stop{k}, {v} > _stop{k})"
+        self.loop(k, cond, s.body, f"{v} = {v} + _step{k}")
+
+    def s_While(self, s: ir.While) -> None:
+        k = self.fresh()
+        self.emit(f"_mo{k} = _m")
+        self.loop(k, self.expr(s.cond), s.body, None)
+
+    def s_Break(self, s: ir.Break) -> None:
+        k = self.loops[-1]
+        self.emit(f"_lm{k} = _mandnot(_lm{k}, _m)")
+        self.emit("_m = False")
+
+    def s_Continue(self, s: ir.Continue) -> None:
+        k = self.loops[-1]
+        self.emit(f"_ct{k} = _mor(_ct{k}, _m)")
+        self.emit("_m = False")
+
+    def s_Terminate(self, s: ir.Terminate) -> None:
+        self.emit("_alive = _mandnot(_alive, _m)")
+        for k in self.loops:
+            self.emit(f"_lm{k} = _mandnot(_lm{k}, _m)")
+        self.emit("_m = False")
+
+    def s_Barrier(self, s: ir.Barrier) -> None:
+        self.emit("pass  # sync_cube(): lanes run in lockstep (see module docstring)")
+
+    def s_Comment(self, s: ir.Comment) -> None:
+        for line in s.text.splitlines() or [""]:
+            self.emit(f"# {line}")
+
+    # -- expressions ------------------------------------------------------------------
+    def expr(self, e: ir.Expr) -> str:
+        method = getattr(self, "e_" + type(e).__name__, None)
+        if method is None:
+            raise NotImplementedError(f"cpu runtime: unsupported expression {type(e).__name__}")
+        return method(e)
+
+    def e_Const(self, e: ir.Const) -> str:
+        return self.const(e.ty, e.value)
+
+    def e_Load(self, e: ir.Load) -> str:
+        return self.var(e.var)
+
+    def e_Builtin(self, e: ir.Builtin) -> str:
+        self.builtins.add(e.name)
+        return f"_bi_{e.name}"
+
+    def e_Meta(self, e: ir.Meta) -> str:
+        name = e.buffer.name
+        if e.buffer.space == "shared":
+            size = self.shared[name].size
+            return self.const(e.ty, size if e.kind in ("len", "buffer_len") else 1)
+        i = self.fields.get((e.kind, name))
+        if i is None:
+            if e.kind == "buffer_len" and name in self.buffers:
+                return f"{self.dt(e.ty)}({self.buf(name)}.shape[0])"
+            raise NotImplementedError(f"cpu runtime: {e.kind} of {name} is not in the ABI")
+        if e.kind in ("shape", "stride"):
+            return f"_meta(_M{i}, {self.expr(e.dim)})"
+        return f"_M{i}"
+
+    def e_Index(self, e: ir.Index) -> str:
+        name = self.buf(e.buffer.name)
+        idx = self.expr(e.index)
+        if e.buffer.space == "shared":
+            size = self.shared[e.buffer.name].size
+            return f"_load_shared({name}, {size}, {name}_base, {idx})"
+        return f"_load({name}, {idx})"
+
+    def e_Unary(self, e: ir.Unary) -> str:
+        a = self.expr(e.operand)
+        if e.op == "neg":
+            return f"(-{a})"
+        if e.op == "not" or (e.op == "bitnot" and e.ty.is_bool):
+            return f"np.logical_not({a})"
+        if e.op == "bitnot":
+            return f"(~{a})"
+        if e.op == "abs":
+            return a if e.ty.kind == "uint" or e.ty.is_bool else f"np.abs({a})"
+        raise NotImplementedError(f"cpu runtime: unary {e.op}")
+
+    def e_Binary(self, e: ir.Binary) -> str:
+        a, b, t, op = self.expr(e.lhs), self.expr(e.rhs), e.ty, e.op
+        if op in _ARITH:
+            return f"({a} {_ARITH[op]} {b})"
+        if t.is_float:
+            table = {"div": f"({a} / {b})", "floordiv": f"_ops.ffloordiv({a}, {b})",
+                     "mod": f"_ops.fmod({a}, {b})", "pow": f"np.power({a}, {b})",
+                     "max": f"np.fmax({a}, {b})", "min": f"np.fmin({a}, {b})"}
+        else:
+            dt = self.dt(t)
+            table = {"div": f"_ops.ifloordiv({a}, {b})",
+                     "floordiv": f"_ops.ifloordiv({a}, {b})", "mod": f"_ops.imod({a}, {b})",
+                     "pow": f"_ops.ipow({a}, {b}, np.dtype({dt}))",
+                     "shl": f"_ops.shl({a}, {b}, {dt}, {t.bits})",
+                     "shr": f"_ops.shr({a}, {b}, {dt}, {t.bits})",
+                     "max": f"np.maximum({a}, {b})", "min": f"np.minimum({a}, {b})"}
+        if op not in table:
+            raise NotImplementedError(f"cpu runtime: binary {op} on {t}")
+        return table[op]
+
+    def e_Compare(self, e: ir.Compare) -> str:
+        return f"({self.expr(e.lhs)} {_CMP[e.op]} {self.expr(e.rhs)})"
+
+    def e_Logical(self, e: ir.Logical) -> str:
+        # Both sides are pure and every access is bounds-checked, so evaluating the
+        # right side for all lanes gives the short-circuit result.
+        sym = "&" if e.op == "and" else "|"
+        return f"({self.expr(e.lhs)} {sym} {self.expr(e.rhs)})"
+
+    def e_Select(self, e: ir.Select) -> str:
+        return (f"_select({self.expr(e.cond)}, {self.expr(e.if_true)}, "
+                f"{self.expr(e.if_false)})")
+
+    def e_Cast(self, e: ir.Cast) -> str:
+        src, dst = e.operand.ty, e.ty
+        a = self.expr(e.operand)
+        if src is dst:
+            return a
+        if dst.is_bool:
+            return f"({a} != {self.const(src, 0)})"
+        if dst.is_int and src.is_float:
+            return (f"_ops.f2i({a}, np.dtype({self.dt(dst)}), {dst.bits}, "
+                    f"{dst.kind == 'int'})")
+        return f"{a}.astype({self.dt(dst)})"
+
+    def e_Call(self, e: ir.Call) -> str:
+        fn = _MATH.get(e.func)
+        if fn is None:
+            raise NotImplementedError(f"cpu runtime: math function {e.func}")
+        return f"{fn}({', '.join(self.expr(a) for a in e.args)})"
+
