@@ -1,0 +1,71 @@
+"""The pass pipeline: small named IR -> IR passes, run in order by `run_pipeline`.
+
+Every pass is a pure function Kernel -> Kernel (new trees, the input untouched).
+With CUBEPY_VERIFY=1 in the environment the verifier checks the IR after each pass.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from .. import nodes as ir
+from ..verify import IRVerifyError, verify
+from .dce import remove_dead_code
+from .fold import fold_constants, specialize_cube_dim
+from .legalize import legalize_types
+from .uniform import uniform_barriers
+from .unroll import unroll_loops
+
+Pass = Callable[[ir.Kernel], ir.Kernel]
+TARGETS = ("cuda", "wgsl", "metal", "cpu")
+
+# Target-independent passes, in order.
+PIPELINE: list[tuple[str, Pass]] = [
+    ("specialize_cube_dim", specialize_cube_dim),
+    ("fold_constants", fold_constants),
+    ("unroll_loops", unroll_loops),
+    ("fold_constants", fold_constants),
+    ("remove_dead_code", remove_dead_code),
+]
+
+
+def target_passes(target: str) -> list[tuple[str, Pass]]:
+    """The passes legalising the IR for `target`, after the common ones."""
+    return [
+        ("uniform_barriers", uniform_barriers),
+        ("legalize_types", legalize_types(target)),
+    ]
+
+
+def passes_for(target: str | None) -> list[tuple[str, Pass]]:
+    """The whole pipeline for `target` (None: the target-independent passes only)."""
+    if target is None:
+        return list(PIPELINE)
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}: expected one of {TARGETS}")
+    return PIPELINE + target_passes(target)
+
+
+def run_pipeline(kernel: ir.Kernel, target: str | None) -> ir.Kernel:
+    """Runs the target-independent passes, then (when `target` is given) the target's
+    legalisation. Returns a new kernel; `kernel` is left untouched. User mistakes found
+    on the way (a non-uniform barrier, f64 in WGSL, ...) raise CompileError."""
+    check = os.environ.get("CUBEPY_VERIFY", "") not in ("", "0")
+    if check:
+        _verify(kernel, "the frontend")
+    for name, fn in passes_for(target):
+        kernel = fn(kernel)
+        if check:
+            _verify(kernel, name)
+    return kernel
+
+
+def _verify(kernel: ir.Kernel, after: str) -> None:
+    try:
+        verify(kernel)
+    except IRVerifyError as e:
+        raise IRVerifyError(f"after {after}: {e}") from None
+
+
+__all__ = ["run_pipeline", "passes_for", "PIPELINE", "specialize_cube_dim", "fold_constants",
+           "unroll_loops", "remove_dead_code", "uniform_barriers", "legalize_types"]

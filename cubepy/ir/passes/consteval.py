@@ -1,0 +1,141 @@
+"""Compile-time evaluation with exactly the semantics of docs/LANGUAGE.md.
+
+Each function returns the folded Python value, or NOFOLD when folding is not certain to
+match every target (float division, transcendental math, bf16, ...). Integers wrap by
+bit width; signed `//` and `%` floor; `a // 0 == 0`, `a % 0 == a`; shift amounts are
+taken modulo the width; float->int casts truncate toward zero and saturate, NaN -> 0.
+Float results are rounded to their type through numpy (IEEE, as the GPUs compute).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..types import DType
+
+NOFOLD = object()
+
+_FLOAT_NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+
+
+def wrap(value: int, ty: DType) -> int:
+    """`value` wrapped to the integer type `ty` (two's complement)."""
+    mask = (1 << ty.bits) - 1
+    value &= mask
+    if ty.is_signed and value >> (ty.bits - 1):
+        value -= 1 << ty.bits
+    return value
+
+
+def to_float(value, ty: DType):
+    """`value` rounded to the float type `ty`, as a Python float (NOFOLD for bf16)."""
+    np_type = _FLOAT_NP.get(ty.name)
+    if np_type is None:
+        return NOFOLD
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np_type(value))
+
+
+def int_floordiv(a: int, b: int, ty: DType) -> int:
+    if b == 0:
+        return 0
+    return wrap(a // b, ty)  # Python floors; MIN // -1 wraps back to MIN
+
+
+def int_mod(a: int, b: int, ty: DType) -> int:
+    if b == 0:
+        return a
+    return wrap(a % b, ty)
+
+
+def binary(op: str, ty: DType, a, b):
+    """The folded value of `a op b` of type `ty`, or NOFOLD."""
+    if ty.is_bool:
+        table = {"bitand": a and b, "bitor": a or b, "bitxor": a != b,
+                 "max": a or b, "min": a and b}
+        return bool(table[op]) if op in table else NOFOLD
+    if ty.is_int:
+        a, b = int(a), int(b)
+        if op in ("shl", "shr"):
+            amount = b % ty.bits
+            if op == "shl":
+                return wrap(a << amount, ty)
+            return wrap(a >> amount, ty)  # arithmetic for signed (a is signed here)
+        if op == "floordiv":
+            return int_floordiv(a, b, ty)
+        if op == "mod":
+            return int_mod(a, b, ty)
+        if op == "pow":
+            return wrap(pow(a, b, 1 << ty.bits), ty) if b >= 0 else NOFOLD
+        simple = {"add": a + b, "sub": a - b, "mul": a * b, "bitand": a & b,
+                  "bitor": a | b, "bitxor": a ^ b, "max": max(a, b), "min": min(a, b)}
+        return wrap(simple[op], ty) if op in simple else NOFOLD
+    if ty.name not in _FLOAT_NP:
+        return NOFOLD
+    a, b = float(a), float(b)
+    if op in ("max", "min"):
+        if math.isnan(a):
+            return b
+        if math.isnan(b):
+            return a
+        if a == b:  # 0.0 vs -0.0 may differ between targets
+            return a if math.copysign(1, a) == math.copysign(1, b) else NOFOLD
+        return max(a, b) if op == "max" else min(a, b)
+    np_type = _FLOAT_NP[ty.name]
+    x, y = np_type(a), np_type(b)
+    with np.errstate(all="ignore"):
+        exact = {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y}
+        if op not in exact:
+            return NOFOLD  # division, pow, floor div: leave to the target
+        return float(exact[op]())
+
+
+def unary(op: str, ty: DType, a):
+    if op == "not":
+        return not a
+    if ty.is_bool:
+        return NOFOLD
+    if ty.is_int:
+        a = int(a)
+        table = {"neg": -a, "bitnot": ~a, "abs": abs(a)}
+        return wrap(table[op], ty) if op in table else NOFOLD
+    if ty.name not in _FLOAT_NP:
+        return NOFOLD
+    if op == "neg":
+        return -float(a)
+    if op == "abs":
+        return abs(float(a))
+    return NOFOLD
+
+
+def compare(op: str, a, b) -> bool:
+    return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b,
+            "ge": a >= b}[op]
+
+
+def cast(value, src: DType, dst: DType):
+    """The value of casting a constant of type `src` to `dst`, or NOFOLD."""
+    if dst.is_bool:
+        if src.is_float:
+            return NOFOLD  # NaN -> bool differs between C and WGSL
+        return bool(value)
+    if src.is_bool:
+        value = int(bool(value))
+        src_is_float = False
+    else:
+        src_is_float = src.is_float
+    if dst.is_int:
+        if src_is_float:
+            if src.name not in _FLOAT_NP:
+                return NOFOLD
+            v = float(value)
+            if math.isnan(v):
+                return 0
+            lo = -(1 << (dst.bits - 1)) if dst.is_signed else 0
+            hi = (1 << (dst.bits - 1 if dst.is_signed else dst.bits)) - 1
+            if math.isinf(v):
+                return hi if v > 0 else lo
+            return max(lo, min(hi, math.trunc(v)))
+        return wrap(int(value), dst)
+    return to_float(value, dst)
