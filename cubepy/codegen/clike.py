@@ -650,6 +650,21 @@ def uses_builtins(kernel: n.Kernel) -> set[str]:
     return {e.name for e in walk_all_exprs(kernel.body) if isinstance(e, n.Builtin)}
 
 
+def scalar_locals(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
+    """`T name = info.name;` for each scalar parameter (the body may assign to it)."""
+    out = []
+    for p in kernel.params:
+        if p.kind != "scalar":
+            continue
+        field = abi.field("scalar", p.name)
+        if field is None:
+            continue
+        src = f"info.{mangle(field.name)}"
+        value = f"{src} != 0u" if p.dtype.is_bool else src
+        out.append(f"{em.d.type_name(p.dtype)} {em.var(n.Var(p.name, p.dtype))} = {value};")
+    return out
+
+
 _ENV = None
 
 

@@ -12,7 +12,8 @@ from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.types import DType, f32, f64
-from .clike import EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
+from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
+                    scalar_locals)
 from .names import mangle
 
 _TYPES = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double",
@@ -276,21 +277,6 @@ def _entry_lines(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
     lines.extend(em.prologue)
     lines.extend(scalar_locals(kernel, abi, em))
     return ["    " + line for line in lines]
-
-
-def scalar_locals(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
-    """`T name = info.name;` for each scalar parameter (the body may assign to it)."""
-    out = []
-    for p in kernel.params:
-        if p.kind != "scalar":
-            continue
-        field = abi.field("scalar", p.name)
-        if field is None:
-            continue
-        src = f"info.{mangle(field.name)}"
-        value = f"{src} != 0u" if p.dtype.is_bool else src
-        out.append(f"{em.d.type_name(p.dtype)} {em.var(n.Var(p.name, p.dtype))} = {value};")
-    return out
 
 
 def _body_types(kernel: n.Kernel) -> set[str]:

@@ -1,0 +1,290 @@
+"""Metal Shading Language code generator: `emit_metal(kernel, abi, checked) -> str`.
+
+Shares the C-like core (clike.py) with CUDA; this module holds MSL's tables and renders
+templates/metal.j2. Buffers used atomically are declared with atomic element types
+(`device atomic_uint*`); plain reads and writes of them go through atomic_load/store.
+f64 never reaches here (the passes reject it for Metal).
+"""
+from __future__ import annotations
+
+import math
+
+from ..abi import KernelABI
+from ..errors import compile_error
+from ..ir import nodes as n
+from ..ir.types import DType, f32
+from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
+                    scalar_locals)
+from .names import mangle
+
+_TYPES = {"f16": "half", "bf16": "bfloat", "f32": "float", "i32": "int", "i64": "long",
+          "u32": "uint", "u64": "ulong", "bool": "bool"}
+_ATOMIC_TYPES = {"i32": "atomic_int", "u32": "atomic_uint", "f32": "atomic_float"}
+
+_MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "asin",
+         "acos", "atan", "atan2", "sinh", "cosh", "pow", "floor", "ceil", "trunc", "fma",
+         "isnan", "isinf"}
+_MATH_RENAMED = {"round": "rint"}  # rint rounds half to even, as every target does
+
+_RESERVED = frozenset({"metal", "cube_info_t", "info", "atomic_int", "atomic_uint",
+                       "atomic_float", "memory_order_relaxed", "mem_flags", "as_type",
+                       "threadgroup_barrier", "INFINITY", "NAN"})
+
+_RELAXED = "memory_order_relaxed"
+
+
+class MetalDialect(Dialect):
+    """MSL 3.x."""
+
+    name = "metal"
+    fn_qual = "inline"
+    types = _TYPES
+    reserved = _RESERVED
+    barrier = "threadgroup_barrier(mem_flags::mem_threadgroup);"
+    typed_atomics = True
+
+    def type_name(self, ty: DType) -> str:
+        if ty.name not in _TYPES:
+            compile_error(n.NO_LOC, f"{ty.name} is not available in Metal")
+        return _TYPES[ty.name]
+
+    def literal(self, value, ty: DType) -> tuple[str, int]:
+        if ty.is_bool:
+            return ("true" if value else "false"), PRIMARY
+        if ty.is_int:
+            v = int(value)
+            suffix = {"i32": "", "u32": "u", "i64": "l", "u64": "ul"}[ty.name]
+            if ty.is_signed and v == -(2 ** (ty.bits - 1)):
+                return f"({v + 1}{suffix} - 1)", PRIMARY
+            return f"{v}{suffix}", (UNARY if v < 0 else PRIMARY)
+        v = float(value)
+        if math.isnan(v):
+            text, prec = "NAN", PRIMARY
+        elif math.isinf(v):
+            text, prec = ("INFINITY", PRIMARY) if v > 0 else ("-INFINITY", UNARY)
+        else:
+            text = float_literal(v, "f" if ty is f32 else "")
+            prec = UNARY if text.startswith("-") else PRIMARY
+        if ty is f32:
+            return text, prec
+        return f"{self.type_name(ty)}({text})", PRIMARY
+
+    def unsigned_cast(self, em: CEmitter, index: n.Expr) -> str:
+        return f"{'ulong' if index.ty.bits == 64 else 'uint'}({em.expr(index)})"
+
+    def cast(self, em: CEmitter, e: n.Cast) -> tuple[str, int]:
+        src, dst = e.operand.ty, e.ty
+        if dst.is_bool:
+            zero = self.literal(0, src)[0]
+            return f"{em.expr_prec(e.operand, EQ + 1)} != {zero}", EQ
+        if dst.is_int and src.is_float:
+            arg = em.expr(e.operand) if src is f32 else f"float({em.expr(e.operand)})"
+            return f"{_f2i_helper(em, dst)}({arg})", PRIMARY
+        if src.name == "bf16" and dst.name != "f32" or dst.name == "bf16" and src.name != "f32":
+            return f"{self.type_name(dst)}(float({em.expr(e.operand)}))", PRIMARY
+        return f"{self.type_name(dst)}({em.expr(e.operand)})", PRIMARY
+
+    def builtin(self, name: str) -> str:
+        if name == "plane_dim":
+            return "cube_simd_size"
+        if name == "unit_pos_plane":
+            return "cube_simd_lane"
+        kind, axis = name.rsplit("_", 1)
+        base = {"unit_pos": "cube_thread_pos", "cube_pos": "cube_group_pos",
+                "cube_count": "cube_group_count", "cube_dim": "cube_group_size"}[kind]
+        return f"{base}.{axis}"
+
+    def math(self, em: CEmitter, func: str, args: list[str], arg_types: list[DType],
+             ty: DType) -> str:
+        ft = arg_types[0]
+        if ft.name == "bf16" or (ft.name == "f16" and func in ("erf", "hypot")):
+            # no bfloat (or half helper) overloads: compute in float, round once
+            inner = self.math(em, func, [f"float({a})" for a in args], [f32] * len(args),
+                              ty if ty.is_bool else f32)
+            return inner if ty.is_bool else f"{self.type_name(ft)}({inner})"
+        if func in _MATH:
+            return f"metal::{func}({', '.join(args)})"
+        if func in _MATH_RENAMED:
+            return f"metal::{_MATH_RENAMED[func]}({', '.join(args)})"
+        if func == "clamp":  # min(max(x, lo), hi) with NaN-ignoring max/min, as CUDA
+            return f"metal::fmin(metal::fmax({args[0]}, {args[1]}), {args[2]})"
+        if func == "erf":
+            return f"{_erf_helper(em)}({args[0]})"
+        if func == "hypot":
+            return f"{_hypot_helper(em)}({args[0]}, {args[1]})"
+        compile_error(n.NO_LOC, f"math function {func!r} is not available in Metal")
+
+    def minmax(self, em: CEmitter, op: str, a: str, b: str, ty: DType) -> str:
+        if ty.is_float:
+            return f"metal::f{op}({a}, {b})"  # fmax: the non-NaN operand
+        return f"metal::{op}({a}, {b})"
+
+    def abs(self, em: CEmitter, a: str, ty: DType) -> str:
+        return f"metal::fabs({a})" if ty.is_float else f"metal::abs({a})"
+
+    def float_mod_helper(self, em: CEmitter, ty: DType) -> str:
+        name = f"cube_mod_{ty.name}"
+        t = self.type_name(ty)
+        if ty.name == "bf16":
+            return em.helper(name, f"""
+{{fn}} {t} {name}({t} a, {t} b) {{
+    const float x = float(a), y = float(b);
+    return {t}(x - metal::floor(x / y) * y);
+}}""")
+        return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) "
+                               f"{{ return a - metal::floor(a / b) * b; }}")
+
+    def atomic(self, em: CEmitter, s: n.AtomicOp, ptr: str, value: str,
+               compare: str | None) -> str:
+        t, op = s.buffer.elem, s.op
+        space = "device" if s.buffer.space == "global" else "threadgroup"
+        if t.name not in _ATOMIC_TYPES:
+            compile_error(s.loc, f"Metal has no atomics on {t.name}")
+        if op == "compare_exchange":
+            return f"{_cas_helper(em, t, space)}({ptr}, {compare}, {value})"
+        if op == "exchange":
+            return f"atomic_exchange_explicit({ptr}, {value}, {_RELAXED})"
+        if t is f32 and op in ("min", "max"):
+            return f"{_float_minmax_helper(em, op, space)}({ptr}, {value})"
+        if t is f32 and op not in ("add", "sub"):
+            compile_error(s.loc, f"atomic_{op} is not available on f32")
+        return f"atomic_fetch_{op}_explicit({ptr}, {value}, {_RELAXED})"
+
+    def atomic_load(self, ptr: str) -> str:
+        return f"atomic_load_explicit({ptr}, {_RELAXED})"
+
+    def atomic_store(self, ptr: str, value: str) -> str:
+        return f"atomic_store_explicit({ptr}, {value}, {_RELAXED})"
+
+
+def _f2i_helper(em: CEmitter, dst: DType) -> str:
+    """float -> integer: truncate toward zero, saturate, NaN -> 0 (MSL leaves out-of-range
+    conversions undefined)."""
+    t = _TYPES[dst.name]
+    lo, hi = {"i32": ("-2147483648.0f", "2147483648.0f"),
+              "u32": ("0.0f", "4294967296.0f"),
+              "i64": ("-9223372036854775808.0f", "9223372036854775808.0f"),
+              "u64": ("0.0f", "18446744073709551616.0f")}[dst.name]
+    top = {"i32": "2147483647", "u32": "0xffffffffu", "i64": "9223372036854775807l",
+           "u64": "0xfffffffffffffffful"}[dst.name]
+    bottom = {"i32": "(-2147483647 - 1)", "u32": "0u", "i64": "(-9223372036854775807l - 1)",
+              "u64": "0ul"}[dst.name]
+    name = f"cube_cast_{dst.name}"
+    return em.helper(name, f"""
+{{fn}} {t} {name}(float x) {{
+    if (metal::isnan(x)) return 0;
+    if (x <= {lo}) return {bottom};
+    if (x >= {hi}) return {top};
+    return {t}(x);
+}}""")
+
+
+def _erf_helper(em: CEmitter) -> str:
+    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): MSL has no erf.
+    return em.helper("cube_erf", """
+{fn} float cube_erf(float x) {
+    const float t = 1.0f / (1.0f + 0.3275911f * metal::fabs(x));
+    const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f
+                       + t * (-1.453152027f + t * 1.061405429f))));
+    return metal::copysign(1.0f - poly * metal::exp(-x * x), x);
+}""")
+
+
+def _hypot_helper(em: CEmitter) -> str:
+    # scaled so that large operands do not overflow (MSL has no hypot)
+    return em.helper("cube_hypot", """
+{fn} float cube_hypot(float x, float y) {
+    const float ax = metal::fabs(x), ay = metal::fabs(y);
+    const float m = metal::fmax(ax, ay);
+    if (m == 0.0f || metal::isinf(m)) return m;
+    const float p = ax / m, q = ay / m;
+    return m * metal::sqrt(p * p + q * q);
+}""")
+
+
+def _cas_helper(em: CEmitter, t: DType, space: str) -> str:
+    """compare_exchange returning the old value (a strong CAS from the weak one)."""
+    suffix = "" if space == "device" else "_tg"
+    name = f"cube_atomic_cas_{t.name}{suffix}"
+    at, vt = _ATOMIC_TYPES[t.name], _TYPES[t.name]
+    if t is f32:  # compare bit patterns through the same word seen as atomic_uint
+        return em.helper(name, f"""
+{{fn}} float {name}({space} atomic_float* p, float expected, float v) {{
+    {space} atomic_uint* bits = ({space} atomic_uint*)p;
+    const uint want = as_type<uint>(expected);
+    uint old = want;
+    while (!atomic_compare_exchange_weak_explicit(bits, &old, as_type<uint>(v), {_RELAXED},
+                                                  {_RELAXED})) {{
+        if (old != want) break;
+    }}
+    return as_type<float>(old);
+}}""")
+    return em.helper(name, f"""
+{{fn}} {vt} {name}({space} {at}* p, {vt} expected, {vt} v) {{
+    {vt} old = expected;
+    while (!atomic_compare_exchange_weak_explicit(p, &old, v, {_RELAXED}, {_RELAXED})) {{
+        if (old != expected) break;  // a real mismatch: old holds the current value
+    }}
+    return old;
+}}""")
+
+
+def _float_minmax_helper(em: CEmitter, op: str, space: str) -> str:
+    suffix = "" if space == "device" else "_tg"
+    name = f"cube_atomic_{op}_f32{suffix}"
+    return em.helper(name, f"""
+{{fn}} float {name}({space} atomic_float* p, float v) {{
+    {space} atomic_uint* bits = ({space} atomic_uint*)p;
+    uint old = atomic_load_explicit(bits, {_RELAXED});
+    while (true) {{
+        const float current = as_type<float>(old);
+        const uint wanted = as_type<uint>(metal::f{op}(current, v));
+        if (wanted == old) return current;
+        if (atomic_compare_exchange_weak_explicit(bits, &old, wanted, {_RELAXED},
+                                                  {_RELAXED})) return current;
+    }}
+}}""")
+
+
+def emit_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
+    """MSL source of a specialised kernel: a `kernel void` taking the buffers at
+    [[buffer(i)]] (ABI order), the info struct as `constant` at [[buffer(len)]] and the
+    position attributes."""
+    dialect = MetalDialect()
+    em = CEmitter(kernel, abi, checked, dialect)
+    em.block(kernel.body)
+    params = []
+    for i, b in enumerate(abi.buffers):
+        ref = n.BufferRef(b.name, b.dtype, "global")
+        if b.name in em.atomic_buffers:
+            elem = _ATOMIC_TYPES.get(b.dtype.name)
+            if elem is None:
+                compile_error(kernel.loc, f"Metal has no atomics on {b.dtype.name} "
+                                          f"(parameter {b.name!r})")
+            decl = f"device {elem}*"
+        else:
+            decl = f"{'const ' if b.read_only else ''}device {dialect.type_name(b.dtype)}*"
+        params.append(f"{decl} {em.buffer(ref)} [[buffer({i})]]")
+    if abi.has_info:
+        params.append(f"constant cube_info_t& info [[buffer({abi.info_binding})]]")
+    params += ["uint3 cube_thread_pos [[thread_position_in_threadgroup]]",
+               "uint3 cube_group_pos [[threadgroup_position_in_grid]]",
+               "uint3 cube_group_count [[threadgroups_per_grid]]",
+               "uint3 cube_group_size [[threads_per_threadgroup]]"]
+    text = "\n".join(em.lines + em.prologue)
+    if "cube_simd_lane" in text:
+        params.append("uint cube_simd_lane [[thread_index_in_simdgroup]]")
+    if "cube_simd_size" in text:
+        params.append("uint cube_simd_size [[threads_per_simdgroup]]")
+    fields = [f"{dialect.type_name(f.dtype)} {mangle(f.name)}"
+              + (f"[{f.count}]" if f.count > 1 else "") for f in abi.fields]
+    entry = []
+    for s in kernel.shared:
+        elem = (_ATOMIC_TYPES[s.buffer.elem.name] if s.buffer.name in em.atomic_buffers
+                else dialect.type_name(s.buffer.elem))
+        entry.append(f"threadgroup {elem} {em.buffer(s.buffer)}[{s.size}];")
+    entry += em.prologue
+    entry += scalar_locals(kernel, abi, em)
+    return render("metal.j2", name=mangle(kernel.name), cube_dim=kernel.cube_dim,
+                  fields=fields, helpers=em.prelude.helpers, params=params,
+                  entry=["    " + e for e in entry], body=em.lines, checked=checked)
