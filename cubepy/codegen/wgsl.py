@@ -215,6 +215,8 @@ class _WgslEmitter:
     def stmt(self, s: n.Stmt) -> None:
         if not isinstance(s, n.Comment):
             self.source_comment(s.loc)
+        if s.loc.lineno > 0:
+            self.expr.loc = s.loc
         method = getattr(self, f"_stmt_{type(s).__name__.lower()}", None)
         if method is None:
             compile_error(s.loc, f"the wgsl target cannot emit {type(s).__name__} statements")

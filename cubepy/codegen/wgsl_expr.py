@@ -116,6 +116,10 @@ class ExprEmitter:
         self.position = position
         self.meta = meta
         self.read = read
+        self.loc = n.NO_LOC  # the statement being emitted: errors point there if need be
+
+    def _at(self, e: n.Expr) -> n.Loc:
+        return e.loc if e.loc.lineno > 0 else self.loc
 
     def __call__(self, e: n.Expr, bare: bool = False) -> str:
         """WGSL text of `e`; `bare` omits the outer parentheses (statement level)."""
@@ -125,12 +129,12 @@ class ExprEmitter:
     def _emit(self, e: n.Expr) -> tuple[str, bool]:
         """(text, compound): compound text needs parentheses inside another operator."""
         if isinstance(e, n.Const):
-            text = literal(e.value, e.ty, e.loc)
+            text = literal(e.value, e.ty, self._at(e))
             return text, text.startswith("-")  # `a - -1i` reads badly; parenthesise
         if isinstance(e, n.Load):
             return self.name_of(e.var), False
         if isinstance(e, n.Builtin):
-            return self.position(e.name, e.loc), False
+            return self.position(e.name, self._at(e)), False
         if isinstance(e, n.Meta):
             return self.meta(e), False
         if isinstance(e, n.Index):
@@ -150,11 +154,11 @@ class ExprEmitter:
             return self._cast(e), False
         if isinstance(e, n.Call):
             return self._call(e), False
-        compile_error(e.loc, f"the wgsl target cannot emit {type(e).__name__} expressions")
+        compile_error(self._at(e), f"the wgsl target cannot emit {type(e).__name__} expressions")
 
     # -- operators --------------------------------------------------------------------
     def _unary(self, e: n.Unary) -> tuple[str, bool]:
-        t = wgsl_type(e.ty, e.loc)
+        t = wgsl_type(e.ty, self._at(e))
         x = self(e.operand)
         if e.op == "neg":
             return (f"0u - {x}", True) if t == "u32" else (f"-{x}", True)
@@ -165,10 +169,10 @@ class ExprEmitter:
         if e.op == "abs":
             return (x, False) if t in ("u32", "bool") else (f"abs({self(e.operand, True)})",
                                                             False)
-        compile_error(e.loc, f"unknown unary operator {e.op!r}")
+        compile_error(self._at(e), f"unknown unary operator {e.op!r}")
 
     def _binary(self, e: n.Binary) -> tuple[str, bool]:
-        t = wgsl_type(e.ty, e.loc)
+        t = wgsl_type(e.ty, self._at(e))
         a, b = e.lhs, e.rhs
         op = e.op
         is_float = e.ty.is_float
@@ -187,9 +191,9 @@ class ExprEmitter:
             return f"{self.prelude.use(kind, t)}({args})", False
         if op == "pow":
             if not is_float:
-                compile_error(e.loc, "integer ** needs a compile-time non-negative exponent")
+                compile_error(self._at(e), "integer ** needs a compile-time non-negative exponent")
             return f"{self.prelude.use('pow', t)}({args})", False
-        compile_error(e.loc, f"operator {op!r} is not defined on {t} in WGSL")
+        compile_error(self._at(e), f"operator {op!r} is not defined on {t} in WGSL")
 
     def _shift_amount(self, b: n.Expr) -> str:
         """WGSL wants a u32 shift amount below the bit width: take it modulo 32."""
@@ -205,7 +209,7 @@ class ExprEmitter:
         return f"{a} {_COMPARE[e.op]} {b}", True
 
     def _cast(self, e: n.Cast) -> str:
-        src, dst = wgsl_type(e.operand.ty, e.loc), wgsl_type(e.ty, e.loc)
+        src, dst = wgsl_type(e.operand.ty, self._at(e)), wgsl_type(e.ty, self._at(e))
         x = self(e.operand, True)
         if src == dst:
             return self(e.operand)
@@ -214,7 +218,7 @@ class ExprEmitter:
         return f"{dst}({x})"
 
     def _call(self, e: n.Call) -> str:
-        t = wgsl_type(e.args[0].ty, e.loc) if e.args else "f32"
+        t = wgsl_type(e.args[0].ty, self._at(e)) if e.args else "f32"
         args = ", ".join(self(a, True) for a in e.args)
         if e.func in ("isnan", "isinf"):
             if not e.args[0].ty.is_float:
@@ -224,4 +228,4 @@ class ExprEmitter:
             return f"{_DIRECT[e.func]}({args})"
         if e.func in _HELPER_CALLS:
             return f"{self.prelude.use(_HELPER_CALLS[e.func], t)}({args})"
-        compile_error(e.loc, f"the math function {e.func!r} is not available in WGSL")
+        compile_error(self._at(e), f"the math function {e.func!r} is not available in WGSL")

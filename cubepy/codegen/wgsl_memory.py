@@ -109,11 +109,13 @@ def atomic_helper(prelude: PreludeBuilder, b: BufferView, op: str, checked: bool
         elif op == "compare_exchange":
             # Compares bit patterns, as the hardware would.
             body = ("    let want = bitcast<u32>(expected);\n"
+                    "    var old: u32;\n"
                     "    loop {\n"
                     f"        let r = atomicCompareExchangeWeak({slot}, want, bitcast<u32>(v));\n"
-                    "        if (r.exchanged || r.old_value != want) "
-                    "{ return bitcast<f32>(r.old_value); }\n"
-                    "    }\n")
+                    "        old = r.old_value;\n"
+                    "        if (r.exchanged || old != want) { break; }\n"
+                    "    }\n"
+                    "    return bitcast<f32>(old);\n")
         else:
             if op in ("min", "max"):
                 prelude.use(op, "f32")
@@ -121,16 +123,20 @@ def atomic_helper(prelude: PreludeBuilder, b: BufferView, op: str, checked: bool
                     "    loop {\n"
                     f"        let r = atomicCompareExchangeWeak({slot}, old, "
                     f"bitcast<u32>({_F32_COMBINE[op]}));\n"
-                    "        if (r.exchanged) { return bitcast<f32>(old); }\n"
+                    "        if (r.exchanged) { break; }\n"
                     "        old = r.old_value;\n"
-                    "    }\n")
+                    "    }\n"
+                    "    return bitcast<f32>(old);\n")
     elif op == "compare_exchange":
         # atomicCompareExchangeWeak may fail spuriously: retry until it either swaps or
         # sees a different value.
-        body = ("    loop {\n"
+        body = (f"    var old: {t};\n"
+                "    loop {\n"
                 f"        let r = atomicCompareExchangeWeak({slot}, expected, v);\n"
-                "        if (r.exchanged || r.old_value != expected) { return r.old_value; }\n"
-                "    }\n")
+                "        old = r.old_value;\n"
+                "        if (r.exchanged || old != expected) { break; }\n"
+                "    }\n"
+                "    return old;\n")
     else:
         body = f"    return {_NATIVE[op]}({slot}, v);\n"
     return prelude.add(name, f"fn {name}({params}) -> {t} {{\n{guard}{body}}}")
