@@ -1,0 +1,446 @@
+"""Per-specialisation IR building: ParsedFunction + Specialization -> ir.Kernel.
+
+One pass over the ast builds IR whose types may still be type variables (infer.py);
+finalize.py then rebuilds it with concrete types. Statements live here, expressions in
+exprs.py, calls (builtins, intrinsics, casts, inlining) in calls.py.
+
+Declarations follow Python scoping (a variable lives for the whole function): a
+variable first assigned directly in the kernel's top-level block is declared by that
+assignment; any other variable gets a `Declare` in the top-level block just before the
+top-level statement holding its first use.
+"""
+from __future__ import annotations
+
+import ast
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..errors import compile_error
+from ..ir import nodes as n
+from ..ir.types import DType, Generic, bool_
+from ..lang import LineOf
+from ..spec import Specialization
+from .calls import CallMixin
+from .exprs import ExprMixin
+from .finalize import finalize_kernel
+from .infer import TVar, Unifier, describe
+from .parse import ParsedFunction, make_loc
+from .values import Buf, Dead, Py, is_number
+
+
+@dataclass
+class Frame:
+    """The function being built: the kernel, or a device function being inlined."""
+
+    parsed: ParsedFunction
+    env: dict[str, Any]  # generic placeholder name -> DType or TVar
+    scope: dict[str, Any] = field(default_factory=dict)  # name -> Var | Buf | Py | Dead
+    assigned: set[str] = field(default_factory=set)  # names assigned so far (textually)
+    loop_vars: set[str] = field(default_factory=set)  # loop variables in scope
+    comptime_names: set[str] = field(default_factory=set)
+    loop_depth: int = 0
+    base_depth: int = 1  # len(builder.blocks) in the function's own top-level block
+    ret_var: Optional[n.Var] = None
+    ret_flag: Optional[n.Var] = None
+
+    @property
+    def is_kernel(self) -> bool:
+        return self.parsed.is_kernel and self.base_depth == 1
+
+
+class Builder(ExprMixin, CallMixin):
+    """Builds one kernel for one specialisation. Never mutates the ast."""
+
+    def __init__(self, parsed: ParsedFunction, spec: Specialization):
+        self.spec = spec
+        self.u = Unifier()
+        self.loc = parsed.loc
+        self.blocks: list[list[n.Stmt]] = [[]]
+        self.declared: set[int] = set()  # ids of declared Vars
+        self.pending: list[n.Var] = []  # to declare before the current top-level stmt
+        self.taken: set[str] = set()  # identifiers used by vars and buffers
+        self.shared: list[n.SharedDecl] = []
+        self.inline_stack: list[Any] = []
+        self.side_effect_ban: Optional[str] = None
+        self.shared_target: Optional[str] = None
+        self.used_loop_names: set[str] = set()
+        self.frame = Frame(parsed, {k: v for k, v in spec.generics})
+
+    # -- locations and errors ---------------------------------------------------------
+    @contextmanager
+    def at(self, node: ast.AST):
+        """Sets the location every IR node built inside takes."""
+        saved = self.loc
+        self.loc = make_loc(self.frame.parsed.filename, node)
+        try:
+            yield
+        finally:
+            self.loc = saved
+
+    def error(self, msg: str, node: ast.AST | None = None):
+        loc = make_loc(self.frame.parsed.filename, node) if node is not None else self.loc
+        compile_error(loc, msg)
+
+    # -- names ------------------------------------------------------------------------
+    def fresh(self, base: str) -> str:
+        """A unique identifier derived from `base` (reserved from then on)."""
+        name, i = base, 1
+        while name in self.taken:
+            name = f"{base}_{i}"
+            i += 1
+        self.taken.add(name)
+        return name
+
+    def new_var(self, base: str, ty, rename: bool = True) -> n.Var:
+        return n.Var(self.fresh(base) if rename else base, ty)
+
+    def local(self, name: str) -> n.Var:
+        """The variable `name` of the current function, created on first sight."""
+        b = self.frame.scope.get(name)
+        if isinstance(b, n.Var):
+            return b
+        var = n.Var(name if self.frame.is_kernel else self.fresh(name), TVar())
+        self.frame.scope[name] = var
+        return var
+
+    def use(self, var: n.Var) -> None:
+        """Makes sure `var` is declared before the current top-level statement."""
+        if id(var) not in self.declared:
+            self.declared.add(id(var))
+            self.pending.append(var)
+
+    # -- statement emission -----------------------------------------------------------
+    def emit(self, stmt: n.Stmt) -> None:
+        self.blocks[-1].append(stmt)
+
+    def block(self, stmts: list[ast.stmt], loop: bool = False) -> n.Block:
+        self.blocks.append([])
+        if loop:
+            self.frame.loop_depth += 1
+        try:
+            self.body(stmts)
+        finally:
+            if loop:
+                self.frame.loop_depth -= 1
+            out = self.blocks.pop()
+        return n.Block(tuple(out))
+
+    def body(self, stmts: list[ast.stmt]) -> None:
+        frame = self.frame
+        at_top = len(self.blocks) == 1 and frame.is_kernel
+        for i, s in enumerate(stmts):
+            if at_top:
+                mark = len(self.blocks[0])
+                self.stmt(s)
+                if self.pending:
+                    loc = make_loc(frame.parsed.filename, s)
+                    self.blocks[0][mark:mark] = [n.Declare(var=v, loc=loc)
+                                                 for v in self.pending]
+                    self.pending.clear()
+            else:
+                self.stmt(s)
+            if (frame.ret_flag is not None and id(s) in frame.parsed.returns_inside
+                    and i + 1 < len(stmts)):
+                if isinstance(s, ast.Return):
+                    return  # the rest is unreachable
+                # the rest of the block runs only if the function has not returned
+                with self.at(s):
+                    cond = n.Unary(ty=bool_, op="not", loc=self.loc,
+                                   operand=n.Load(ty=bool_, var=frame.ret_flag, loc=self.loc))
+                    rest = self.block(stmts[i + 1:])
+                    self.emit(n.If(cond=cond, then=rest, loc=self.loc))
+                return
+
+    def stmt(self, node: ast.stmt) -> None:
+        handler = getattr(self, "s_" + type(node).__name__, None)
+        if handler is None:  # the whitelist runs at parse time; this is a safety net
+            self.error(f"unsupported statement: {type(node).__name__}", node)
+        with self.at(node):
+            handler(node)
+
+    # -- statements -------------------------------------------------------------------
+    def s_Pass(self, node: ast.Pass) -> None:
+        pass
+
+    def s_Expr(self, node: ast.Expr) -> None:
+        v = node.value
+        if isinstance(v, ast.Constant) and isinstance(v.value, str):
+            return  # docstring
+        if not isinstance(v, ast.Call):
+            self.error("this expression has no effect", v)
+        with self.at(v):
+            self.e_Call(v, want_value=False)
+
+    def s_Assign(self, node: ast.Assign) -> None:
+        value_node = node.value
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
+            return self.assign_tuple(node.targets[0], value_node)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(value_node, ast.Call):
+            self.shared_target = node.targets[0].id
+        try:
+            value = self.expr(value_node)
+        finally:
+            self.shared_target = None
+        for target in node.targets:
+            self.assign_to(target, value, node)
+
+    def s_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if not isinstance(node.target, ast.Name) or node.value is None:
+            self.error("an annotated assignment needs a name and a value: x: u32 = 0", node)
+        ann = self.expr(node.annotation)
+        ty = self.as_type(ann, node.annotation)
+        value = self.expr(node.value)
+        if isinstance(value, Py) and is_number(value.value):
+            value = self.cast_to(ty, value)
+        expr = self.materialize(value, node.value)
+        self.u.unify(expr.ty, ty, self.loc, lambda a, b: f"cannot assign {a} to "
+                     f"{node.target.id!r} declared {b}: cast it, e.g. {b}(...)")
+        self.assign_to(node.target, expr, node)
+
+    def assign_tuple(self, target: ast.Tuple, value_node: ast.expr) -> None:
+        if not isinstance(value_node, ast.Tuple) or len(value_node.elts) != len(target.elts):
+            self.error("tuple assignment needs a tuple of the same length on the right "
+                       "(a, b = b, a)", value_node)
+        values = []
+        for e in value_node.elts:  # every right side first, into temporaries
+            v = self.expr(e)
+            if isinstance(v, n.Expr) and not isinstance(v, n.Const):
+                tmp = self.new_var("tmp", v.ty)
+                self.use(tmp)
+                self.emit(n.Assign(var=tmp, value=v, loc=self.loc))
+                v = n.Load(ty=v.ty, var=tmp, loc=self.loc)
+            values.append(v)
+        for t, v in zip(target.elts, values):
+            self.assign_to(t, v, t)
+
+    def assign_to(self, target: ast.expr, value, node: ast.AST) -> None:
+        frame = self.frame
+        if isinstance(target, ast.Subscript):
+            return self.store(target, value)
+        if not isinstance(target, ast.Name):
+            self.error("only names and t[i] can be assigned", target)
+        name = target.id
+        self.check_assignable(name, target)
+        count = frame.parsed.assign_counts.get(name, 0)
+        if isinstance(value, Buf):
+            if count != 1:
+                self.error(f"{name!r} names a buffer and can be assigned only once", target)
+            frame.scope[name] = value
+            frame.assigned.add(name)
+            return
+        if isinstance(value, Py) and count == 1 and frame.loop_depth == 0 \
+                and len(self.blocks) == frame.base_depth and name in frame.parsed.top_assigned \
+                and name not in frame.scope:
+            frame.scope[name] = value  # a compile-time constant
+            frame.assigned.add(name)
+            return
+        expr = self.materialize(value, node.value if hasattr(node, "value") else target)
+        var = self.local(name)
+        self.u.unify(var.ty, expr.ty, self.loc, lambda a, b: (
+            f"cannot assign {b} to {name!r}, which holds {a}: cast it, e.g. {a}(...)"))
+        frame.assigned.add(name)
+        declare = False
+        if id(var) not in self.declared and len(self.blocks) == 1 and frame.is_kernel:
+            self.declared.add(id(var))
+            declare = True
+        else:
+            self.use(var)
+        self.emit(n.Assign(var=var, value=expr, declare=declare, loc=self.loc))
+
+    def check_assignable(self, name: str, target: ast.AST) -> None:
+        frame = self.frame
+        b = frame.scope.get(name)
+        if name in frame.loop_vars:
+            self.error(f"cannot assign to the loop variable {name!r}", target)
+        if isinstance(b, Buf) and b.kind != "shared":
+            self.error(f"cannot rebind the {b.kind.capitalize()} parameter {name!r}", target)
+        if name in frame.comptime_names:
+            self.error(f"cannot assign to the comptime parameter {name!r}", target)
+        if isinstance(b, Py):
+            self.error(f"{name!r} is a compile-time constant and cannot be reassigned",
+                       target)
+        if isinstance(b, Dead):
+            self.error(f"{name!r} is a loop variable and cannot be reused after its loop",
+                       target)
+
+    def store(self, target: ast.Subscript, value) -> None:
+        buf = self.expr(target.value)
+        if not isinstance(buf, Buf):
+            self.error("only tensors, arrays and shared memory can be indexed", target.value)
+        index = self.index(target.slice)
+        expr = self.materialize(value, target)
+        self.unify_elem(buf, expr, "store")
+        self.emit(n.Store(buffer=buf.ref, index=index, value=expr, loc=self.loc))
+
+    def unify_elem(self, buf: Buf, expr: n.Expr, what: str) -> None:
+        elem = buf.ref.elem
+        self.u.unify(expr.ty, elem, self.loc, lambda a, b: (
+            f"cannot {what} {a} into {buf.ref.name!r}, whose elements are {b}: cast it, "
+            f"e.g. {b}(...)"))
+
+    def s_AugAssign(self, node: ast.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, ast.Subscript):
+            buf = self.expr(target.value)
+            if not isinstance(buf, Buf):
+                self.error("only tensors, arrays and shared memory can be indexed",
+                           target.value)
+            index = self.index(target.slice)  # built once: the target is evaluated once
+            cur = n.Index(ty=buf.ref.elem, buffer=buf.ref, index=index, loc=self.loc)
+            new = self.binop(node.op, cur, self.expr(node.value), node)
+            self.unify_elem(buf, new, "store")
+            self.emit(n.Store(buffer=buf.ref, index=index, value=new, loc=self.loc))
+            return
+        if not isinstance(target, ast.Name):
+            self.error("only names and t[i] can be assigned", target)
+        self.check_assignable(target.id, target)
+        cur = self.expr(target)
+        if not isinstance(cur, n.Load):
+            self.error(f"{target.id!r} is not a variable", target)
+        new = self.binop(node.op, cur, self.expr(node.value), node)
+        var = cur.var
+        self.u.unify(var.ty, new.ty, self.loc, lambda a, b: (
+            f"cannot assign {b} to {target.id!r}, which holds {a}: cast it, e.g. {a}(...)"))
+        self.emit(n.Assign(var=var, value=new, loc=self.loc))
+
+    def s_If(self, node: ast.If) -> None:
+        cond = self.expr(node.test)
+        if isinstance(cond, Py):  # resolved at compile time: the dead branch is not built
+            self.body(node.body if self.truth(cond, node.test) else node.orelse)
+            return
+        cond = self.condition(cond, node.test, "an if condition")
+        then = self.block(node.body)
+        orelse = self.block(node.orelse)
+        self.emit(n.If(cond=cond, then=then, orelse=orelse, loc=self.loc))
+
+    def s_While(self, node: ast.While) -> None:
+        self.blocks.append([])
+        saved, self.side_effect_ban = self.side_effect_ban, "a while condition"
+        try:
+            cond = self.expr(node.test)
+        finally:
+            self.side_effect_ban = saved
+            pre = self.blocks.pop()
+        if isinstance(cond, Py):
+            if not self.truth(cond, node.test):
+                return
+            cond = n.Const(ty=bool_, value=True, loc=self.loc)
+        cond = self.condition(cond, node.test, "a while condition")
+        if pre:  # the condition needs statements: evaluate them on every iteration
+            stop = n.If(cond=n.Unary(ty=bool_, op="not", operand=cond, loc=self.loc),
+                        then=n.Block((n.Break(loc=self.loc),)), loc=self.loc)
+            body = self.block(node.body, loop=True)
+            body = n.Block((*pre, stop, *body.stmts))
+            cond = n.Const(ty=bool_, value=True, loc=self.loc)
+        else:
+            body = self.block(node.body, loop=True)
+        self.emit(n.While(cond=cond, body=body, loc=self.loc))
+
+    def s_For(self, node: ast.For) -> None:
+        frame = self.frame
+        if not isinstance(node.target, ast.Name):
+            self.error("the loop variable must be a single name", node.target)
+        name = node.target.id
+        if name in frame.parsed.assign_counts:
+            self.error(f"{name!r} is a loop variable and also assigned elsewhere: use "
+                       f"another name for one of them", node.target)
+        if name in frame.loop_vars:
+            self.error(f"the loop variable {name!r} is already used by an enclosing loop",
+                       node.target)
+        start, stop, step, unroll = self.range_bounds(node.iter)
+        if frame.is_kernel and name not in self.used_loop_names:
+            var = n.Var(name, start.ty)
+        else:
+            var = self.new_var(name, start.ty)
+        self.used_loop_names.add(name)
+        self.declared.add(id(var))
+        frame.scope[name] = var
+        frame.loop_vars.add(name)
+        frame.assigned.add(name)
+        try:
+            body = self.block(node.body, loop=True)
+        finally:
+            frame.loop_vars.discard(name)
+            frame.scope[name] = Dead(name)
+        self.emit(n.For(var=var, start=start, stop=stop, step=step, body=body,
+                        unroll=unroll, loc=self.loc))
+
+    def s_Break(self, node: ast.Break) -> None:
+        if self.frame.loop_depth == 0:
+            self.error("'break' outside a loop", node)
+        self.emit(n.Break(loc=self.loc))
+
+    def s_Continue(self, node: ast.Continue) -> None:
+        if self.frame.loop_depth == 0:
+            self.error("'continue' outside a loop", node)
+        self.emit(n.Continue(loc=self.loc))
+
+    def s_Return(self, node: ast.Return) -> None:
+        frame = self.frame
+        if frame.is_kernel:
+            if node.value is not None:
+                self.error("a kernel cannot return a value: store the result in an output "
+                           "tensor (a bare return ends the unit)", node.value)
+            self.emit(n.Terminate(loc=self.loc))
+            return
+        if frame.loop_depth > 0:
+            self.error("return inside a loop is not supported in a @cube device function: "
+                       "use a variable and break", node)
+        if node.value is not None:
+            value = self.materialize(self.expr(node.value), node.value)
+            var = frame.ret_var
+            self.u.unify(var.ty, value.ty, self.loc, lambda a, b: (
+                f"{frame.parsed.name}() returns {a}, but this returns {b}: cast it, "
+                f"e.g. {a}(...)"))
+            self.emit(n.Assign(var=var, value=value, loc=self.loc))
+        if frame.ret_flag is not None:
+            self.emit(n.Assign(var=frame.ret_flag, value=n.Const(ty=bool_, value=True,
+                                                                 loc=self.loc), loc=self.loc))
+
+    # -- the kernel -------------------------------------------------------------------
+    def param_type(self, elem, loc: n.Loc, what: str) -> DType:
+        if isinstance(elem, LineOf):
+            compile_error(loc, f"{what}: Line[...] element types are not supported yet")
+        if isinstance(elem, Generic):
+            return self.generic_type(elem, loc)
+        return elem
+
+    def kernel(self) -> n.Kernel:
+        parsed, frame = self.frame.parsed, self.frame
+        params = []
+        self.taken.update(p.name for p in parsed.params)
+        self.taken.update(parsed.assign_counts)
+        self.taken.update(parsed.for_targets)
+        for p in parsed.params:
+            if p.kind == "comptime":
+                if not self.spec.has_comptime(p.name):
+                    compile_error(p.loc, f"the comptime parameter {p.name!r} is not bound: "
+                                         f"pass {p.name}=... to source()/ir()/launch()")
+                frame.scope[p.name] = Py(self.spec.comptime_value(p.name))
+                frame.comptime_names.add(p.name)
+                continue
+            dtype = self.param_type(p.elem, p.loc, f"parameter {p.name!r}")
+            params.append(n.Param(p.name, p.kind, dtype))
+            if p.kind == "scalar":
+                var = n.Var(p.name, dtype)
+                self.declared.add(id(var))
+                frame.scope[p.name] = var
+                frame.assigned.add(p.name)
+            else:
+                frame.scope[p.name] = Buf(n.BufferRef(p.name, dtype, "global"), p.kind)
+        self.body(parsed.tree.body)
+        body = n.Block(tuple(self.blocks[0]))
+        self.u.run_checks()
+        body = finalize_kernel(body)
+        return n.Kernel(parsed.name, tuple(params), tuple(self.shared), body,
+                        self.spec.cube_dim, parsed.loc)
+
+
+def build_kernel(parsed: ParsedFunction, spec: Specialization) -> n.Kernel:
+    """Builds the typed IR of a kernel for one specialisation (raises CompileError)."""
+    return Builder(parsed, spec).kernel()
+
+
+__all__ = ["build_kernel", "Builder", "Frame", "describe"]

@@ -1,0 +1,384 @@
+"""Expressions: names, literals, operators, comparisons, indexing.
+
+Every expression evaluates to an IR `Expr` (a runtime value, typed by a DType or a type
+variable), a `Py` (a value known at compile time: folded like Python), or a `Buf`.
+"""
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any
+
+import numpy as np
+
+from ..ir import nodes as n
+from ..ir.types import DType, bool_, i32, u32
+from ..lang import BuiltinVar
+from .infer import TVar, describe, find, float_lit, int_lit
+from .values import Buf, Dead, Py, is_number
+
+# ast operator -> (IR op, source symbol)
+BINOPS: dict[type, tuple[str, str]] = {
+    ast.Add: ("add", "+"), ast.Sub: ("sub", "-"), ast.Mult: ("mul", "*"),
+    ast.Div: ("div", "/"), ast.FloorDiv: ("floordiv", "//"), ast.Mod: ("mod", "%"),
+    ast.Pow: ("pow", "**"), ast.BitAnd: ("bitand", "&"), ast.BitOr: ("bitor", "|"),
+    ast.BitXor: ("bitxor", "^"), ast.LShift: ("shl", "<<"), ast.RShift: ("shr", ">>"),
+}
+CMPOPS: dict[type, tuple[str, str]] = {
+    ast.Eq: ("eq", "=="), ast.NotEq: ("ne", "!="), ast.Lt: ("lt", "<"),
+    ast.LtE: ("le", "<="), ast.Gt: ("gt", ">"), ast.GtE: ("ge", ">="),
+}
+_PY_CMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+           "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
+MAX_POW_MULS = 32  # `x ** k` with a constant k becomes at most this many multiplications
+
+
+def mix_message(sym: str):
+    """The error for two different types meeting in operator `sym`."""
+    def msg(a: str, b: str) -> str:
+        pick = next((t for t in (a, b) if " " not in t), "f32")
+        if " " in a or " " in b:  # a literal met a type it cannot take
+            pick = "f32" if "float" in a + b else pick
+        return f"cannot mix {a} and {b} in '{sym}': cast one side, e.g. {pick}(...)"
+    return msg
+
+
+def _fold_binop(op: str, a, b):
+    """Python evaluation with the language's semantics; None when not foldable."""
+    both_int = isinstance(a, int) and isinstance(b, int)
+    try:
+        if op == "add":
+            return a + b
+        if op == "sub":
+            return a - b
+        if op == "mul":
+            return a * b
+        if op == "div":
+            return a / b
+        if op == "floordiv":
+            if both_int:
+                return 0 if b == 0 else a // b
+            return float(math.floor(a / b))
+        if op == "mod":
+            if both_int:
+                return a if b == 0 else a % b
+            return a - math.floor(a / b) * b
+        if op == "pow":
+            r = a ** b
+            return r if isinstance(r, (int, float)) else None
+        if not both_int:
+            return None
+        if op in ("shl", "shr"):
+            if not 0 <= b < 32:
+                return None
+            return a << b if op == "shl" else a >> b
+        return {"bitand": a & b, "bitor": a | b, "bitxor": a ^ b}[op]
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+
+
+class ExprMixin:
+    """Expression building for Builder."""
+
+    def expr(self, node: ast.expr) -> Any:
+        handler = getattr(self, "e_" + type(node).__name__, None)
+        if handler is None:
+            self.error(f"unsupported expression: {type(node).__name__}", node)
+        with self.at(node):
+            return handler(node)
+
+    def rvalue(self, node: ast.expr) -> n.Expr:
+        return self.materialize(self.expr(node), node)
+
+    def materialize(self, value, node: ast.AST | None = None) -> n.Expr:
+        """A runtime IR expression for `value` (a literal gets a literal type)."""
+        if isinstance(value, n.Expr):
+            return value
+        loc = self.loc
+        if isinstance(value, Py):
+            v = value.value
+            if isinstance(v, bool):
+                return n.Const(ty=bool_, value=v, loc=loc)
+            if isinstance(v, int):
+                return n.Const(ty=int_lit(), value=v, loc=loc)
+            if isinstance(v, float):
+                return n.Const(ty=float_lit(), value=v, loc=loc)
+            if isinstance(v, str):
+                self.error("a string can only be compared with a Comptime[str] parameter "
+                           "in a compile-time condition", node)
+            if v is None:
+                self.error("this gives no value", node)
+            self.error(f"{_describe_py(v)} cannot be used as a value in a kernel", node)
+        if isinstance(value, Buf):
+            self.error(f"the buffer {value.ref.name!r} cannot be used as a value: index "
+                       f"it, e.g. {value.ref.name}[i]", node)
+        self.error("this cannot be used as a value", node)
+
+    def from_python(self, value, node: ast.AST):
+        if isinstance(value, BuiltinVar):
+            return n.Builtin(ty=u32, name=value.name, loc=self.loc)
+        if isinstance(value, np.generic) and not isinstance(value, np.str_):
+            return Py(value.item())
+        return Py(value)
+
+    # -- names and attributes ---------------------------------------------------------
+    def e_Name(self, node: ast.Name):
+        frame = self.frame
+        name = node.id
+        b = frame.scope.get(name)
+        if b is None and name in frame.parsed.assign_counts:
+            if frame.loop_depth == 0 or name in frame.comptime_names:
+                self.error(f"{name!r} is used before it is assigned", node)
+            b = self.local(name)  # a loop-carried variable, assigned later in the loop
+        if b is not None:
+            if isinstance(b, n.Var):
+                if name not in frame.assigned and frame.loop_depth == 0:
+                    self.error(f"{name!r} is used before it is assigned", node)
+                self.use(b)
+                return n.Load(ty=b.ty, var=b, loc=self.loc)
+            if isinstance(b, Dead):
+                self.error(f"the loop variable {name!r} cannot be used after its loop",
+                           node)
+            return b
+        found, value = frame.parsed.lookup_global(name)
+        if not found:
+            self.error(f"unknown name {name!r}", node)
+        return self.from_python(value, node)
+
+    def e_Attribute(self, node: ast.Attribute):
+        base = self.expr(node.value)
+        if isinstance(base, Buf):
+            self.error(f"{base.ref.name}.{node.attr} is not a value: buffers have the "
+                       f"methods shape(d), stride(d), rank(), len(), buffer_len()", node)
+        if not isinstance(base, Py) or is_number(base.value) or isinstance(base.value, str):
+            self.error(f"unknown attribute {node.attr!r}", node)
+        try:
+            value = getattr(base.value, node.attr)
+        except AttributeError:
+            self.error(f"{_describe_py(base.value)} has no attribute {node.attr!r}", node)
+        return self.from_python(value, node)
+
+    def e_Constant(self, node: ast.Constant):
+        return Py(node.value)
+
+    def e_Tuple(self, node: ast.Tuple):
+        self.error("tuples are only supported in assignments (a, b = b, a)", node)
+
+    # -- indexing ---------------------------------------------------------------------
+    def index(self, node: ast.expr) -> n.Expr:
+        if isinstance(node, ast.Tuple):
+            self.error("t[i] takes one flat index (strides are not applied): compute the "
+                       "offset, e.g. t[i * t.stride(0) + j]", node)
+        with self.at(node):
+            idx = self.rvalue(node)
+            self.u.require(idx.ty, lambda t: t is u32 or t is i32, self.loc,
+                           lambda t: f"an index must be u32 or i32, not {t.name}: cast it, "
+                                     f"e.g. u32(...)")
+        return idx
+
+    def e_Subscript(self, node: ast.Subscript):
+        buf = self.expr(node.value)
+        if not isinstance(buf, Buf):
+            self.error("only tensors, arrays and shared memory can be indexed", node.value)
+        index = self.index(node.slice)
+        return n.Index(ty=buf.ref.elem, buffer=buf.ref, index=index, loc=self.loc)
+
+    # -- operators --------------------------------------------------------------------
+    def e_BinOp(self, node: ast.BinOp):
+        return self.binop(node.op, self.expr(node.left), self.expr(node.right), node)
+
+    def binop(self, op_node: ast.operator, lhs, rhs, node: ast.AST):
+        op, sym = BINOPS[type(op_node)]
+        if isinstance(lhs, Py) and isinstance(rhs, Py) and is_number(lhs.value) \
+                and is_number(rhs.value):
+            a, b = lhs.value, rhs.value
+            if op == "div" and isinstance(a, int) and isinstance(b, int) \
+                    and not isinstance(a, bool):
+                self.error("'/' between integers: use '//' for integer division (or "
+                           "write a float literal)", node)
+            folded = _fold_binop(op, a, b)
+            if folded is not None:
+                return Py(folded)
+        if op == "pow":
+            return self.power(lhs, rhs, node)
+        a = self.materialize(lhs, node)
+        if op in ("shl", "shr"):
+            b = self.materialize(rhs, node)
+            if isinstance(rhs, Py):
+                self.u.unify(b.ty, a.ty, self.loc, mix_message(sym))
+            for side in (a, b):
+                self.u.require(side.ty, lambda t: t.is_int, self.loc,
+                               lambda t: f"'{sym}' needs integer operands, not {t.name}")
+            return n.Binary(ty=a.ty, op=op, lhs=a, rhs=b, loc=self.loc)
+        b = self.materialize(rhs, node)
+        ty = self.u.unify(a.ty, b.ty, self.loc, mix_message(sym))
+        if op == "div":
+            ty = self.u.require_float(ty, self.loc, lambda t: (
+                f"'/' between integers ({t}): use '//' for integer division, or cast to a "
+                f"float type, e.g. f32(...)"))
+        elif op in ("bitand", "bitor", "bitxor"):
+            self.u.require(ty, lambda t: t.is_int, self.loc, lambda t: (
+                f"'{sym}' needs integer operands, not {t.name}"
+                + (": use 'and'/'or' for bool" if t.is_bool else "")))
+        else:
+            self.u.require(ty, lambda t: not t.is_bool, self.loc, lambda t: (
+                f"'{sym}' does not apply to bool: cast to a number first, e.g. u32(...)"))
+        return n.Binary(ty=ty, op=op, lhs=a, rhs=b, loc=self.loc)
+
+    def power(self, lhs, rhs, node: ast.AST):
+        base = self.materialize(lhs, node)
+        k = rhs.value if isinstance(rhs, Py) else None
+        if isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= MAX_POW_MULS:
+            self.u.require(base.ty, lambda t: not t.is_bool, self.loc,
+                           lambda t: "'**' does not apply to bool")
+            if k == 0:
+                return n.Const(ty=base.ty, value=1, loc=self.loc)
+            result = base
+            for _ in range(k - 1):
+                result = n.Binary(ty=base.ty, op="mul", lhs=result, rhs=base, loc=self.loc)
+            return result
+        exp = self.materialize(rhs, node)
+        ty = self.u.unify(base.ty, exp.ty, self.loc, mix_message("**"))
+        ty = self.u.require_float(ty, self.loc, lambda t: (
+            f"'**' on {t} needs a compile-time non-negative integer exponent (at most "
+            f"{MAX_POW_MULS}); for a runtime exponent cast to a float type, e.g. f32(...)"))
+        return n.Binary(ty=ty, op="pow", lhs=base, rhs=exp, loc=self.loc)
+
+    def e_UnaryOp(self, node: ast.UnaryOp):
+        v = self.expr(node.operand)
+        op = type(node.op)
+        if isinstance(v, Py) and is_number(v.value):
+            x = v.value
+            if op is ast.USub:
+                return Py(-x)
+            if op is ast.UAdd:
+                return Py(+x)
+            if op is ast.Not:
+                return Py(not x)
+            if isinstance(x, int):
+                return Py(~x)
+            self.error("'~' needs an integer operand", node)
+        if op is ast.Not:
+            cond = self.condition(v, node.operand, "'not'")
+            return n.Unary(ty=bool_, op="not", operand=cond, loc=self.loc)
+        e = self.materialize(v, node.operand)
+        if op is ast.UAdd:
+            return e
+        if op is ast.USub:
+            self.u.require(e.ty, lambda t: t.is_signed, self.loc, lambda t: (
+                f"cannot negate a {t.name} value: cast it to a signed type first, e.g. "
+                f"{'i64' if t.bits == 64 else 'i32'}(...)" if not t.is_bool else
+                "cannot negate a bool: use 'not'"))
+            return n.Unary(ty=e.ty, op="neg", operand=e, loc=self.loc)
+        self.u.require(e.ty, lambda t: t.is_int, self.loc,
+                       lambda t: f"'~' needs an integer operand, not {t.name}"
+                                 + (": use 'not' for bool" if t.is_bool else ""))
+        return n.Unary(ty=e.ty, op="bitnot", operand=e, loc=self.loc)
+
+    # -- conditions -------------------------------------------------------------------
+    def truth(self, value: Py, node: ast.AST) -> bool:
+        v = value.value
+        if not (is_number(v) or isinstance(v, str)):
+            self.error(f"{_describe_py(v)} cannot be used as a condition", node)
+        return bool(v)
+
+    def condition(self, value, node: ast.AST, what: str) -> n.Expr:
+        """`value` as a runtime bool (a non-bool is an error suggesting a comparison)."""
+        e = self.materialize(value, node)
+        self.u.unify(e.ty, bool_, self.loc, lambda a, b: (
+            f"{what} needs a bool, not {a}: use a comparison, e.g. x != 0"))
+        return e
+
+    def e_Compare(self, node: ast.Compare):
+        values = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
+        parts = []
+        for op_node, a, b in zip(node.ops, values, values[1:]):
+            r = self.compare(op_node, a, b, node)
+            if isinstance(r, Py):
+                if not r.value:
+                    return Py(False)
+                continue
+            parts.append(r)
+        if not parts:
+            return Py(True)
+        result = parts[0]
+        for p in parts[1:]:
+            result = n.Logical(ty=bool_, op="and", lhs=result, rhs=p, loc=self.loc)
+        return result
+
+    def compare(self, op_node, a, b, node):
+        op, sym = CMPOPS[type(op_node)]
+        if isinstance(a, Py) and isinstance(b, Py):
+            x, y = a.value, b.value
+            if (is_number(x) and is_number(y)) or (isinstance(x, str) and isinstance(y, str)):
+                return Py(_PY_CMP[op](x, y))
+            if op in ("eq", "ne"):
+                return Py(_PY_CMP[op](x, y))
+            self.error(f"cannot compare {x!r} and {y!r} with '{sym}'", node)
+        lhs, rhs = self.materialize(a, node), self.materialize(b, node)
+        self.u.unify(lhs.ty, rhs.ty, self.loc, lambda p, q: (
+            f"cannot compare {p} and {q} with '{sym}': cast one side, e.g. "
+            f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
+        return n.Compare(ty=bool_, op=op, lhs=lhs, rhs=rhs, loc=self.loc)
+
+    def e_BoolOp(self, node: ast.BoolOp):
+        is_and = isinstance(node.op, ast.And)
+        word = "and" if is_and else "or"
+        saved, self.side_effect_ban = self.side_effect_ban, f"'{word}'"
+        try:
+            parts = []
+            for v_node in node.values:
+                v = self.expr(v_node)
+                if isinstance(v, Py):
+                    t = self.truth(v, v_node)
+                    if t != is_and:  # absorbs: False for and, True for or
+                        return Py(t)  # operands are pure: the rest cannot matter
+                    continue
+                parts.append(self.condition(v, v_node, f"'{word}'"))
+        finally:
+            self.side_effect_ban = saved
+        if not parts:
+            return Py(is_and)
+        result = parts[0]
+        for p in parts[1:]:
+            result = n.Logical(ty=bool_, op=word, lhs=result, rhs=p, loc=self.loc)
+        return result
+
+    def e_IfExp(self, node: ast.IfExp):
+        saved, self.side_effect_ban = self.side_effect_ban, "a conditional expression"
+        try:
+            cond = self.expr(node.test)
+            if isinstance(cond, Py):
+                return self.expr(node.body if self.truth(cond, node.test) else node.orelse)
+            cond = self.condition(cond, node.test, "a conditional expression")
+            a, b = self.rvalue(node.body), self.rvalue(node.orelse)
+        finally:
+            self.side_effect_ban = saved
+        return self.select(cond, a, b, "a conditional expression")
+
+    def select(self, cond: n.Expr, a: n.Expr, b: n.Expr, what: str) -> n.Expr:
+        ty = self.u.unify(a.ty, b.ty, self.loc, lambda p, q: (
+            f"the two sides of {what} have different types, {p} and {q}: cast one, e.g. "
+            f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
+        return n.Select(ty=ty, cond=cond, if_true=a, if_false=b, loc=self.loc)
+
+    # -- types ------------------------------------------------------------------------
+    def as_type(self, value, node: ast.AST):
+        """A DType (or a device function's type variable) named by `value`."""
+        from ..ir.types import Generic
+        if isinstance(value, Py) and isinstance(value.value, DType):
+            return value.value
+        if isinstance(value, Py) and isinstance(value.value, Generic):
+            return self.generic_type(value.value, self.loc)
+        self.error("expected a dtype such as u32 or a placeholder such as Float", node)
+
+
+def _describe_py(v) -> str:
+    import types
+    if isinstance(v, types.ModuleType):
+        return f"the module {v.__name__!r}"
+    name = getattr(v, "__name__", None)
+    return repr(name) if name else f"the {type(v).__name__} value"
+
+
+__all__ = ["ExprMixin", "BINOPS", "CMPOPS", "describe", "find", "TVar", "Dead"]

@@ -1,0 +1,125 @@
+"""Rebuilds the IR the builder produced with every type variable replaced by its final
+concrete DType, checking that literals fit their types."""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from ..errors import compile_error
+from ..ir import nodes as n
+from ..ir.types import DType
+from .infer import TVar, resolve
+
+_INT_RANGE = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
+              "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
+_FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38,
+              "f64": 1.7976931348623157e308}
+
+# per node class: the fields to rewrite, computed once
+_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _fields(cls: type) -> tuple[tuple[str, str], ...]:
+    spec = _FIELDS.get(cls)
+    if spec is None:
+        out = []
+        for f in dataclasses.fields(cls):
+            if f.name == "loc":
+                continue
+            out.append((f.name, f.name))
+        spec = _FIELDS[cls] = tuple(out)
+    return spec
+
+
+def _ty(t) -> DType:
+    return resolve(t) if isinstance(t, TVar) else t
+
+
+class Finalizer:
+    def __init__(self):
+        self.vars: dict[int, n.Var] = {}
+
+    def var(self, v: n.Var) -> n.Var:
+        out = self.vars.get(id(v))
+        if out is None:
+            out = self.vars[id(v)] = n.Var(v.name, _ty(v.ty))
+        return out
+
+    def value(self, v):
+        if isinstance(v, n.Expr):
+            return self.expr(v)
+        if isinstance(v, n.Block):
+            return self.block(v)
+        if isinstance(v, n.Var):
+            return self.var(v)
+        if isinstance(v, tuple):
+            return tuple(self.value(x) for x in v)
+        return v
+
+    def expr(self, e: n.Expr) -> n.Expr:
+        cls = type(e)
+        if cls is n.Const:
+            ty = _ty(e.ty)
+            return n.Const(ty=ty, value=const_value(e.value, ty, e.loc), loc=e.loc)
+        if cls is n.Cast:
+            operand = self.expr(e.operand)
+            ty = _ty(e.ty)
+            if operand.ty is ty:
+                return operand
+            if isinstance(operand, n.Const):  # a cast of a literal is a literal
+                return n.Const(ty=ty, value=cast_value(operand.value, ty), loc=e.loc)
+            return n.Cast(ty=ty, operand=operand, loc=e.loc)
+        kw = {name: self.value(getattr(e, name)) for name, _ in _fields(cls) if name != "ty"}
+        return cls(ty=_ty(e.ty), loc=e.loc, **kw)
+
+    def stmt(self, s: n.Stmt) -> n.Stmt:
+        cls = type(s)
+        kw = {name: self.value(getattr(s, name)) for name, _ in _fields(cls)}
+        return cls(loc=s.loc, **kw)
+
+    def block(self, b: n.Block) -> n.Block:
+        return n.Block(tuple(self.stmt(s) for s in b.stmts))
+
+
+def const_value(value, ty: DType, loc: n.Loc):
+    """`value` as a literal of type `ty`; CompileError when it does not fit."""
+    if ty.is_bool:
+        return bool(value)
+    if ty.is_float:
+        value = float(value)
+        if math.isfinite(value) and abs(value) > _FLOAT_MAX[ty.name]:
+            compile_error(loc, f"the literal {value!r} does not fit in {ty.name}")
+        return value
+    if isinstance(value, float):  # pragma: no cover - inference forbids it
+        compile_error(loc, f"the float literal {value!r} cannot be {ty.name}")
+    lo, hi = _INT_RANGE[ty.name]
+    if not lo <= int(value) <= hi:
+        hint = " (a negative value cannot be unsigned: cast a signed value, e.g. " \
+               "u32(i32(...)))" if value < 0 and not ty.is_signed else ""
+        compile_error(loc, f"the literal {value} does not fit in {ty.name}{hint}")
+    return int(value)
+
+
+def cast_value(value, ty: DType):
+    """A compile-time cast with the language's semantics (wrap, truncate, saturate)."""
+    if ty.is_bool:
+        return bool(value)
+    if ty.is_float:
+        return float(value)
+    lo, hi = _INT_RANGE[ty.name]
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 0
+        if math.isinf(value):
+            return hi if value > 0 else lo
+        return max(lo, min(hi, int(value)))
+    v = int(value)
+    bits = ty.bits
+    v &= (1 << bits) - 1
+    if ty.is_signed and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+def finalize_kernel(body: n.Block) -> n.Block:
+    return Finalizer().block(body)

@@ -1,0 +1,383 @@
+"""Decoration-time parsing: source -> ast, the syntax whitelist, parameter annotations.
+
+`parse_function` runs once per @cube function. It reads the source once, fixes line and
+column numbers to the user's file, rejects every construct the kernel language lacks
+(an unknown ast node is an error by default), evaluates the parameter annotations and
+records which names the body assigns (used by the builder for scoping).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from ..errors import CompileError, compile_error
+from ..ir.nodes import Loc
+from ..ir.types import DType, Generic
+from ..lang import BufferAnnotation, ComptimeAnnotation, LineOf
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """A parameter of a @cube function.
+
+    kind: "tensor", "array", "scalar" or "comptime". `elem` is the element (or scalar)
+    type: a DType, a Generic placeholder, a LineOf, or None (comptime, or an
+    unannotated device-function parameter). `pytype` is the Python type of a comptime.
+    """
+
+    name: str
+    kind: str
+    elem: Any
+    pytype: Optional[type]
+    loc: Loc
+
+
+@dataclass
+class ParsedFunction:
+    """A @cube function after parsing: its ast, parameters and name environment."""
+
+    name: str
+    params: tuple[ParamInfo, ...]
+    generics: dict[str, Generic]
+    loc: Loc
+    tree: ast.FunctionDef
+    filename: str
+    fn: Callable
+    is_kernel: bool
+    returns: Any = None  # evaluated return annotation (DType/Generic) or None
+    # names assigned by `=`/`+=`/annotated assignment, with how often (augmented counts 2)
+    assign_counts: dict[str, int] = field(default_factory=dict)
+    for_targets: set[str] = field(default_factory=set)
+    top_assigned: set[str] = field(default_factory=set)  # assigned in the top-level block
+    returns_inside: set[int] = field(default_factory=set)  # ids of stmts holding a return
+    returns_value: bool = False  # some `return <value>`
+    early_return: bool = False  # a return anywhere but as the last top-level statement
+
+    def lookup_global(self, name: str) -> tuple[bool, Any]:
+        """(found, value) of a free name: closure, then globals, then Python builtins."""
+        code = self.fn.__code__
+        if name in code.co_freevars and self.fn.__closure__:
+            cell = self.fn.__closure__[code.co_freevars.index(name)]
+            try:
+                return True, cell.cell_contents
+            except ValueError:  # a cell not yet filled (defined later in the function)
+                return False, None
+        g = self.fn.__globals__
+        if name in g:
+            return True, g[name]
+        if hasattr(builtins, name):
+            return True, getattr(builtins, name)
+        return False, None
+
+
+def make_loc(filename: str, node: ast.AST) -> Loc:
+    end = getattr(node, "end_col_offset", None)
+    if getattr(node, "end_lineno", None) != getattr(node, "lineno", None):
+        end = None
+    return Loc(filename, getattr(node, "lineno", 0), getattr(node, "col_offset", 0), end)
+
+
+# ----------------------------------------------------------------------------- whitelist
+
+_ALLOWED = (
+    ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.If, ast.For, ast.While,
+    ast.Break, ast.Continue, ast.Return, ast.Pass,
+    ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.IfExp, ast.Compare, ast.Call, ast.Constant,
+    ast.Name, ast.Attribute, ast.Subscript, ast.Tuple,
+    ast.Load, ast.Store, ast.And, ast.Or,
+    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift,
+    ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.Invert, ast.Not, ast.UAdd, ast.USub,
+    ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
+)
+
+_REJECTED: dict[type, str] = {
+    ast.ListComp: "list comprehensions are not supported in kernels",
+    ast.SetComp: "set comprehensions are not supported in kernels",
+    ast.DictComp: "dict comprehensions are not supported in kernels",
+    ast.GeneratorExp: "generator expressions are not supported in kernels",
+    ast.Lambda: "lambda is not supported in kernels: write a @cube function instead",
+    ast.Try: "try/except is not supported in kernels",
+    ast.With: "with statements are not supported in kernels",
+    ast.AsyncWith: "async with is not supported in kernels",
+    ast.ClassDef: "class definitions are not supported in kernels",
+    ast.FunctionDef: "nested functions are not supported: define a @cube function at "
+                     "module level",
+    ast.AsyncFunctionDef: "async functions are not supported in kernels",
+    ast.Global: "global is not supported in kernels",
+    ast.Nonlocal: "nonlocal is not supported in kernels",
+    ast.Yield: "yield is not supported in kernels",
+    ast.YieldFrom: "yield from is not supported in kernels",
+    ast.Await: "await is not supported in kernels",
+    ast.JoinedStr: "f-strings are not supported in kernels",
+    ast.Starred: "starred arguments (*x) are not supported in kernels",
+    ast.Lambda: "lambda is not supported in kernels: write a @cube function instead",
+    ast.List: "lists are not supported in kernels: use SharedMemory or a Tensor/Array",
+    ast.Dict: "dicts are not supported in kernels",
+    ast.Set: "sets are not supported in kernels",
+    ast.Slice: "slices are not supported: index with one integer",
+    ast.NamedExpr: "the walrus operator (:=) is not supported in kernels",
+    ast.Delete: "del is not supported in kernels",
+    ast.Import: "import is not supported inside kernels: import at module level",
+    ast.ImportFrom: "import is not supported inside kernels: import at module level",
+    ast.Raise: "raise is not supported in kernels",
+    ast.Assert: "assert is not supported in kernels",
+    ast.MatMult: "the @ operator is not supported in kernels",
+    ast.Is: "'is' is not supported in kernels: use ==",
+    ast.IsNot: "'is not' is not supported in kernels: use !=",
+    ast.In: "'in' is not supported in kernels",
+    ast.NotIn: "'not in' is not supported in kernels",
+    ast.AsyncFor: "async for is not supported in kernels",
+}
+if hasattr(ast, "TryStar"):
+    _REJECTED[ast.TryStar] = "try/except* is not supported in kernels"
+if hasattr(ast, "Match"):
+    _REJECTED[ast.Match] = "match statements are not supported in kernels"
+
+
+class _Whitelist:
+    """Rejects unsupported syntax, at the offending node."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+
+    def error(self, node: ast.AST, msg: str):
+        compile_error(make_loc(self.filename, node), msg)
+
+    def body(self, stmts: list[ast.stmt], docstring_ok: bool = False) -> None:
+        for i, s in enumerate(stmts):
+            if (i == 0 and docstring_ok and isinstance(s, ast.Expr)
+                    and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str)):
+                continue
+            self.visit(s)
+
+    def visit(self, node: ast.AST) -> None:
+        t = type(node)
+        if t in _REJECTED:
+            self.error(node, _REJECTED[t])
+        if t not in _ALLOWED:
+            self.error(node, f"unsupported syntax in a kernel: {t.__name__}")
+        if t is ast.Constant:
+            v = node.value
+            if isinstance(v, str):
+                self.error(node, "strings can only be compared with a Comptime[str] "
+                                 "parameter (e.g. if tag == \"zero\":)")
+            if not isinstance(v, (bool, int, float)):
+                self.error(node, f"the constant {v!r} cannot be used in a kernel")
+            return
+        if t in (ast.For, ast.While) and node.orelse:
+            self.error(node.orelse[0], f"{'for' if t is ast.For else 'while'}...else is "
+                                       f"not supported in kernels")
+        if t is ast.Compare:
+            for operand in [node.left, *node.comparators]:
+                if not (isinstance(operand, ast.Constant) and isinstance(operand.value, str)):
+                    self.visit(operand)
+            for op in node.ops:
+                self.visit(op)
+            return
+        if t is ast.Call:
+            if node.keywords:
+                self.error(node.keywords[0].value if node.keywords[0].arg is None
+                           else node.keywords[0], "keyword arguments are not supported in "
+                                                  "kernels: pass arguments by position")
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr_context):
+                continue
+            self.visit(child)
+
+
+# ----------------------------------------------------------------------------- scan
+
+def _scan(parsed: ParsedFunction) -> None:
+    """Records assigned names, loop targets and statements holding a return."""
+    counts = parsed.assign_counts
+
+    def target_names(t: ast.AST, weight: int) -> None:
+        if isinstance(t, ast.Name):
+            counts[t.id] = counts.get(t.id, 0) + weight
+        elif isinstance(t, ast.Tuple):
+            for e in t.elts:
+                target_names(e, weight)
+
+    def walk(stmts: list[ast.stmt], top: bool) -> bool:
+        has_return = False
+        for s in stmts:
+            inner = False
+            if isinstance(s, ast.Assign):
+                for t in s.targets:
+                    target_names(t, 1)
+                    if top and isinstance(t, ast.Name):
+                        parsed.top_assigned.add(t.id)
+            elif isinstance(s, ast.AnnAssign):
+                target_names(s.target, 1)
+                if top and isinstance(s.target, ast.Name):
+                    parsed.top_assigned.add(s.target.id)
+            elif isinstance(s, ast.AugAssign):
+                target_names(s.target, 2)
+            elif isinstance(s, ast.For):
+                if isinstance(s.target, ast.Name):
+                    parsed.for_targets.add(s.target.id)
+                inner = walk(s.body, False)
+            elif isinstance(s, ast.While):
+                inner = walk(s.body, False)
+            elif isinstance(s, ast.If):
+                inner = walk(s.body, False) | walk(s.orelse, False)
+            elif isinstance(s, ast.Return):
+                inner = True
+                parsed.returns_value |= s.value is not None
+                if not (top and s is parsed.tree.body[-1]):
+                    parsed.early_return = True
+            if inner:
+                parsed.returns_inside.add(id(s))
+                has_return = True
+        return has_return
+
+    walk(parsed.tree.body, True)
+
+
+# ----------------------------------------------------------------------------- annotations
+
+def _eval_annotation(parsed: ParsedFunction, node: ast.expr) -> Any:
+    """Evaluates an annotation expression (a Name/Attribute/Subscript chain) in the
+    function's namespace, without running arbitrary code."""
+    loc = make_loc(parsed.filename, node)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            inner = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            compile_error(loc, f"invalid annotation {node.value!r}")
+        inner = ast.fix_missing_locations(ast.copy_location(inner, node))
+        for sub in ast.walk(inner):
+            sub.lineno, sub.col_offset = node.lineno, node.col_offset
+            sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
+        return _eval_annotation(parsed, inner)
+    if isinstance(node, ast.Name):
+        found, value = parsed.lookup_global(node.id)
+        if not found:
+            compile_error(loc, f"unknown name {node.id!r} in annotation")
+        return value
+    if isinstance(node, ast.Attribute):
+        base = _eval_annotation(parsed, node.value)
+        if not hasattr(base, node.attr):
+            compile_error(loc, f"{ast.unparse(node.value)} has no attribute {node.attr!r}")
+        return getattr(base, node.attr)
+    if isinstance(node, ast.Subscript):
+        base = _eval_annotation(parsed, node.value)
+        index = _eval_annotation(parsed, node.slice)
+        try:
+            return base[index]
+        except Exception as exc:  # the annotation factories raise TypeError with a reason
+            compile_error(loc, f"invalid annotation {ast.unparse(node)}: {exc}")
+    if isinstance(node, ast.Constant) and node.value is None:
+        return None
+    compile_error(loc, f"invalid annotation {ast.unparse(node)}: expected Tensor[T], "
+                       f"Array[T], a dtype, a placeholder or Comptime[T]")
+
+
+def _param_info(parsed: ParsedFunction, arg: ast.arg, is_kernel: bool) -> ParamInfo:
+    loc = make_loc(parsed.filename, arg)
+    if arg.annotation is None:
+        if is_kernel:
+            compile_error(loc, f"kernel parameter {arg.arg!r} needs an annotation "
+                               f"(Tensor[T], Array[T], a dtype or Comptime[T])")
+        return ParamInfo(arg.arg, "scalar", None, None, loc)
+    ann = _eval_annotation(parsed, arg.annotation)
+    aloc = make_loc(parsed.filename, arg.annotation)
+    if isinstance(ann, BufferAnnotation):
+        return ParamInfo(arg.arg, ann.kind, ann.elem, None, loc)
+    if isinstance(ann, ComptimeAnnotation):
+        return ParamInfo(arg.arg, "comptime", None, ann.pytype, loc)
+    if isinstance(ann, (DType, Generic, LineOf)):
+        return ParamInfo(arg.arg, "scalar", ann, None, loc)
+    compile_error(aloc, f"invalid annotation for parameter {arg.arg!r}: expected "
+                        f"Tensor[T], Array[T], a dtype, a placeholder or Comptime[T], "
+                        f"not {ann!r}")
+
+
+def _collect_generics(parsed: ParsedFunction) -> None:
+    def add(elem):
+        if isinstance(elem, LineOf):
+            elem = elem.elem
+        if isinstance(elem, Generic):
+            parsed.generics[elem.name] = elem
+    for p in parsed.params:
+        add(p.elem)
+    add(parsed.returns)
+    for node in ast.walk(parsed.tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
+                and node.id not in parsed.assign_counts:
+            found, value = parsed.lookup_global(node.id)
+            if found and isinstance(value, Generic):
+                parsed.generics[value.name] = value
+
+
+def _check_decorators(parsed: ParsedFunction, node: ast.FunctionDef) -> None:
+    from ..kernel import cube
+    for dec in node.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        value = None
+        try:
+            value = _eval_annotation(parsed, target)
+        except CompileError:
+            pass
+        if value is not cube:
+            compile_error(make_loc(parsed.filename, dec),
+                          "a @cube function takes no other decorators")
+
+
+def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
+    """Parses `fn` at decoration time and checks its syntax (raises CompileError)."""
+    try:
+        filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as exc:
+        raise CompileError(f"cannot read the source of {fn.__name__}: {exc}",
+                           fn.__code__.co_filename, fn.__code__.co_firstlineno) from None
+    raw = "".join(lines)
+    source = textwrap.dedent(raw)
+    indent = len(lines[0]) - len(lines[0].lstrip()) if source != raw else 0
+    tree = ast.parse(source, filename)
+    ast.increment_lineno(tree, first - 1)
+    if indent:
+        for node in ast.walk(tree):
+            if hasattr(node, "col_offset"):
+                node.col_offset += indent
+                if getattr(node, "end_col_offset", None) is not None:
+                    node.end_col_offset += indent
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        raise CompileError(f"@cube expects a function, not {type(fdef).__name__}",
+                           filename, fdef.lineno, fdef.col_offset)
+    loc = make_loc(filename, fdef)
+    parsed = ParsedFunction(fdef.name, (), {}, loc, fdef, filename, fn, launch)
+    _check_decorators(parsed, fdef)
+    args = fdef.args
+    if args.vararg or args.kwarg:
+        bad = args.vararg or args.kwarg
+        compile_error(make_loc(filename, bad), "*args and **kwargs are not supported in "
+                                               "@cube functions")
+    if args.kwonlyargs:
+        compile_error(make_loc(filename, args.kwonlyargs[0]),
+                      "keyword-only parameters are not supported in @cube functions")
+    if args.defaults or args.kw_defaults:
+        d = (args.defaults or [x for x in args.kw_defaults if x is not None])[0]
+        compile_error(make_loc(filename, d), "default parameter values are not supported "
+                                             "in @cube functions")
+    parsed.params = tuple(_param_info(parsed, a, launch)
+                          for a in [*args.posonlyargs, *args.args])
+    if fdef.returns is not None:
+        parsed.returns = _eval_annotation(parsed, fdef.returns)
+        if launch and parsed.returns is not None:
+            compile_error(make_loc(filename, fdef.returns), "a kernel returns nothing: "
+                                                            "remove the return annotation")
+        if parsed.returns is not None and not isinstance(parsed.returns, (DType, Generic)):
+            compile_error(make_loc(filename, fdef.returns),
+                          f"invalid return annotation {ast.unparse(fdef.returns)}: expected "
+                          f"a dtype or a placeholder")
+    _Whitelist(filename).body(fdef.body, docstring_ok=True)
+    _scan(parsed)
+    _collect_generics(parsed)
+    return parsed
