@@ -1,0 +1,273 @@
+"""Differential tests: the same kernels on every runtime present (cpu always; wgpu and
+cuda where available), against numpy references. Public API only."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cubepy
+from cubepy import (ABSOLUTE_POS, Array, CubeCount, CubeDim, Float, LaunchError, bf16, cube,
+                    f16, f32, f64, i32, u32)
+from cubepy.ir.types import ALL_DTYPES, DType, Generic
+
+import corpus
+
+LIN = CubeDim(64, 1, 1)
+
+
+def _seed_inputs(rng, batch, m, n, dtype=np.float32):
+    lhs = rng.random((1, m, n)).astype(dtype)
+    rhs = rng.random((batch, n, n)).astype(dtype)
+    bias = (rng.random((batch, m, n)) - 0.5 * n / 2).astype(dtype)
+    return lhs, rhs, bias
+
+
+@pytest.mark.parametrize("batch,m,n,count", [(32, 32, 32, (2, 2, 32)),
+                                             (3, 20, 19, (2, 2, 3)),
+                                             (2, 7, 33, (1, 3, 2))])
+def test_seed_matmul_add_relu(runtime_client, batch, m, n, count):
+    """lhs [1, m, n] broadcast over the batch of rhs [batch, n, n] (the kernel reads
+    dim_k from rhs's last dimension, so K == n)."""
+    rng = np.random.default_rng(batch * 100 + m)
+    lhs, rhs, bias = _seed_inputs(rng, batch, m, n)
+    c = runtime_client
+    out = c.empty((batch, m, n), f32)
+    corpus.fused_matmul_add_relu_kernel.launch(c, CubeCount(*count), CubeDim(16, 16, 1),
+                                               c.tensor(lhs), c.tensor(rhs), c.tensor(bias),
+                                               out)
+    expect = np.maximum(lhs @ rhs + bias, 0)
+    assert (expect > 0).any() and (expect == 0).any()
+    np.testing.assert_allclose(out.numpy(), expect, rtol=1e-5, atol=1e-5)
+
+
+def test_seed_f16(runtime_client):
+    c = runtime_client
+    if f16 not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} device lacks f16")
+    rng = np.random.default_rng(5)
+    lhs, rhs, bias = _seed_inputs(rng, 4, 16, 16, np.float16)
+    out = c.zeros((4, 16, 16), f16)
+    corpus.fused_matmul_add_relu_kernel.launch(c, CubeCount(1, 1, 4), CubeDim(16, 16, 1),
+                                               c.tensor(lhs), c.tensor(rhs), c.tensor(bias),
+                                               out)
+    got = out.numpy()
+    assert got.dtype == np.float16
+    expect = np.maximum(lhs.astype(np.float32) @ rhs.astype(np.float32) + bias, 0)
+    np.testing.assert_allclose(got.astype(np.float32), expect, rtol=2e-2, atol=2e-2)
+
+
+def test_shared_reduce(runtime_client):
+    c = runtime_client
+    x = np.random.default_rng(1).random(64 * 5).astype(np.float32)
+    out = c.zeros(5, f32)
+    corpus.shared_reduce.launch(c, CubeCount(5), LIN, c.tensor(x), out)
+    np.testing.assert_allclose(out.numpy(), x.reshape(5, 64).sum(axis=1), rtol=1e-5)
+
+
+@pytest.mark.parametrize("n", [64, 50, 1])
+def test_guarded_neighbour(runtime_client, n):
+    c = runtime_client
+    x = np.arange(1, 65, dtype=np.float32) ** 2
+    out = c.tensor(np.full(64, -7.0, np.float32))
+    corpus.guarded_neighbour.launch(c, CubeCount(1), LIN, c.tensor(x), out, n)
+    expect = np.full(64, -7.0, np.float32)
+    expect[0] = x[0]
+    expect[1:n] = x[: n - 1] + x[1:n]
+    np.testing.assert_array_equal(out.numpy(), expect)
+
+
+def test_atomic_max_units(runtime_client):
+    c = runtime_client
+    out = c.tensor(np.array([-1000], np.int32))
+    corpus.atomic_max_units.launch(c, CubeCount(1), CubeDim(128), out)
+    assert out.numpy()[0] == 127
+
+
+def test_histogram16(runtime_client):
+    c = runtime_client
+    values = np.random.default_rng(2).integers(0, 1000, 3001).astype(np.uint32)
+    bins = c.zeros(16, u32)
+    corpus.histogram16.launch(c, CubeCount(-(-3001 // 64)), LIN, c.tensor(values), bins)
+    np.testing.assert_array_equal(bins.numpy(), np.bincount(values % 16, minlength=16))
+
+
+def test_int_floor_semantics(runtime_client):
+    c = runtime_client
+    vals = [0, 1, -1, 2, -2, 3, -3, 7, -7, 100, -100, 2**31 - 1, -2**31]
+    pairs = [(x, y) for x in vals for y in vals]
+    a = np.array([p[0] for p in pairs], np.int32)
+    b = np.array([p[1] for p in pairs], np.int32)
+    q, r = c.zeros(len(a), i32), c.zeros(len(a), i32)
+    corpus.int_semantics.launch(c, CubeCount(-(-len(a) // 64)), LIN, c.tensor(a),
+                                c.tensor(b), q, r)
+    for (x, y), qq, rr in zip(pairs, q.numpy(), r.numpy()):
+        if y == 0:
+            eq, er = 0, x
+        elif (x, y) == (-2**31, -1):
+            eq, er = -2**31, 0
+        else:
+            eq, er = x // y, x % y
+        assert (int(qq), int(rr)) == (eq, er), (x, y)
+
+
+@cube(launch=True)
+def shifted_copy(x: Array[f32], out: Array[f32]):
+    i = ABSOLUTE_POS
+    out[i + 2] = x[i + 3] + 1.0
+
+
+def test_checked_launch_out_of_range(runtime_client):
+    """Reads past the end give 0, writes past the end are dropped; neighbouring buffers
+    stay untouched."""
+    c = runtime_client
+    before = c.tensor(np.full(64, 5.0, np.float32))
+    x = c.tensor(np.arange(10, dtype=np.float32))
+    out = c.tensor(np.full(10, -1.0, np.float32))
+    after = c.tensor(np.full(64, 5.0, np.float32))
+    shifted_copy.launch(c, CubeCount(1), CubeDim(32), x, out)
+    expect = np.array([-1, -1] + [i + 1 + 1.0 for i in range(2, 9)] + [1.0], np.float32)
+    np.testing.assert_array_equal(out.numpy(), expect)
+    assert (before.numpy() == 5).all() and (after.numpy() == 5).all()
+    assert (x.numpy() == np.arange(10)).all()
+
+
+def _bound(elem, spec):
+    if isinstance(elem, Generic):
+        return spec[elem.name]
+    return getattr(elem, "elem", elem)
+
+
+def _case_args(c, kernel, spec, rng, size):
+    """Arguments for a corpus kernel: 1-D tensors of `size` random values, scalars 3."""
+    args = []
+    for p in kernel.params:
+        if p.kind == "comptime":
+            args.append(spec[p.name])
+            continue
+        t = _bound(p.elem, spec)
+        if p.kind == "scalar":
+            args.append(True if t.is_bool else 3.0 if t.is_float else 3)
+            continue
+        if t.is_float:
+            data = rng.standard_normal(size) * 2
+        elif t.kind == "uint":
+            data = rng.integers(0, 40, size)
+        else:
+            data = rng.integers(-20, 20, size)
+        args.append(c.tensor(data.astype(t.numpy)))
+    return args
+
+
+def _run_case(c, kernel, cube_dim, spec):
+    rng = np.random.default_rng(11)
+    if kernel is corpus.fused_matmul_add_relu_kernel:
+        dt = spec["Float"].numpy
+        lhs, rhs, bias = _seed_inputs(rng, 2, 16, 16, dt)
+        args = [c.tensor(lhs), c.tensor(rhs), c.tensor(bias), c.zeros((2, 16, 16),
+                                                                      spec["Float"])]
+        count = CubeCount(1, 1, 2)
+    else:
+        args = _case_args(c, kernel, spec, rng, 256)
+        count = CubeCount(max(1, 256 // (cube_dim[0] * cube_dim[1] * cube_dim[2])))
+    kernel.launch(c, count, CubeDim(*cube_dim), *args)
+    return [a.numpy() for a in args if hasattr(a, "numpy")]
+
+
+@pytest.mark.parametrize("case", corpus.SOURCE_CASES, ids=[x[0] for x in corpus.SOURCE_CASES])
+def test_source_cases_run(runtime_client, case):
+    """Every corpus kernel the runtime can run; GPU results match the cpu runtime."""
+    name, kernel, cube_dim, spec, targets = case
+    c = runtime_client
+    if c.runtime != "cpu" and c.target not in targets:
+        pytest.skip(f"{name} is not meant for {c.target}")
+    dtypes = [v for v in spec.values() if isinstance(v, DType)]
+    if any(t not in c.limits.dtypes for t in dtypes):
+        pytest.skip(f"{c.runtime} lacks a dtype of {name}")
+    got = _run_case(c, kernel, cube_dim, spec)
+    ref = _run_case(cubepy.client("cpu"), kernel, cube_dim, spec)
+    assert len(got) == len(ref) and got
+    for g, r in zip(got, ref):
+        assert g.dtype == r.dtype and g.shape == r.shape
+        if g.dtype.kind == "f":
+            tol = 2e-2 if g.dtype == np.float16 else 1e-4
+            np.testing.assert_allclose(g, r, rtol=tol, atol=tol)
+        else:
+            np.testing.assert_array_equal(g, r)
+
+
+# ----------------------------------------------------------------------------- LaunchError
+
+def _axpy_args(c, dt=f32):
+    x = c.tensor(np.ones(64, dt.numpy))
+    y = c.tensor(np.ones(64, dt.numpy))
+    return x, y
+
+
+def _launch_error(fn) -> LaunchError:
+    with pytest.raises(LaunchError) as info:
+        fn()
+    return info.value
+
+
+def test_launch_error_argument_count(runtime_client):
+    c = runtime_client
+    x, _ = _axpy_args(c)
+    err = _launch_error(lambda: corpus.axpy.launch(c, CubeCount(1), LIN, 2.0, x))
+    assert "'y'" in str(err)
+
+
+def test_launch_error_dtype_not_fitting(runtime_client):
+    c = runtime_client
+    x = c.tensor(np.ones(64, np.int32))
+    y = c.tensor(np.ones(64, np.float32))
+    err = _launch_error(lambda: corpus.axpy.launch(c, CubeCount(1), LIN, 2.0, x, y))
+    assert "'x'" in str(err) and "i32" in str(err)
+
+
+def test_launch_error_placeholder_two_dtypes(runtime_client):
+    c = runtime_client
+    other = next(t for t in (f16, f64) if t in c.limits.dtypes)
+    x = c.tensor(np.ones(64, np.float32))
+    y = c.tensor(np.ones(64, other.numpy))
+    err = _launch_error(lambda: corpus.axpy.launch(c, CubeCount(1), LIN, 2.0, x, y))
+    assert "'y'" in str(err) and "Float" in str(err)
+
+
+def test_launch_error_tensor_from_other_client(runtime_client):
+    from cubepy.runtime.cpu import CpuClient
+    c = runtime_client
+    x, _ = _axpy_args(c)
+    y = CpuClient().tensor(np.ones(64, np.float32))
+    err = _launch_error(lambda: corpus.axpy.launch(c, CubeCount(1), LIN, 2.0, x, y))
+    assert "'y'" in str(err)
+
+
+def test_launch_error_cube_dim_and_count(runtime_client):
+    c = runtime_client
+    x, y = _axpy_args(c)
+    too_wide = c.limits.max_cube_dim[0] + 1
+    err = _launch_error(lambda: corpus.axpy.launch(c, CubeCount(1), CubeDim(too_wide),
+                                                   2.0, x, y))
+    assert "cube_dim" in str(err)
+    too_many = c.limits.max_cube_count[1] + 1
+    err = _launch_error(lambda: corpus.axpy.launch(c, CubeCount(1, too_many), LIN,
+                                                   2.0, x, y))
+    assert "cube_count" in str(err)
+
+
+@cube(launch=True)
+def store_bf16_scalar(a: bf16, out: Array[f32]):
+    out[ABSOLUTE_POS] = f32(a)
+
+
+def test_launch_error_dtype_device_lacks(runtime_client):
+    c = runtime_client
+    lacking = [t for t in ALL_DTYPES if t not in c.limits.dtypes]
+    if bf16 not in lacking:
+        pytest.skip(f"{c.runtime} has bf16")
+    out = c.zeros(64, f32)
+    err = _launch_error(lambda: store_bf16_scalar.launch(c, CubeCount(1), LIN, 1.0, out))
+    assert "'a'" in str(err) and "bf16" in str(err)
+    for t in lacking:
+        with pytest.raises(LaunchError, match=t.name):
+            c.zeros(4, t)
