@@ -271,3 +271,58 @@ def test_launch_error_dtype_device_lacks(runtime_client):
     for t in lacking:
         with pytest.raises(LaunchError, match=t.name):
             c.zeros(4, t)
+
+
+# ----------------------------------------------------------------------------- more corpus
+
+def test_axpy_and_tags(runtime_client):
+    c = runtime_client
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(200).astype(np.float32)
+    y = rng.standard_normal(200).astype(np.float32)
+    ty = c.tensor(y)
+    corpus.axpy.launch(c, CubeCount(4), LIN, 1.5, c.tensor(x), ty)
+    np.testing.assert_allclose(ty.numpy(), np.float32(1.5) * x + y, rtol=1e-6, atol=1e-6)
+    for tag, expect in (("zero", np.zeros_like(x)), ("sq", x * x + 1)):
+        out = c.tensor(np.full(200, 9.0, np.float32))
+        corpus.square_plus_tag.launch(c, CubeCount(4), LIN, c.tensor(x), out, tag)
+        np.testing.assert_allclose(out.numpy(), expect, rtol=1e-6)
+
+
+def test_unrolled_poly_and_math(runtime_client):
+    c = runtime_client
+    x = np.linspace(-3, 3, 130).astype(np.float32)
+    out = c.zeros(130, f32)
+    corpus.unrolled_poly.launch(c, CubeCount(3), LIN, c.tensor(x), out, 4)
+    np.testing.assert_allclose(out.numpy(), (((x + 2) * x + 3) * x + 4), rtol=1e-5, atol=1e-5)
+    out = c.zeros(130, f32)
+    corpus.math_mix.launch(c, CubeCount(3), LIN, c.tensor(x), out)
+    t = np.exp(-x * x) + np.sqrt(np.abs(x)) + np.clip(x, -1, 1)
+    expect = np.where(x > 0, t, np.minimum(t, x)) + np.where(x < 0.5, 1.0, 2.0)
+    np.testing.assert_allclose(out.numpy(), expect, rtol=1e-5, atol=1e-5)
+
+
+def test_loops_and_flow(runtime_client):
+    c = runtime_client
+    x = np.array(list(range(-5, 6)) + [100, -100, 2**20], np.int32)
+    out = c.tensor(np.full(len(x) + 3, 55, np.int32))  # lanes past len(x) terminate
+    corpus.loops_and_flow.launch(c, CubeCount(1), LIN, c.tensor(x), out)
+    expect = []
+    for v in x.tolist():
+        total = 0
+        for j in range(1, 11):
+            if j % 2 == 0 and v > 0:
+                continue
+            total += j * v
+        total -= sum(range(10, 0, -3))
+        expect.append(total if total > 0 or v == 0 else -total)
+    assert out.numpy().tolist() == expect + [55] * 3
+
+
+def test_cast_kernel(runtime_client):
+    c = runtime_client
+    x = np.array([1.7, -1.7, 0.0, 3e9, -3e9, 250.5, -0.2, 7], np.float32)
+    oi, ou = c.zeros(8, i32), c.zeros(8, u32)
+    corpus.cast_kernel.launch(c, CubeCount(1), LIN, c.tensor(x), oi, ou)
+    assert oi.numpy().tolist() == [1, -1, 0, 2**31 - 1, -2**31, 250, 0, 7]
+    assert ou.numpy().tolist() == [i * 3 + int(v > 0) for i, v in enumerate(x)]

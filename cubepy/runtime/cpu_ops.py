@@ -99,12 +99,14 @@ def load(buf, idx):
     """`buf[idx]`, 0 where idx is out of range (negative or >= len(buf))."""
     n = buf.shape[0]
     if isinstance(idx, ndarray) and idx.ndim:
-        if idx.dtype.kind == "i":
-            ok = (idx >= 0) & (idx < n)
-        else:
+        if idx.dtype.kind == "u":
+            if idx.max() < n:  # the common case: one reduction, no temporary
+                return buf.take(idx)
             ok = idx < n
-        if ok.all():
-            return buf.take(idx)
+        else:
+            ok = (idx >= 0) & (idx < n)
+            if ok.all():
+                return buf.take(idx)
         if n == 0:
             return np.zeros(idx.shape, buf.dtype)
         return np.where(ok, buf.take(np.where(ok, idx, 0)), _zero(buf))
