@@ -436,3 +436,53 @@ def test_atomic_under_divergent_mask_in_kernel(cpu):
     got = out_t.numpy()
     assert c_t.numpy()[0] == 16
     assert list(got[1::2]) == [-5] * 8 and sorted(got[0::2]) == list(range(0, 16, 2))
+
+
+# ----------------------------------------------------------------------------- public path
+
+def test_seed_example_is_fast_including_first_compile():
+    """The seed example: cube count (2, 2, 32), cube dim (16, 16, 1), on a fresh kernel
+    object (nothing cached): frontend, passes, cpu compile and run."""
+    import time
+
+    import corpus
+    from cubepy import CubeCount, CubeDim
+    fresh = cubepy.cube(launch=True)(corpus.fused_matmul_add_relu_kernel.fn)
+    client = cubepy.client("cpu")
+    rng = np.random.default_rng(0)
+    lhs = rng.random((1, 32, 32), dtype=np.float32)
+    rhs = rng.random((32, 32, 32), dtype=np.float32)
+    bias = rng.random((32, 32, 32), dtype=np.float32) - 8
+    args = [client.tensor(lhs), client.tensor(rhs), client.tensor(bias),
+            client.empty((32, 32, 32), f32)]
+    start = time.perf_counter()
+    fresh.launch(client, CubeCount(2, 2, 32), CubeDim(16, 16, 1), *args)
+    result = args[3].numpy()
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    fresh.launch(client, CubeCount(2, 2, 32), CubeDim(16, 16, 1), *args)
+    warm = time.perf_counter() - start
+    np.testing.assert_allclose(result, np.maximum(lhs @ rhs + bias, 0), rtol=1e-5, atol=1e-5)
+    assert first < 1.0, f"first launch took {first:.3f} s"
+    assert warm < 0.25, f"warm launch took {warm:.3f} s"
+
+
+def test_compile_is_cached_and_source_readable(cpu):
+    k = binary_kernel("add", f32)
+    abi = compute_abi(k, True)
+    exe = cpu.compile(k, abi, True)
+    assert cpu.compile(k, abi, True) is exe
+    assert "def kernel_fn" in exe.source and "_store(b_out" in exe.source
+
+
+def test_large_grid_runs_in_batches(monkeypatch):
+    import corpus
+    from cubepy import CubeCount, CubeDim
+    monkeypatch.setattr(cpu_mod, "MAX_LANES", 1 << 12)
+    client = cubepy.client("cpu")
+    n_elems = (1 << 14) + 5
+    x = np.arange(n_elems, dtype=np.float32)
+    y = client.tensor(np.ones(n_elems, np.float32))
+    corpus.axpy.launch(client, CubeCount(-(-n_elems // 256)), CubeDim(256), 2.0,
+                       client.tensor(x), y)
+    np.testing.assert_array_equal(y.numpy(), 2 * x + 1)
