@@ -291,3 +291,82 @@ def test_bind_group_cache_does_not_keep_buffers_alive(client):
     y = client.zeros(64, u32)  # may reuse the freed id: must get a fresh bind group
     _launch_add(client, exe, x, y, 3, 1)
     assert np.array_equal(y.numpy(), np.full(64, 3, np.uint32))
+
+
+# -- through @cube kernels and the WGSL emitter ------------------------------------------
+
+from cubepy import (ABSOLUTE_POS, CUBE_POS, CUBE_POS_X, CUBE_POS_Y, Array, Float,  # noqa: E402
+                    cube)
+
+
+@cube(launch=True)
+def _axpy(a: Float, x: Array[Float], y: Array[Float]):
+    i = ABSOLUTE_POS
+    if i < len(y):
+        y[i] = a * x[i] + y[i]
+
+
+@cube(launch=True)
+def _cube_ids(out: Array[u32], ys: Array[u32]):
+    c = CUBE_POS
+    out[c] = CUBE_POS_X + u32(1)
+    ys[c] = CUBE_POS_Y
+
+
+@cube(launch=True)
+def _negate(x: Array[cubepy.bool_], out: Array[cubepy.bool_]):
+    i = ABSOLUTE_POS
+    if i < len(out):
+        out[i] = not x[i]
+
+
+def test_launch_many_then_one_read(client):
+    n = 300
+    x = client.tensor(np.ones(n, np.float32))
+    y = client.zeros(n, f32)
+    before = client.submits
+    for k in range(100):  # a different scalar each launch, across two batches
+        _axpy.launch(client, (5, 1, 1), (64, 1, 1), float(k), x, y)
+    assert client.submits - before <= 1
+    assert np.array_equal(y.numpy(), np.full(n, sum(range(100)), np.float32))
+
+
+def test_launch_folded_cube_count_through_emitter(client):
+    m = client._max_groups
+    cx = m + 10
+    out = client.zeros(cx * 2, u32)
+    ys = client.zeros(cx * 2, u32)
+    _cube_ids.launch_unchecked(client, (cx, 2, 1), (1, 1, 1), out, ys)
+    expect_x = np.tile(np.arange(1, cx + 1, dtype=np.uint32), 2)
+    expect_y = np.repeat(np.arange(2, dtype=np.uint32), cx)
+    assert np.array_equal(out.numpy(), expect_x)
+    assert np.array_equal(ys.numpy(), expect_y)
+
+
+def test_launch_bool_kernel(client):
+    data = np.random.default_rng(1).random(77) > 0.3
+    x = client.tensor(data)
+    out = client.zeros(77, bool_)
+    _negate.launch(client, (2, 1, 1), (64, 1, 1), x, out)
+    assert np.array_equal(out.numpy(), ~data)
+
+
+def test_launch_with_one_tensor_twice(client):
+    y = client.tensor(np.arange(64, dtype=np.float32))
+    _axpy.launch(client, (1, 1, 1), (64, 1, 1), 2.0, y, y)
+    assert np.array_equal(y.numpy(), np.arange(64, dtype=np.float32) * 3)
+
+
+def test_launch_f16(client):
+    if f16 not in client.limits.dtypes:
+        pytest.skip("no shader-f16")
+    x = client.tensor(np.linspace(-2, 2, 50).astype(np.float16))
+    y = client.tensor(np.ones(50, np.float16))
+    _axpy.launch(client, (1, 1, 1), (64, 1, 1), np.float16(0.5), x, y)
+    want = np.float16(0.5) * np.linspace(-2, 2, 50).astype(np.float16) + np.float16(1)
+    assert np.allclose(y.numpy().astype(np.float32), want.astype(np.float32), atol=1e-3)
+
+
+def test_launch_rejects_f64_on_wgpu(client):
+    with pytest.raises(cubepy.LaunchError, match="f64"):
+        client.tensor(np.ones(4, np.float64))
