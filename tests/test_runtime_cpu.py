@@ -486,3 +486,24 @@ def test_large_grid_runs_in_batches(monkeypatch):
     corpus.axpy.launch(client, CubeCount(-(-n_elems // 256)), CubeDim(256), 2.0,
                        client.tensor(x), y)
     np.testing.assert_array_equal(y.numpy(), 2 * x + 1)
+
+
+@pytest.mark.parametrize("step", [3, -2, 0])
+def test_for_with_runtime_step(cpu, step):
+    """range(start, stop, step) with a runtime step: its sign picks the direction; a zero
+    step runs no iteration."""
+    out = buf("out", i32)
+    st, acc, k_ = n.Var("st", i32), n.Var("acc", i32), n.Var("k", i32)
+    body = [n.Assign(var=acc, value=c(0, i32), declare=True),
+            n.For(var=k_, start=c(5, i32), stop=b("mul", ld(st), c(4, i32)), step=ld(st),
+                  body=n.Block((n.Assign(var=acc, value=b("add", b("mul", ld(acc), c(10, i32)),
+                                                              ld(k_))),))),
+            n.Store(buffer=out, index=bi("unit_pos"), value=ld(acc))]
+    kern = kernel([("st", "scalar", i32), ("out", "array", i32)], body, cube_dim=(2, 1, 1))
+    out_t = cpu.zeros(2, i32)
+    run(cpu, kern, (1, 1, 1), {"st": step, "out": out_t})
+    expect = 0
+    for kk in (range(5, step * 4, step) if step else ()):
+        expect = expect * 10 + kk
+    assert out_t.numpy().tolist() == [expect, expect]
+    assert (expect != 0) == (step != 0)

@@ -290,8 +290,12 @@ class _Gen:
         if isinstance(s.step, ir.Const):
             cond = f"({v} < _stop{k})" if s.step.value > 0 else f"({v} > _stop{k})"
         else:
+            # A runtime step: its sign picks the direction; a zero step runs no
+            # iteration (as the WGSL target does) instead of looping forever.
             zero = self.const(s.step.ty, 0)
-            cond = f"_select(_step{k} > {zero}, {v} < _stop{k}, {v} > _stop{k})"
+            cond = f"((_step{k} > {zero}) & ({v} < _stop{k}))"
+            if s.step.ty.is_signed:
+                cond = f"({cond} | ((_step{k} < {zero}) & ({v} > _stop{k})))"
         self.loop(k, cond, s.body, f"{v} = {v} + _step{k}")
 
     def s_While(self, s: ir.While) -> None:
