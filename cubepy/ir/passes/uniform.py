@@ -93,6 +93,10 @@ class _Guard:
             else:
                 inner = self.plain(s, loop)
                 if guarded and _observable(s):
+                    if isinstance(inner, ir.Assign) and inner.declare:
+                        # Declare outside the guard: later statements still see it.
+                        out.append(ir.Declare(var=inner.var, loc=inner.loc))
+                        inner = dataclasses.replace(inner, declare=False)
                     pending.append(inner)
                 else:
                     flush()
