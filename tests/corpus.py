@@ -183,3 +183,64 @@ SOURCE_CASES = [
     ("loops_and_flow", loops_and_flow, LINEAR, {}, ALL),
     ("cast_kernel", cast_kernel, LINEAR, {}, ALL),
 ]
+
+
+@cube(launch=True)
+def block_sum_guarded(x: Array[f32], out: Array[f32], n: u32):
+    """A bare return before barriers inside a uniform loop: out[cube] sums the cube's
+    active inputs plus 4 * step offsets, computed by unit 0 each round."""
+    tile = SharedMemory(f32, 64)
+    u = UNIT_POS
+    i = ABSOLUTE_POS
+    if i >= n:
+        return
+    count = min(CUBE_DIM, n - CUBE_POS * CUBE_DIM)
+    acc = f32(0.0)
+    for step in range(4):
+        tile[u] = x[i] + f32(step)
+        sync_cube()
+        if u == 0:
+            for j in range(count):
+                acc += tile[j]
+        sync_cube()
+    if u == 0:
+        out[CUBE_POS] = acc
+
+
+@cube(launch=True)
+def shared_shift_rounds(x: Array[i32], out: Array[i32], rounds: u32):
+    """terminate() before a while loop (uniform bound from a scalar) holding barriers;
+    each round adds the right neighbour's value when that neighbour is active."""
+    buf = SharedMemory(i32, 64)
+    u = UNIT_POS
+    g = ABSOLUTE_POS
+    if g >= len(x):
+        terminate()
+    v = x[g]
+    r = u32(0)
+    while r < rounds:
+        buf[u] = v
+        sync_cube()
+        nb = (u + 1) % CUBE_DIM
+        if CUBE_POS * CUBE_DIM + nb < len(x):
+            v = v + buf[nb]
+        sync_cube()
+        r += 1
+    out[g] = v
+
+
+@cube(launch=True)
+def wgsl_keyword_names(shared: Array[u32], loop: Array[u32]):
+    """Python names that are reserved words in WGSL (and __names naga rejects)."""
+    let = ABSOLUTE_POS
+    fn = let * u32(2)
+    __x = fn + u32(1)
+    if let < len(loop):
+        loop[let] = shared[let] + __x
+
+
+SOURCE_CASES += [
+    ("block_sum_guarded", block_sum_guarded, LINEAR, {}, ALL),
+    ("shared_shift_rounds", shared_shift_rounds, LINEAR, {}, ALL),
+    ("wgsl_keyword_names", wgsl_keyword_names, LINEAR, {}, ALL),
+]
