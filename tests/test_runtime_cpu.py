@@ -507,3 +507,45 @@ def test_for_with_runtime_step(cpu, step):
         expect = expect * 10 + kk
     assert out_t.numpy().tolist() == [expect, expect]
     assert (expect != 0) == (step != 0)
+
+
+def test_deep_expression_and_comment_only_block(cpu):
+    """A 400-deep expression tree (beyond Python's parser nesting) and a branch holding
+    only a comment still compile; the deep loop condition is re-evaluated every turn."""
+    out = buf("out", i32)
+    j = n.Var("j", i32)
+    deep = ld(j)
+    for _ in range(400):
+        deep = b("add", deep, c(1, i32))
+    body = [n.Assign(var=j, value=c(0, i32), declare=True),
+            n.While(cond=cmp("lt", deep, c(410, i32)), body=n.Block((
+                n.Assign(var=j, value=b("add", ld(j), c(3, i32))),))),
+            n.If(cond=cmp("eq", ld(j), c(0, i32)), then=n.Block((n.Comment(text="nothing"),))),
+            n.Store(buffer=out, index=c(0), value=deep)]
+    k = kernel([("out", "array", i32)], body, cube_dim=(1, 1, 1))
+    out_t = cpu.zeros(1, i32)
+    run(cpu, k, (1, 1, 1), {"out": out_t})
+    assert out_t.numpy()[0] == 12 + 400  # j stops at the first multiple of 3 >= 10
+
+
+def test_shared_memory_atomics(cpu):
+    """A per-cube counter in shared memory: each unit gets a distinct old value."""
+    out, cnt = buf("out", u32), buf("cnt", u32)
+    sh = n.BufferRef("counter", u32, "shared")
+    old = n.Var("old", u32)
+    body = [n.If(cond=cmp("eq", bi("unit_pos"), c(0)),
+                 then=n.Block((n.Store(buffer=sh, index=c(0), value=c(0)),))),
+            n.Barrier(),
+            n.Declare(var=old),
+            n.AtomicOp(op="add", buffer=sh, index=c(0), value=c(1), result=old),
+            n.Store(buffer=out, index=bi("absolute_pos"), value=ld(old)),
+            n.Barrier(),
+            n.If(cond=cmp("eq", bi("unit_pos"), c(0)), then=n.Block((
+                n.Store(buffer=cnt, index=bi("cube_pos"), value=idx(sh, c(0))),)))]
+    k = kernel([("out", "array", u32), ("cnt", "array", u32)], body, cube_dim=(32, 1, 1),
+               shared=[n.SharedDecl(sh, 1)])
+    out_t, cnt_t = cpu.zeros(32 * 5, u32), cpu.zeros(5, u32)
+    run(cpu, k, (5, 1, 1), {"out": out_t, "cnt": cnt_t})
+    assert cnt_t.numpy().tolist() == [32] * 5
+    for cube_vals in out_t.numpy().reshape(5, 32):
+        assert sorted(cube_vals.tolist()) == list(range(32))

@@ -38,6 +38,7 @@ _MATH = {"exp": "np.exp", "exp2": "np.exp2", "log": "np.log", "log2": "np.log2",
          "pow": "np.power", "hypot": "np.hypot", "floor": "np.floor", "ceil": "np.ceil",
          "round": "np.rint", "trunc": "np.trunc", "erf": "_ops.erf", "fma": "_ops.fma",
          "clamp": "_ops.clamp", "isnan": "np.isnan", "isinf": "np.isinf"}
+_HOIST_EVERY = 24  # expression nesting depth at which subtrees go into temporaries
 
 
 @dataclass
@@ -102,6 +103,7 @@ class _Gen:
         self.loops: list[int] = []
         self.declared: set[str] = set()
         self.counter = 0
+        self.expr_depth = 0
         self.buffers = {b.name: i for i, b in enumerate(abi.buffers)}
         self.shared = {d.buffer.name: d for d in kernel.shared}
         self.fields = {(f.kind, f.param): i for i, f in enumerate(abi.fields)}
@@ -184,7 +186,7 @@ class _Gen:
 
     # -- statements -------------------------------------------------------------------
     def block(self, block: ir.Block) -> None:
-        if not block.stmts:
+        if all(isinstance(s, ir.Comment) for s in block.stmts):
             self.emit("pass")
         for s in block.stmts:
             self.stmt(s)
@@ -260,11 +262,13 @@ class _Gen:
         if _has(block, (ir.Terminate,), into_loops=True):
             self.emit("_m = _mand(_m, _alive)")
 
-    def loop(self, k: int, cond: str, body: ir.Block, step: str | None) -> None:
+    def loop(self, k: int, cond, body: ir.Block, step: str | None) -> None:
+        """`cond()` gives the condition's code; it runs inside the loop because it may
+        emit temporaries that must be recomputed every iteration."""
         self.emit(f"_lm{k} = _m")
         self.emit("while True:")
         self.depth += 1
-        self.emit(f"_lm{k} = _mand(_lm{k}, {cond})")
+        self.emit(f"_lm{k} = _mand(_lm{k}, {cond()})")
         self.emit(f"if _lm{k} is False: break")
         self.emit(f"_m = _lm{k}")
         if _has(body, (ir.Continue,), into_loops=False):
@@ -296,12 +300,12 @@ class _Gen:
             cond = f"((_step{k} > {zero}) & ({v} < _stop{k}))"
             if s.step.ty.is_signed:
                 cond = f"({cond} | ((_step{k} < {zero}) & ({v} > _stop{k})))"
-        self.loop(k, cond, s.body, f"{v} = {v} + _step{k}")
+        self.loop(k, lambda: cond, s.body, f"{v} = {v} + _step{k}")
 
     def s_While(self, s: ir.While) -> None:
         k = self.fresh()
         self.emit(f"_mo{k} = _m")
-        self.loop(k, self.expr(s.cond), s.body, None)
+        self.loop(k, lambda: self.expr(s.cond), s.body, None)
 
     def s_Break(self, s: ir.Break) -> None:
         k = self.loops[-1]
@@ -331,7 +335,18 @@ class _Gen:
         method = getattr(self, "e_" + type(e).__name__, None)
         if method is None:
             raise NotImplementedError(f"cpu runtime: unsupported expression {type(e).__name__}")
-        return method(e)
+        self.expr_depth += 1
+        try:
+            code = method(e)
+        finally:
+            self.expr_depth -= 1
+        if self.expr_depth and self.expr_depth % _HOIST_EVERY == 0 and not code.isidentifier():
+            # Deep trees (inlining, unrolling) would exceed Python's parser nesting
+            # limit: evaluate this subtree first into a temporary (expressions are pure).
+            tmp = f"_t{self.fresh()}"
+            self.emit(f"{tmp} = {code}")
+            return tmp
+        return code
 
     def e_Const(self, e: ir.Const) -> str:
         return self.const(e.ty, e.value)
