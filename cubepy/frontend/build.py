@@ -343,9 +343,9 @@ class Builder(ExprMixin, CallMixin):
         if not isinstance(node.target, ast.Name):
             self.error("the loop variable must be a single name", node.target)
         name = node.target.id
-        if name in frame.parsed.assign_counts:
-            self.error(f"{name!r} is a loop variable and also assigned elsewhere: use "
-                       f"another name for one of them", node.target)
+        if isinstance(frame.scope.get(name), (n.Var, Py, Buf)):
+            self.error(f"{name!r} is already a variable: use another name for the loop "
+                       f"variable", node.target)
         if name in frame.loop_vars:
             self.error(f"the loop variable {name!r} is already used by an enclosing loop",
                        node.target)

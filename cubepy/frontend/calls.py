@@ -359,6 +359,9 @@ class CallMixin:
         if parsed.early_return:
             frame.ret_flag = self.new_var(f"{parsed.name}_done", bool_)
             self.use(frame.ret_flag)
+            # reset on every call: the call may sit in a loop
+            self.emit(n.Assign(var=frame.ret_flag, value=n.Const(ty=bool_, value=False,
+                                                                  loc=self.loc), loc=self.loc))
         self.inline_stack.append(cf)
         self.frame = frame
         try:

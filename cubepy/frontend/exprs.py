@@ -15,6 +15,7 @@ from ..ir import nodes as n
 from ..ir.types import DType, bool_, i32, u32
 from ..lang import BuiltinVar
 from .infer import TVar, describe, find, float_lit, int_lit
+from .parse import make_loc
 from .values import Buf, Dead, Py, is_number
 
 # ast operator -> (IR op, source symbol)
@@ -94,7 +95,7 @@ class ExprMixin:
         """A runtime IR expression for `value` (a literal gets a literal type)."""
         if isinstance(value, n.Expr):
             return value
-        loc = self.loc
+        loc = self.loc if node is None else make_loc(self.frame.parsed.filename, node)
         if isinstance(value, Py):
             v = value.value
             if isinstance(v, bool):
@@ -185,9 +186,11 @@ class ExprMixin:
 
     # -- operators --------------------------------------------------------------------
     def e_BinOp(self, node: ast.BinOp):
-        return self.binop(node.op, self.expr(node.left), self.expr(node.right), node)
+        return self.binop(node.op, self.expr(node.left), self.expr(node.right), node,
+                          node.left, node.right)
 
-    def binop(self, op_node: ast.operator, lhs, rhs, node: ast.AST):
+    def binop(self, op_node: ast.operator, lhs, rhs, node: ast.AST,
+              lnode: ast.AST | None = None, rnode: ast.AST | None = None):
         op, sym = BINOPS[type(op_node)]
         if isinstance(lhs, Py) and isinstance(rhs, Py) and is_number(lhs.value) \
                 and is_number(rhs.value):
@@ -201,16 +204,16 @@ class ExprMixin:
                 return Py(folded)
         if op == "pow":
             return self.power(lhs, rhs, node)
-        a = self.materialize(lhs, node)
+        a = self.materialize(lhs, lnode or node)
         if op in ("shl", "shr"):
-            b = self.materialize(rhs, node)
+            b = self.materialize(rhs, rnode or node)
             if isinstance(rhs, Py):
                 self.u.unify(b.ty, a.ty, self.loc, mix_message(sym))
             for side in (a, b):
                 self.u.require(side.ty, lambda t: t.is_int, self.loc,
                                lambda t: f"'{sym}' needs integer operands, not {t.name}")
             return n.Binary(ty=a.ty, op=op, lhs=a, rhs=b, loc=self.loc)
-        b = self.materialize(rhs, node)
+        b = self.materialize(rhs, rnode or node)
         ty = self.u.unify(a.ty, b.ty, self.loc, mix_message(sym))
         if op == "div":
             ty = self.u.require_float(ty, self.loc, lambda t: (

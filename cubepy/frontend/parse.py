@@ -154,12 +154,13 @@ class _Whitelist:
                 continue
             self.visit(s)
 
-    def visit(self, node: ast.AST) -> None:
+    def visit(self, node: ast.AST, parent: ast.AST | None = None) -> None:
         t = type(node)
+        where = node if hasattr(node, "lineno") else parent  # operators have no position
         if t in _REJECTED:
-            self.error(node, _REJECTED[t])
+            self.error(where, _REJECTED[t])
         if t not in _ALLOWED:
-            self.error(node, f"unsupported syntax in a kernel: {t.__name__}")
+            self.error(where, f"unsupported syntax in a kernel: {t.__name__}")
         if t is ast.Constant:
             v = node.value
             if isinstance(v, str):
@@ -174,9 +175,9 @@ class _Whitelist:
         if t is ast.Compare:
             for operand in [node.left, *node.comparators]:
                 if not (isinstance(operand, ast.Constant) and isinstance(operand.value, str)):
-                    self.visit(operand)
+                    self.visit(operand, node)
             for op in node.ops:
-                self.visit(op)
+                self.visit(op, node)
             return
         if t is ast.Call:
             if node.keywords:
@@ -186,7 +187,7 @@ class _Whitelist:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr_context):
                 continue
-            self.visit(child)
+            self.visit(child, node)
 
 
 # ----------------------------------------------------------------------------- scan
