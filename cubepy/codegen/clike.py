@@ -224,6 +224,8 @@ class CEmitter:
             self.emit_line(f"{self.d.type_name(s.var.ty)} {self.var(s.var)} = {value};")
             return
         name = self.var(s.var)
+        if value == name:
+            return  # e.g. abs() of an unsigned value
         # `x = x + e` reads better as `x += e` (same evaluation: x is a plain local).
         v = s.value
         if isinstance(v, n.Binary) and isinstance(v.lhs, n.Load) and v.lhs.var == s.var \
@@ -358,6 +360,9 @@ class CEmitter:
             size = self.shared_size.get(buffer.name)
             if size is None or isinstance(index, n.Const) and 0 <= index.value < size:
                 return None
+            if isinstance(index, n.Builtin) and index.name == "unit_pos" \
+                    and self.kernel.units_per_cube <= size:
+                return None  # UNIT_POS < units per cube <= size
             limit = self.d.literal(size, n.U32)[0]
         else:
             limit = self.info("buffer_len", buffer.name)
@@ -425,7 +430,9 @@ class CEmitter:
             ay, az = (self.expr_prec(n.Builtin(ty=n.U32, name=f"absolute_pos_{a}"), MUL)
                       for a in "yz")
             cx, cy = b("cube_count_x"), b("cube_count_y")
-            value = (f"{ax} + {ay} * ({cx} * {dx}) + {az} * ({cx} * {dx} * {cy} * {dy})")
+            width = f"{cx} * {dx}"  # units per row of the grid, then per plane
+            plane = f"{width} * {cy}" + (f" * {dy}" if self.kernel.cube_dim[1] > 1 else "")
+            value = f"{ax} + {ay} * ({width}) + {az} * ({plane})"
         elif name == "unit_pos":
             value = b("unit_pos_x")
             if self.kernel.cube_dim[1] > 1:
@@ -444,7 +451,9 @@ class CEmitter:
             value = f"{b('cube_count_x')} * {b('cube_count_y')} * {b('cube_count_z')}"
         else:
             compile_error(self.kernel.loc, f"unknown position builtin {name!r}")
-        cname = f"cube_{name}"
+        if name == "cube_dim":
+            return value  # a constant
+        cname = name if name.startswith("cube_") else f"cube_{name}"
         self._prologue_names[name] = cname
         self.prologue.append(f"const {self.d.type_name(n.U32)} {cname} = {value};")
         return cname
@@ -533,7 +542,7 @@ class CEmitter:
                 return self.d.math(self, "floor", [quotient], [ty], ty), PRIMARY
             return f"{self.d.float_mod_helper(self, ty)}({a}, {b})", PRIMARY
         const = e.rhs.value if isinstance(e.rhs, n.Const) else None
-        if const is not None and const != 0 and (not ty.is_signed or const > 0):
+        if const is not None and const not in (0, -1):
             if not ty.is_signed:  # C's unsigned / and % are Python's; no zero check
                 sym = "/" if kind == "floordiv" else "%"
                 return (f"{self.expr_prec(e.lhs, MUL)} {sym} "
@@ -549,7 +558,7 @@ class CEmitter:
         if e.op == "and":
             return f"{self.expr_prec(e.lhs, LAND)} && {self.expr_prec(e.rhs, LAND + 1)}", LAND
         # `a || b && c` compiles but draws -Wparentheses: parenthesise && under ||
-        return f"{self.expr_prec(e.lhs, LOR + 1)} || {self.expr_prec(e.rhs, LOR + 1)}", LOR
+        return f"{self.expr_prec(e.lhs, LAND + 1)} || {self.expr_prec(e.rhs, LAND + 1)}", LOR
 
     def _e_Select(self, e: n.Select) -> tuple[str, int]:
         return (f"{self.expr_prec(e.cond, REL)} ? {self.expr_prec(e.if_true, LOR)} : "
