@@ -160,7 +160,8 @@ class CubeFunction:
             self._plans[key] = plan
         buffers = [args[i] for i in plan.buffer_args]
         for b in buffers:
-            if b.client is not client:
+            if b.client is not client:  # re-plan: raises the LaunchError naming it
+                self._plan(client, count, dim, args, checked)
                 raise LaunchError("a tensor argument belongs to another client")
         try:
             info = plan.pack(args, count)

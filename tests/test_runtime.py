@@ -240,6 +240,11 @@ def test_launch_error_tensor_from_other_client(runtime_client):
     y = CpuClient().tensor(np.ones(64, np.float32))
     err = _launch_error(lambda: corpus.axpy.launch(c, CubeCount(1), LIN, 2.0, x, y))
     assert "'y'" in str(err)
+    # also once a launch with the same signature has been planned (the fast path)
+    _, y_own = _axpy_args(c)
+    corpus.axpy.launch(c, CubeCount(1), LIN, 2.0, x, y_own)
+    err = _launch_error(lambda: corpus.axpy.launch(c, CubeCount(1), LIN, 2.0, x, y))
+    assert "'y'" in str(err)
 
 
 def test_launch_error_cube_dim_and_count(runtime_client):
