@@ -601,3 +601,35 @@ def test_corpus_barriers_stay_in_uniform_control_flow(kern, dim, spec, cid):
     src = kern.source("wgsl", cube_dim=dim, **spec)
     assert "workgroupBarrier();" in src
     assert barrier_violations(src) == []
+
+
+def test_seed_kernel_golden_lines():
+    import corpus
+    from cubepy import f16 as F16, f32 as F32
+    src = corpus.fused_matmul_add_relu_kernel.source("wgsl", cube_dim=(16, 16, 1), Float=F32)
+    lines = [line.strip() for line in src.splitlines()]
+    assert "@group(0) @binding(0) var<storage, read> lhs: array<f32>;" in lines
+    assert "@group(0) @binding(3) var<storage, read_write> output: array<f32>;" in lines
+    assert "@group(0) @binding(4) var<storage, read> info: cube_info_t;" in lines
+    assert "output_shape: array<u32, 8>," in lines and "cube_count_: array<u32, 3>," in lines
+    assert "@compute @workgroup_size(16, 16, 1)" in lines
+    assert "// 38: sum += lhs[offset_lhs + row * dim_k + k] * rhs[offset_rhs + k * n_cols + col]" \
+        in lines
+    assert "if (i < info.lhs_buffer_len) { return lhs[i]; }" in lines  # checked read
+    assert "var sum: f32 = 0.0f;" in lines and "enable f16;" not in src
+    # a 2-D cube dim: no ABSOLUTE_POS (linear) is computed, only the axes used
+    assert not any(line.startswith("let absolute_pos:") for line in lines)
+    half = corpus.fused_matmul_add_relu_kernel.source("wgsl", cube_dim=(16, 16, 1), Float=F16)
+    assert half.startswith("enable f16;") and "array<f16>" in half and "0.0h" in half
+
+
+def test_histogram_golden_lines():
+    import corpus
+    src = corpus.histogram16.source("wgsl", cube_dim=(64, 1, 1))
+    lines = [line.strip() for line in src.splitlines()]
+    assert "@group(0) @binding(1) var<storage, read_write> bins: array<atomic<u32>>;" in lines
+    assert "if (i >= info.bins_buffer_len) { return 0u; }" in lines
+    assert "return atomicAdd(&bins[i], v);" in lines
+    assert "cube_atomic_add_bins(cube_load_values(i) % 16u, 1u);" in lines
+    unchecked = corpus.histogram16.source("wgsl", cube_dim=(64, 1, 1), checked=False)
+    assert "bins_buffer_len" not in unchecked and "atomicAdd(&bins[i], v)" in unchecked

@@ -27,7 +27,7 @@ import jinja2
 from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
-from ..ir.visit import walk_all_exprs, walk_stmts
+from ..ir.visit import child_exprs, walk_all_exprs, walk_stmts
 from .names import mangle
 from .wgsl_expr import ExprEmitter, literal, wgsl_legal, wgsl_type
 from .wgsl_memory import (BufferView, atomic_helper, load_helper, read_slot, storage_kind,
@@ -168,6 +168,8 @@ class _WgslEmitter:
 
     def _index(self, idx: n.Expr) -> str:
         """An index as u32 (negative signed indices become huge: out of range)."""
+        if isinstance(idx, n.Const) and idx.ty.is_int and 0 <= int(idx.value) < 2**32:
+            return f"{int(idx.value)}u"
         if idx.ty.name == "u32":
             return self.expr(idx, True)
         if idx.ty.is_int:
@@ -280,10 +282,18 @@ class _WgslEmitter:
             self.nested(orelse)
         self.line("}")
 
+    def _stable(self, e: n.Expr) -> bool:
+        """Whether `e` keeps its value while a loop runs (no memory, no reassigned var)."""
+        if isinstance(e, n.Index):
+            return False
+        if isinstance(e, n.Load) and self.assign_counts.get(e.var.name, 0) > 1:
+            return False
+        return all(self._stable(c) for c in child_exprs(e))
+
     def _hoist(self, e: n.Expr, what: str) -> str:
         """A loop bound evaluated once, before the loop (as Python's range does)."""
-        if isinstance(e, n.Const):
-            return self.expr(e, True)
+        if self._stable(e):
+            return self.expr(e)
         name = f"cube_{what}{self.loop_count}"
         self.line(f"let {name}: {wgsl_type(e.ty, e.loc)} = {self.expr(e, True)};")
         return name
@@ -370,6 +380,7 @@ class _WgslEmitter:
         for name in _LET_ORDER:
             if name in needed:
                 expr = _LETS[name].format(dx=dims[0], dy=dims[1], dz=dims[2])
+                expr = expr.replace(" * 1u", "")  # a unit-sized axis: keep it readable
                 lines.append(f"let {name}: u32 = {expr};")
         for p in self.kernel.params:
             if p.kind != "scalar":
