@@ -54,6 +54,7 @@ class CubeFunction:
         self._parsed: ParsedFunction | None = None
         self._compiled: dict[tuple, Compiled] = {}
         self._plans: dict[tuple, _LaunchPlan] = {}
+        self._key_of: Callable[[tuple], tuple] | None = None  # see _make_key_of
         self._parse()  # syntax errors surface at decoration
 
     # -- compilation ------------------------------------------------------------------
@@ -153,11 +154,16 @@ class CubeFunction:
         except (KeyError, TypeError):
             count = _dim3_cached(cube_count, "cube_count")
             dim = _dim3_cached(cube_dim, "cube_dim")
-        key = (id(client), count, dim, checked) + tuple(map(_arg_signature, args))
-        plan = self._plans.get(key)
+        key_of = self._key_of or self._make_key_of()
+        try:
+            key = (id(client), count, dim, checked) + key_of(args)
+            plan = self._plans.get(key)
+        except (AttributeError, TypeError, IndexError):  # a wrong argument: _plan says which
+            key = plan = None
         if plan is None:
             plan = self._plan(client, count, dim, args, checked)
-            self._plans[key] = plan
+            if key is not None:
+                self._plans[key] = plan
         buffers = [args[i] for i in plan.buffer_args]
         for b in buffers:
             if b.client is not client:  # re-plan: raises the LaunchError naming it
@@ -169,6 +175,21 @@ class CubeFunction:
             self._plan(client, count, dim, args, checked)  # raises the precise LaunchError
             raise
         client.dispatch(plan.executable, count, dim, buffers, info)
+
+    def _make_key_of(self) -> Callable[[tuple], tuple]:
+        """A generated function args -> what decides the launch plan: the argument count,
+        each buffer's dtype, line size and rank, each scalar's Python type and each
+        comptime's type and value (one call, no per-argument dispatch)."""
+        parts = ["len(a)"]
+        for i, p in enumerate(self.params):
+            if p.kind in ("tensor", "array"):
+                parts += [f"a[{i}].dtype", f"a[{i}].line_size", f"len(a[{i}].shape)"]
+            elif p.kind == "comptime":
+                parts += [f"type(a[{i}])", f"a[{i}]"]
+            else:
+                parts.append(f"type(a[{i}])")
+        self._key_of = eval(f"lambda a: ({', '.join(parts)},)")
+        return self._key_of
 
     def _merge_kwargs(self, args: tuple, kwargs: dict) -> tuple:
         names = [p.name for p in self.params]
