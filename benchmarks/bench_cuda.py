@@ -10,7 +10,6 @@ back to back on one stream (best of several repetitions), the queue drained afte
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import platform
@@ -100,10 +99,13 @@ def bench_launch(client, n: int, reps: int) -> dict:
     count, dim = CubeCount(1, 1, 1), CubeDim(32, 1, 1)
 
     # cubepy, the public path (checked and unchecked)
-    res["cubepy launch (checked)"] = per_launch_us(
-        lambda: tiny_axpy.launch(client, count, dim, 1.0, x, y), client.sync, n, reps)
     res["cubepy launch_unchecked"] = per_launch_us(
         lambda: tiny_axpy.launch_unchecked(client, count, dim, 1.0, x, y), client.sync, n,
+        reps)
+    res["cubepy launch (checked)"] = per_launch_us(
+        lambda: tiny_axpy.launch(client, count, dim, 1.0, x, y), client.sync, n, reps)
+    res["cubepy launch, plain tuples"] = per_launch_us(
+        lambda: tiny_axpy.launch(client, (1, 1, 1), (32, 1, 1), 1.0, x, y), client.sync, n,
         reps)
     # cubepy's runtime floor: dispatch with a pre-packed info struct (no kernel.py)
     plan = next(p for k, p in tiny_axpy._plans.items() if k[3] is False)
@@ -114,9 +116,9 @@ def bench_launch(client, n: int, reps: int) -> dict:
     res["cubepy client.dispatch only"] = per_launch_us(
         lambda: client.dispatch(exe, c3, d3, bufs, info), client.sync, n, reps)
     # kernel.py's share, piece by piece
+    key_of, plans = tiny_axpy._key_of, tiny_axpy._plans
     res["kernel.py: plan key + lookup"] = per_launch_us(
-        lambda: tiny_axpy._plans.get((id(client), c3, d3, False) + tuple(
-            map(_arg_sig, (1.0, x, y)))), lambda: None, n, reps)
+        lambda: plans.get((id(client), c3, d3, False) + key_of(args)), lambda: None, n, reps)
     res["kernel.py: info pack"] = per_launch_us(lambda: plan.pack((1.0, x, y), c3),
                                                 lambda: None, n, reps)
 
@@ -154,11 +156,6 @@ def bench_launch(client, n: int, reps: int) -> dict:
     return res
 
 
-def _arg_sig(a):
-    from cubepy.kernel import _arg_signature
-    return _arg_signature(a)
-
-
 def _bench_cuda_core(client, n, reps, xp, yp) -> float:
     try:
         from cuda.core import Device, LaunchConfig, Program, ProgramOptions, launch
@@ -171,7 +168,7 @@ def _bench_cuda_core(client, n, reps, xp, yp) -> float:
     prog = Program(TINY_SRC, code_type="c++", options=ProgramOptions(arch=client.arch))
     ker = prog.compile("cubin").get_kernel("tiny_axpy")
     cfg = LaunchConfig(grid=1, block=32)
-    px, py = ctypes.c_void_p(xp), ctypes.c_void_p(yp)
+    px, py = np.uint64(xp), np.uint64(yp)  # 8-byte pointer parameters
     a32, n32 = np.float32(1.0), np.uint32(32)
     try:
         return per_launch_us(lambda: launch(s, cfg, ker, px, py, a32, n32), s.sync, n, reps)

