@@ -2,13 +2,12 @@
 follows the ABI), results that follow the shared semantics when run on a WebGPU adapter
 (llvmpipe counts), short golden checks of key lines, and the uniform-barrier guarantee.
 
-Kernels are hand-built IR here (tests/ir_samples.py helpers) so these tests do not
-depend on the frontend; test_codegen_wgsl_corpus.py covers the shared corpus.
+Most kernels are hand-built IR (tests/ir_samples.py helpers), so those tests do not
+depend on the frontend; the last tests cover the shared corpus (tests/corpus.py).
 """
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pytest
@@ -21,6 +20,7 @@ from cubepy.ir import nodes as ir
 from cubepy.ir.types import bool_, f16, f32, f64, i32, u32
 from ir_samples import L, binop, builtin, c, cmp, kernel, load
 import wgsl_harness
+from wgsl_harness import barrier_violations
 
 I32_MIN, I32_MAX = -2**31, 2**31 - 1
 _DEVICE = wgsl_harness.wgpu_device()
@@ -440,84 +440,6 @@ def test_f16_kernels_enable_f16():
 
 # ----------------------------------------------------------------------------- uniformity
 
-_IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # not `0u`, not `v.x`
-_ASSIGN = re.compile(r"^(?:(?:let|var)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?"
-                     r"(?:[-+*/%&|^]|<<|>>)?=(?!=)\s*(.*);$")
-# Values that differ between the units of one workgroup.
-_UNIT_SEEDS = {"cube_local", "cube_unit", "cube_plane_lane"}
-
-
-def _main_lines(src: str) -> list[str]:
-    """The statements of `fn main`, comments removed, one per line, stripped."""
-    start = src.index("fn main(")
-    body = src[src.index("{", src.index(")", start)) + 1:]
-    lines = [re.sub(r"//.*", "", line).strip() for line in body.splitlines()]
-    return [line for line in lines if line][:-1]  # drop main's closing brace
-
-
-def barrier_violations(src: str) -> list[str]:
-    """Reasons a `workgroupBarrier()` in the shader may not be reached in uniform control
-    flow: an enclosing if/loop condition that depends on the unit (its position, or
-    memory, transitively through assignments), or an earlier `return` other than the
-    workgroup-uniform fold guard."""
-    lines = _main_lines(src)
-    memory = set(re.findall(r"var<(?:storage|workgroup)[^>]*>\s+([A-Za-z_]\w*)", src))
-    memory.discard("info")  # the same launch info for every unit
-
-    def headers_at() -> list[tuple[str, list[str]]]:
-        """(line, enclosing conditions) for every line of main."""
-        stack: list[str] = []
-        out = []
-        for line in lines:
-            if line.startswith("}"):
-                closed = stack.pop() if stack else ""
-                if line.endswith("{"):  # } else { / } else if (c) {
-                    stack.append(closed + " " + line)
-                out.append((line, list(stack)))
-                continue
-            out.append((line, list(stack)))
-            if line.endswith("{"):
-                stack.append(line)
-        return out
-
-    placed = headers_at()
-    tainted = set(_UNIT_SEEDS)
-
-    def is_tainted(text: str) -> bool:
-        names = set(_IDENT.findall(text))
-        return bool(names & (tainted | memory)) or any(
-            x.startswith(("cube_load_", "cube_atomic_")) for x in names)
-
-    changed = True
-    while changed:
-        changed = False
-        for line, conds in placed:
-            targets = []
-            m = _ASSIGN.match(line)
-            if m:
-                targets.append((m.group(1), m.group(2)))
-            f = re.match(r"^for \(var ([A-Za-z_]\w*)[^=]*=(.*)\{$", line)
-            if f:
-                targets.append((f.group(1), f.group(2)))
-            for name, expr in targets:
-                if name not in tainted and (is_tainted(expr)
-                                            or any(is_tainted(c) for c in conds)):
-                    tainted.add(name)
-                    changed = True
-    problems = []
-    seen_return = None
-    for line, conds in placed:
-        if "return;" in line and not line.startswith("if (cube_linear >= "):
-            seen_return = seen_return or line
-        if "workgroupBarrier()" in line:
-            bad = [c for c in conds if is_tainted(c)]
-            if bad:
-                problems.append(f"barrier under unit-dependent {bad[-1]!r}")
-            if seen_return:
-                problems.append(f"barrier after {seen_return!r}")
-    return problems
-
-
 def test_barrier_checker_catches_divergent_barriers():
     """The checker itself: a barrier under a position- or memory-dependent branch, or
     after a unit's return, is reported; uniform ones are not."""
@@ -633,3 +555,21 @@ def test_histogram_golden_lines():
     assert "cube_atomic_add_bins(cube_load_values(i) % 16u, 1u);" in lines
     unchecked = corpus.histogram16.source("wgsl", cube_dim=(64, 1, 1), checked=False)
     assert "bins_buffer_len" not in unchecked and "atomicAdd(&bins[i], v)" in unchecked
+
+
+@pytest.mark.wgpu
+@pytest.mark.skipif(_DEVICE is None, reason="no WebGPU adapter")
+def test_plane_builtins_use_subgroup_builtins():
+    if "subgroup" not in _DEVICE.features:
+        pytest.skip("adapter without subgroups")
+    out = ir.Param("out", "array", u32)
+    body = [ir.Store(buffer=out.buffer, index=builtin("unit_pos"), loc=L(2),
+                     value=binop("add", binop("mul", builtin("plane_dim"), c(1000)),
+                                 builtin("unit_pos_plane")))]
+    k = kernel(body, params=[out], cube_dim=(8, 1, 1))
+    src, _ = source(k)
+    assert "@builtin(subgroup_size) cube_plane_dim: u32" in src
+    got = run(k, {"out": np.zeros(8, np.uint32)})["out"]
+    width = int(got[0]) // 1000
+    assert width >= 1 and all(int(v) // 1000 == width for v in got)
+    assert [int(v) % 1000 for v in got] == [u % width for u in range(8)]

@@ -1,9 +1,11 @@
 """Runs generated WGSL directly through wgpu-py (no cubepy runtime), so the WGSL code
 generator's tests check the shader itself: compile with an explicit bind group layout
-matching the launch ABI, dispatch, read every buffer back.
+matching the launch ABI, dispatch, read every buffer back. `barrier_violations` checks
+the emitted text for barriers outside uniform control flow.
 """
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import numpy as np
@@ -11,7 +13,7 @@ import numpy as np
 from cubepy.abi import KernelABI, MAX_RANK, pack_info
 
 
-def wgpu_device(f16: bool = False):
+def wgpu_device():
     """A wgpu device (llvmpipe counts), or None when there is no adapter."""
     try:
         import wgpu
@@ -90,3 +92,83 @@ def run(device, source: str, abi: KernelABI, arrays: dict[str, np.ndarray],
         values = np.frombuffer(raw, dt)[: host.size].reshape(host.shape)
         out[b.name] = values.astype(np.bool_) if host.dtype == np.bool_ else values.copy()
     return out
+
+
+# ----------------------------------------------------------------------------- uniformity
+
+_IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # not `0u`, not `v.x`
+_ASSIGN = re.compile(r"^(?:(?:let|var)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=]*)?"
+                     r"(?:[-+*/%&|^]|<<|>>)?=(?!=)\s*(.*);$")
+# Values that differ between the units of one workgroup.
+_UNIT_SEEDS = {"cube_local", "cube_unit", "cube_plane_lane"}
+
+
+def _main_lines(src: str) -> list[str]:
+    """The statements of `fn main`, comments removed, one per line, stripped."""
+    start = src.index("fn main(")
+    body = src[src.index("{", src.index(")", start)) + 1:]
+    lines = [re.sub(r"//.*", "", line).strip() for line in body.splitlines()]
+    return [line for line in lines if line][:-1]  # drop main's closing brace
+
+
+def barrier_violations(src: str) -> list[str]:
+    """Reasons a `workgroupBarrier()` in the shader may not be reached in uniform control
+    flow: an enclosing if/loop condition that depends on the unit (its position, or
+    memory, transitively through assignments), or an earlier `return` other than the
+    workgroup-uniform fold guard."""
+    lines = _main_lines(src)
+    memory = set(re.findall(r"var<(?:storage|workgroup)[^>]*>\s+([A-Za-z_]\w*)", src))
+    memory.discard("info")  # the same launch info for every unit
+
+    def headers_at() -> list[tuple[str, list[str]]]:
+        """(line, enclosing conditions) for every line of main."""
+        stack: list[str] = []
+        out = []
+        for line in lines:
+            if line.startswith("}"):
+                closed = stack.pop() if stack else ""
+                if line.endswith("{"):  # } else { / } else if (c) {
+                    stack.append(closed + " " + line)
+                out.append((line, list(stack)))
+                continue
+            out.append((line, list(stack)))
+            if line.endswith("{"):
+                stack.append(line)
+        return out
+
+    placed = headers_at()
+    tainted = set(_UNIT_SEEDS)
+
+    def is_tainted(text: str) -> bool:
+        names = set(_IDENT.findall(text))
+        return bool(names & (tainted | memory)) or any(
+            x.startswith(("cube_load_", "cube_atomic_")) for x in names)
+
+    changed = True
+    while changed:
+        changed = False
+        for line, conds in placed:
+            targets = []
+            m = _ASSIGN.match(line)
+            if m:
+                targets.append((m.group(1), m.group(2)))
+            f = re.match(r"^for \(var ([A-Za-z_]\w*)[^=]*=(.*)\{$", line)
+            if f:
+                targets.append((f.group(1), f.group(2)))
+            for name, expr in targets:
+                if name not in tainted and (is_tainted(expr)
+                                            or any(is_tainted(c) for c in conds)):
+                    tainted.add(name)
+                    changed = True
+    problems = []
+    seen_return = None
+    for line, conds in placed:
+        if "return;" in line and not line.startswith("if (cube_linear >= "):
+            seen_return = seen_return or line
+        if "workgroupBarrier()" in line:
+            bad = [c for c in conds if is_tainted(c)]
+            if bad:
+                problems.append(f"barrier under unit-dependent {bad[-1]!r}")
+            if seen_return:
+                problems.append(f"barrier after {seen_return!r}")
+    return problems
