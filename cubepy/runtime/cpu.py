@@ -77,7 +77,9 @@ class CpuExecutable:
             unit = np.tile(np.arange(units, dtype=np.uint32), cubes)
             cl = np.repeat(np.arange(cubes, dtype=np.int64), units)
             found = (unit, cl)
-            self._unit_cache = {key: found}
+            if len(self._unit_cache) >= 4:  # full batches plus a last, shorter one
+                self._unit_cache.clear()
+            self._unit_cache[key] = found
         return found
 
     def builtins(self, count, dim, first: int, cubes: int) -> tuple[dict, np.ndarray]:
