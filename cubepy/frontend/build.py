@@ -24,7 +24,7 @@ from ..spec import Specialization
 from .calls import CallMixin
 from .exprs import ExprMixin
 from .finalize import finalize_kernel
-from .infer import TVar, Unifier, describe
+from .infer import TVar, Unifier
 from .parse import ParsedFunction, make_loc
 from .values import Buf, Dead, Py, is_number
 
@@ -442,5 +442,3 @@ def build_kernel(parsed: ParsedFunction, spec: Specialization) -> n.Kernel:
     """Builds the typed IR of a kernel for one specialisation (raises CompileError)."""
     return Builder(parsed, spec).kernel()
 
-
-__all__ = ["build_kernel", "Builder", "Frame", "describe"]

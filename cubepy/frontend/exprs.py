@@ -14,7 +14,7 @@ import numpy as np
 from ..ir import nodes as n
 from ..ir.types import DType, bool_, i32, u32
 from ..lang import BuiltinVar
-from .infer import TVar, describe, find, float_lit, int_lit
+from .infer import float_lit, int_lit
 from .parse import make_loc
 from .values import Buf, Dead, Py, is_number
 
@@ -383,5 +383,3 @@ def _describe_py(v) -> str:
     name = getattr(v, "__name__", None)
     return repr(name) if name else f"the {type(v).__name__} value"
 
-
-__all__ = ["ExprMixin", "BINOPS", "CMPOPS", "describe", "find", "TVar", "Dead"]
