@@ -331,3 +331,56 @@ def test_cast_kernel(runtime_client):
     corpus.cast_kernel.launch(c, CubeCount(1), LIN, c.tensor(x), oi, ou)
     assert oi.numpy().tolist() == [1, -1, 0, 2**31 - 1, -2**31, 250, 0, 7]
     assert ou.numpy().tolist() == [i * 3 + int(v > 0) for i, v in enumerate(x)]
+
+
+@cube(launch=True)
+def collatz_steps(x: Array[u32], out: Array[u32]):
+    i = ABSOLUTE_POS
+    if i < len(x):
+        v = x[i]
+        steps = u32(0)
+        while v != 1:
+            if v % 2 == 0:
+                v = v // 2
+            else:
+                v = 3 * v + 1
+            steps += 1
+            if steps >= 500:
+                break
+        out[i] = steps
+
+
+def test_divergent_while(runtime_client):
+    c = runtime_client
+    x = np.arange(1, 301, dtype=np.uint32)
+    out = c.zeros(300, u32)
+    collatz_steps.launch(c, CubeCount(5), LIN, c.tensor(x), out)
+    expect = []
+    for v in x.tolist():
+        s = 0
+        while v != 1 and s < 500:
+            v = v // 2 if v % 2 == 0 else 3 * v + 1
+            s += 1
+        expect.append(s)
+    assert out.numpy().tolist() == expect
+
+
+@cube(launch=True)
+def compact_positive(x: Array[f32], count: Array[u32], out: Array[f32]):
+    i = ABSOLUTE_POS
+    if i < len(x):
+        if x[i] > 0.0:
+            slot = cubepy.atomic_add(count, 0, u32(1))
+            out[slot] = x[i]
+
+
+def test_atomic_old_values_compact(runtime_client):
+    """atomic_add's returned old values are distinct slots: a stream compaction."""
+    c = runtime_client
+    x = np.random.default_rng(9).standard_normal(1000).astype(np.float32)
+    count, out = c.zeros(1, u32), c.zeros(1000, f32)
+    compact_positive.launch(c, CubeCount(16), LIN, c.tensor(x), count, out)
+    k = int((x > 0).sum())
+    assert count.numpy()[0] == k
+    got = out.numpy()
+    assert sorted(got[:k].tolist()) == sorted(x[x > 0].tolist()) and (got[k:] == 0).all()
