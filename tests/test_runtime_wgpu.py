@@ -370,3 +370,21 @@ def test_launch_f16(client):
 def test_launch_rejects_f64_on_wgpu(client):
     with pytest.raises(cubepy.LaunchError, match="f64"):
         client.tensor(np.ones(4, np.float64))
+
+
+def test_client_recovers_after_a_failed_batch(client):
+    """A dispatch the device rejects at submit time must not wedge later work."""
+    exe = _add(client)
+    x = client.tensor(np.ones(64, np.uint32))
+    y = client.zeros(64, u32)
+    # Bypass the aliasing variant on purpose: read-only + writable binding of one buffer.
+    info = struct.pack(ADD_ABI.struct_format, 64, 64, 1, 1, 1, 1)
+    bg = client._bind_group(exe, (id(y.handle), id(y.handle) + 1), (y.handle, y.handle))
+    client._pass = None
+    client.dispatch(exe, (1, 1, 1), (64, 1, 1), [x, y], info)
+    client._pass.set_bind_group(0, bg, (0,))
+    client._pass.dispatch_workgroups(1)
+    with pytest.raises(Exception):
+        client.sync()
+    _launch_add(client, exe, x, y, 5, 1)
+    assert np.array_equal(y.numpy()[:4], np.full(4, 5, np.uint32))

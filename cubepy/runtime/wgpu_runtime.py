@@ -74,6 +74,17 @@ class WgpuExecutable:
     alias_variants: dict = field(default_factory=dict, repr=False)
 
 
+def _plane_dim(info) -> int:
+    """The subgroup size when the adapter reports a single one, else 32 (kernels read the
+    real size from the `subgroup_size` builtin)."""
+    # wgpu-py 0.32 spells these keys "stackgroup_*"; accept both spellings.
+    for prefix in ("subgroup", "stackgroup"):
+        lo, hi = info.get(f"{prefix}_min_size"), info.get(f"{prefix}_max_size")
+        if lo and lo == hi:
+            return int(lo)
+    return 32
+
+
 class WgpuClient(Client):
     """A wgpu-py device. `WgpuClient(0)` takes the high-performance adapter; another
     index picks from `wgpu.gpu.enumerate_adapters_sync()`."""
@@ -134,7 +145,7 @@ class WgpuClient(Client):
             max_cube_count=(m * m, m, m),  # folded in dispatch when beyond m
             dtypes=frozenset(dtypes),
             atomic_dtypes=frozenset({i32, u32, f32}),  # f32: native or a CAS loop
-            plane_dim=int(info.get("subgroup_min_size", 0) or 32),
+            plane_dim=_plane_dim(info),
             max_shared_bytes=int(dl["max-compute-workgroup-storage-size"]),
             features=self.features,
         )
@@ -370,16 +381,17 @@ class WgpuClient(Client):
         """Submits the recorded dispatches (with their info structs) if there are any."""
         if self._pass is None:
             return
-        self._pass.end()
-        if self._info_used:
-            self._queue.write_buffer(self._info_buffer, 0,
-                                     memoryview(self._info_host)[:self._info_used])
-        self._queue.submit([self._encoder.finish()])
-        self.submits += 1
+        cpass, encoder, used = self._pass, self._encoder, self._info_used
+        # Reset first: a validation error surfacing here must not wedge the client.
         self._pass = self._encoder = self._pass_pipeline = None
         self._pending = 0
         self._info_used = 0
         self._unsynced = True
+        cpass.end()
+        if used:
+            self._queue.write_buffer(self._info_buffer, 0, memoryview(self._info_host)[:used])
+        self._queue.submit([encoder.finish()])
+        self.submits += 1
 
     def flush(self) -> None:
         """Submits queued launches without waiting for them."""
