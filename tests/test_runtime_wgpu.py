@@ -388,3 +388,18 @@ def test_client_recovers_after_a_failed_batch(client):
         client.sync()
     _launch_add(client, exe, x, y, 5, 1)
     assert np.array_equal(y.numpy()[:4], np.full(4, 5, np.uint32))
+
+
+def test_repeated_identical_launches_share_one_info_slice(client):
+    exe = _add(client)
+    x = client.tensor(np.ones(64, np.uint32))
+    y = client.zeros(64, u32)
+    y2 = client.zeros(64, u32)
+    for _ in range(10):
+        _launch_add(client, exe, x, y, 2, 1)
+    assert client._info_used == client._info_align  # one slice for ten launches
+    _launch_add(client, exe, x, y2, 2, 1)  # other buffers: a new binding
+    _launch_add(client, exe, x, y, 3, 1)  # other info: a new slice
+    assert client._info_used == 3 * client._info_align
+    assert np.array_equal(y.numpy(), np.full(64, 23, np.uint32))
+    assert np.array_equal(y2.numpy(), np.full(64, 2, np.uint32))

@@ -159,6 +159,8 @@ class WgpuClient(Client):
         self._encoder = None
         self._pass = None
         self._pass_pipeline = None
+        self._pass_bind_group = None  # bound in the open pass, with its info bytes
+        self._pass_info = b""
         self._pending = 0  # dispatches recorded since the last submit
         self._unsynced = False  # work submitted since the last sync
         self._staging = None
@@ -343,23 +345,18 @@ class WgpuClient(Client):
                  cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],
                  info: bytes) -> None:
         """Records one launch; it is submitted with the batch (see the module doc)."""
+        m = self._max_groups
+        if cube_count[0] > m or cube_count[1] > m or cube_count[2] > m:
+            grid = self._grid(cube_count)
+        else:
+            grid = cube_count
         handles = tuple([b.handle for b in buffers])
         key = tuple(map(id, handles))
         if len(set(key)) != len(key):
             executable = self._alias_variant(executable, handles)
-        if self._pending >= MAX_BATCH:
+        info_size = executable.info_size
+        if self._pending >= MAX_BATCH or self._info_used + info_size > INFO_CAPACITY:
             self._flush()
-        offsets = ()
-        if executable.info_size:
-            n = len(info)
-            off = self._info_used
-            if off + executable.info_size > INFO_CAPACITY:
-                self._flush()
-                off = 0
-            self._info_host[off:off + n] = info
-            self._info_used = -(-(off + executable.info_size) // self._info_align) \
-                * self._info_align
-            offsets = (off,)
         bg = self._bind_group(executable, key, handles)
         cpass = self._pass
         if cpass is None:
@@ -369,12 +366,18 @@ class WgpuClient(Client):
         if self._pass_pipeline is not executable.pipeline:
             cpass.set_pipeline(executable.pipeline)
             self._pass_pipeline = executable.pipeline
-        cpass.set_bind_group(0, bg, offsets)
-        m = self._max_groups
-        if cube_count[0] <= m and cube_count[1] <= m and cube_count[2] <= m:
-            cpass.dispatch_workgroups(*cube_count)
-        else:
-            cpass.dispatch_workgroups(*self._grid(cube_count))
+            self._pass_bind_group = None
+        # A launch repeating the previous one's buffers and info reuses its binding.
+        if bg is not self._pass_bind_group or info != self._pass_info:
+            offsets = ()
+            if info_size:
+                off = self._info_used
+                self._info_host[off:off + len(info)] = info
+                self._info_used = -(-(off + info_size) // self._info_align) * self._info_align
+                offsets = (off,)
+            cpass.set_bind_group(0, bg, offsets)
+            self._pass_bind_group, self._pass_info = bg, info
+        cpass.dispatch_workgroups(*grid)
         self._pending += 1
 
     def _flush(self) -> None:
