@@ -299,3 +299,68 @@ def metal_cases() -> dict[str, n.Kernel]:
     cases["flow"] = builtins_and_flow()
     cases["names"] = user_names()
     return cases
+
+
+def compile_all(sources: dict[str, str], suffix: str, command, workdir: str,
+                header_lines: tuple[str, ...] = (), rename=None,
+                chunks: int = 2) -> dict[str, tuple[int, str]]:
+    """Compiles every source; returns id -> (return code, compiler output).
+
+    Compiler start-up dominates, so sources are bundled into `chunks` translation units
+    (each source in its own namespace; lines starting with one of `header_lines` hoisted
+    to the top; `rename(text, i)` makes extern "C" names unique). A bundle that fails or
+    warns is compiled source by source, so every failure is reported against its case.
+    """
+    import concurrent.futures
+    import os
+    import re
+    import subprocess
+
+    def run(name: str, text: str) -> tuple[int, str]:
+        path = os.path.join(workdir, re.sub(r"[^\w.-]", "_", name) + suffix)
+        with open(path, "w") as fh:
+            fh.write(text)
+        r = subprocess.run(command(path), capture_output=True, text=True, timeout=300)
+        return r.returncode, r.stdout + r.stderr
+
+    def bundle(keys: list[str]) -> str:
+        head, parts = [], []
+        for i, key in enumerate(keys):
+            body = []
+            for line in sources[key].splitlines():
+                if line.startswith(header_lines):
+                    if line not in head:
+                        head.append(line)
+                else:
+                    body.append(line)
+            text = "\n".join(body)
+            if rename is not None:
+                text = rename(text, i)
+            parts.append(f"namespace cube_case_{i} {{\n{text}\n}}")
+        return "\n".join(head + parts) + "\n"
+
+    keys = list(sources)
+    groups = [keys[i::chunks] for i in range(chunks) if keys[i::chunks]]
+    results: dict[str, tuple[int, str]] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=chunks) as pool:
+        bundled = list(pool.map(lambda g: run(f"bundle_{groups.index(g)}", bundle(g)),
+                                groups))
+        retry = []
+        for group, (rc, output) in zip(groups, bundled):
+            if rc == 0 and "warning" not in output.lower():
+                results.update({key: (rc, output) for key in group})
+            else:
+                retry.extend(group)
+        for key, result in zip(retry, pool.map(lambda k: run(k, sources[k]), retry)):
+            results[key] = result
+    return results
+
+
+def corpus_sources(target: str) -> dict[str, str]:
+    """Generated source of every corpus kernel listing `target`, keyed by case id."""
+    import corpus
+    out = {}
+    for cid, k, dim, spec, targets in corpus.SOURCE_CASES:
+        if target in targets:
+            out[cid] = k.source(target, cube_dim=dim, **spec)
+    return out
