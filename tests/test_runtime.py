@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import cubepy
-from cubepy import (ABSOLUTE_POS, Array, CubeCount, CubeDim, Float, LaunchError, bf16, cube,
+from cubepy import (ABSOLUTE_POS, Array, CubeCount, CubeDim, LaunchError, bf16, cube,
                     f16, f32, f64, i32, u32)
 from cubepy.ir.types import ALL_DTYPES, DType, Generic
 
