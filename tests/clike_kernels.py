@@ -266,8 +266,8 @@ def builtins_and_flow() -> n.Kernel:
 def user_names() -> n.Kernel:
     """Locals named like C/MSL keywords and library functions."""
     out = n.BufferRef("kernel", f32, "global")
-    names = ["float", "expf", "exp", "threadIdx", "device", "half", "__x", "cube_info_t",
-             "info", "fmaxf", "sum"]
+    names = ["float", "expf", "exp", "threadIdx", "device", "half", "__x", "ulong",
+             "info", "fmaxf", "sum", "cube_info_t"]
     vs = [n.Var(nm, f32) for nm in names]
     body = [n.Assign(var=v, value=C(float(i), f32), declare=True) for i, v in enumerate(vs)]
     total = ld(vs[0])

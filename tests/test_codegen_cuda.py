@@ -179,7 +179,7 @@ def test_user_names_are_mangled_and_distinct():
     assert "float x_ = " in src and "float info_ = " in src
     assert "void __launch_bounds__(64) kernel(" in src or "kernel_(" in src
     decls = re.findall(r"^\s+float (\w+) = ", src, re.M)
-    assert len(decls) == len(set(decls)) == 11
+    assert len(decls) == len(set(decls)) == 12
 
 
 def test_loops_hoist_changing_bounds_and_step_direction():

@@ -171,3 +171,13 @@ def test_f64_is_a_compile_error_not_an_internal_one():
                   [n.Store(buffer=x, index=ck.C(0, u32), value=ck.C(1.0, f64))])
     with pytest.raises(CompileError, match="f64"):
         emit(k)
+
+
+def test_user_names_are_mangled_and_distinct():
+    src = emit(HAND["names"])
+    for decl in ("float float_ = 0.0f;", "float device_ = ", "float half_ = ",
+                 "float ulong_ = ", "float info_ = ", "float x_ = "):
+        assert decl in src
+    decls = re.findall(r"^\s+float (\w+) = ", src, re.M)
+    assert len(decls) == len(set(decls)) == 12
+    assert "device float* kernel_ [[buffer(0)]]" in src

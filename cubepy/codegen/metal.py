@@ -26,7 +26,8 @@ _MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "ta
          "isnan", "isinf"}
 _MATH_RENAMED = {"round": "rint"}  # rint rounds half to even, as every target does
 
-_RESERVED = frozenset({"metal", "cube_info_t", "info", "atomic_int", "atomic_uint",
+_RESERVED = frozenset({"metal", "cube_info_t", "info", "atomic_int", "atomic_uint", "ulong",
+                       "long", "ushort", "uchar", "half", "bfloat", "uint", "uint3",
                        "atomic_float", "memory_order_relaxed", "mem_flags", "as_type",
                        "threadgroup_barrier", "INFINITY", "NAN"})
 
