@@ -40,11 +40,12 @@ def _floordiv(t: str) -> str:
         return ("fn cube_floordiv_u32(a: u32, b: u32) -> u32 {\n"
                 "    return select(a / b, 0u, b == 0u);\n}")
     if t == "i32":
-        # WGSL: a / 0 == a, MIN / -1 == MIN, a % 0 == 0, MIN % -1 == 0 (no traps).
+        # WGSL: a / 0 == a, MIN / -1 == MIN (no traps). The remainder is a - q * b, not
+        # `%`: NVIDIA's Vulkan driver (via wgpu 0.32) computes i32 `%` as unsigned.
         return ("fn cube_floordiv_i32(a: i32, b: i32) -> i32 {\n"
                 "    if (b == 0i) { return 0i; }\n"
                 "    let q = a / b;\n"
-                "    let r = a % b;\n"
+                "    let r = a - q * b;\n"
                 "    return select(q, q - 1i, r != 0i && ((r < 0i) != (b < 0i)));\n}")
     return f"fn cube_floordiv_{t}(a: {t}, b: {t}) -> {t} {{\n    return floor(a / b);\n}}"
 
@@ -53,10 +54,10 @@ def _mod(t: str) -> str:
     if t == "u32":
         return ("fn cube_mod_u32(a: u32, b: u32) -> u32 {\n"
                 "    return select(a % b, a, b == 0u);\n}")
-    if t == "i32":
+    if t == "i32":  # a - (a / b) * b rather than `%`: see _floordiv
         return ("fn cube_mod_i32(a: i32, b: i32) -> i32 {\n"
                 "    if (b == 0i) { return a; }\n"
-                "    let r = a % b;\n"
+                "    let r = a - (a / b) * b;\n"
                 "    return select(r, r + b, r != 0i && ((r < 0i) != (b < 0i)));\n}")
     return (f"fn cube_mod_{t}(a: {t}, b: {t}) -> {t} {{\n"
             f"    return a - floor(a / b) * b;\n}}")
