@@ -1,0 +1,128 @@
+"""Module-level pieces of the C-like core: Python-semantics helper texts (floor division,
+modulo, integer pow), loop-bound analysis, literals, scalar-parameter locals, templates."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..abi import KernelABI
+from ..ir import nodes as n
+from ..ir.types import DType
+from ..ir.visit import walk_all_exprs, walk_stmts
+from .names import mangle
+
+if TYPE_CHECKING:
+    from .clike import CEmitter
+
+
+def divmod_helper(em, kind: str, ty: DType, nonzero: bool) -> str:
+    """`cube_floordiv_i32` / `cube_mod_u32` ...: Python floor semantics, total."""
+    t = em.d.type_name(ty)
+    name = f"cube_{kind}{'_nz' if nonzero else ''}_{ty.name}"
+    if not ty.is_signed:
+        body = ("return b == 0 ? 0 : a / b;" if kind == "floordiv"
+                else "return b == 0 ? a : a % b;")
+    else:
+        ut = em.d.type_name(n.U32 if ty.bits == 32 else _u64())
+        checks = ""
+        if not nonzero:
+            if kind == "floordiv":  # a // 0 == 0; MIN // -1 == MIN (wraps)
+                checks = ("    if (b == 0) return 0;\n"
+                          f"    if (b == -1) return ({t})(({ut})0 - ({ut})a);\n")
+            else:  # a % 0 == a; a % -1 == 0
+                checks = "    if (b == 0) return a;\n    if (b == -1) return 0;\n"
+        if kind == "floordiv":
+            core = ("    const {t} q = a / b;\n"
+                    "    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;")
+        else:
+            core = ("    const {t} r = a % b;\n"
+                    "    return (r != 0 && (r < 0) != (b < 0)) ? r + b : r;")
+        body = "\n" + checks + core.format(t=t) + "\n"
+        return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) {{{body}}}")
+    return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) {{ {body} }}")
+
+def int_pow_helper(em, ty: DType) -> str:
+    t = em.d.type_name(ty)
+    name = f"cube_pow_{ty.name}"
+    return em.helper(name, f"""
+{{fn}} {t} {name}({t} base, {t} e) {{
+{t} result = 1;
+while (e > 0) {{
+    if (e & 1) result *= base;
+    base *= base;
+    e >>= 1;
+}}
+return result;
+}}""")
+
+
+def _u64() -> DType:
+    from ..ir.types import u64
+    return u64
+
+
+def _assigned_vars(block: n.Block) -> set[str]:
+    """Names of the variables a block may write (assignments and atomic results)."""
+    out = set()
+    for s in walk_stmts(block):
+        if isinstance(s, (n.Assign, n.Declare)):
+            out.add(s.var.name)
+        elif isinstance(s, n.AtomicOp) and s.result is not None:
+            out.add(s.result.name)
+    return out
+
+
+def _invariant(e: n.Expr, assigned: set[str]) -> bool:
+    """True when `e` cannot change while a loop whose body writes `assigned` runs
+    (memory reads may: stores or other units can change them)."""
+    from ..ir.visit import walk_exprs
+    for sub in walk_exprs(e):
+        if isinstance(sub, n.Index):
+            return False
+        if isinstance(sub, n.Load) and sub.var.name in assigned:
+            return False
+    return True
+
+
+def float_literal(value: float, suffix: str) -> str:
+    """A C float literal with `suffix` ("f" or ""), exact for the value's repr."""
+    text = repr(float(value))
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return text + suffix
+
+
+def uses_builtins(kernel: n.Kernel) -> set[str]:
+    return {e.name for e in walk_all_exprs(kernel.body) if isinstance(e, n.Builtin)}
+
+
+def scalar_locals(kernel: n.Kernel, abi: KernelABI, em: "CEmitter") -> list[str]:
+    """`T name = info.name;` for each scalar parameter (the body may assign to it)."""
+    out = []
+    for p in kernel.params:
+        if p.kind != "scalar":
+            continue
+        field = abi.field("scalar", p.name)
+        if field is None:
+            continue
+        src = f"info.{mangle(field.name)}"
+        value = f"{src} != 0u" if p.dtype.is_bool else src
+        out.append(f"{em.d.type_name(p.dtype)} {em.var(n.Var(p.name, p.dtype))} = {value};")
+    return out
+
+
+_ENV = None
+
+
+def render(template: str, **context) -> str:
+    """Renders one of the jinja2 skeletons in codegen/templates/."""
+    global _ENV
+    if _ENV is None:
+        import os
+
+        import jinja2
+        _ENV = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__),
+                                                        "templates")),
+            trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+            undefined=jinja2.StrictUndefined, autoescape=False)
+    return _ENV.get_template(template).render(**context)
