@@ -115,6 +115,30 @@ def bench_launch(client, n: int, reps: int) -> dict:
     exe, c3, d3 = plan.executable, (1, 1, 1), (32, 1, 1)
     res["cubepy client.dispatch only"] = per_launch_us(
         lambda: client.dispatch(exe, c3, d3, bufs, info), client.sync, n, reps)
+    # Where the checked/unchecked gap comes from: each plan's dispatch alone, kernel.py
+    # alone (dispatch stubbed), and the device's own time per launch (events).
+    for checked in (True, False):
+        tag = "checked" if checked else "unchecked"
+        p = next(p for k, p in tiny_axpy._plans.items() if k[3] is checked)
+        pb, pi = [args[i] for i in p.buffer_args], p.pack(args, c3)
+        pe = p.executable
+        res[f"dispatch only, {tag} plan"] = per_launch_us(
+            lambda: client.dispatch(pe, c3, d3, pb, pi), client.sync, n, reps)
+        start, end = cuda.Event(), cuda.Event()
+        client.sync()
+        start.record(stream)
+        for _ in range(n):
+            client.dispatch(pe, c3, d3, pb, pi)
+        end.record(stream)
+        end.synchronize()
+        res[f"device time per launch, {tag} (events)"] = end.time_since(start) * 1e3 / n
+        launch = tiny_axpy.launch if checked else tiny_axpy.launch_unchecked
+        client.dispatch = lambda *a: None  # instance attribute shadows the method
+        try:
+            res[f"kernel.py alone (dispatch stubbed), {tag}"] = per_launch_us(
+                lambda: launch(client, count, dim, 1.0, x, y), lambda: None, n, reps)
+        finally:
+            del client.dispatch
     # kernel.py's share, piece by piece
     key_of, plans = tiny_axpy._key_of, tiny_axpy._plans
     res["kernel.py: plan key + lookup"] = per_launch_us(
