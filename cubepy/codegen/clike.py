@@ -588,4 +588,5 @@ class CEmitter:
 
 from . import clike_helpers as prelude_helpers  # noqa: E402  (helpers need CEmitter's API)
 from .clike_helpers import (_assigned_vars, _invariant, float_literal,  # noqa: E402,F401
-                            render, scalar_locals)
+                            scalar_locals)
+from .skeleton import render  # noqa: E402,F401  (re-exported for cuda.py and metal.py)

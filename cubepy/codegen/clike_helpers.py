@@ -109,20 +109,3 @@ def scalar_locals(kernel: n.Kernel, abi: KernelABI, em: "CEmitter") -> list[str]
         out.append(f"{em.d.type_name(p.dtype)} {em.var(n.Var(p.name, p.dtype))} = {value};")
     return out
 
-
-_ENV = None
-
-
-def render(template: str, **context) -> str:
-    """Renders one of the jinja2 skeletons in codegen/templates/."""
-    global _ENV
-    if _ENV is None:
-        import os
-
-        import jinja2
-        _ENV = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(os.path.join(os.path.dirname(__file__),
-                                                        "templates")),
-            trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-            undefined=jinja2.StrictUndefined, autoescape=False)
-    return _ENV.get_template(template).render(**context)

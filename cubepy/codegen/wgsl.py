@@ -20,15 +20,13 @@ in wgsl_memory.py, helper functions in wgsl_prelude.py.
 from __future__ import annotations
 
 import linecache
-from pathlib import Path
-
-import jinja2
 
 from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.visit import child_exprs, walk_all_exprs, walk_stmts
 from .names import mangle
+from .skeleton import render
 from .wgsl_expr import ExprEmitter, literal, wgsl_legal, wgsl_type
 from .wgsl_memory import (BufferView, atomic_helper, load_helper, read_slot, storage_kind,
                           store_helper, write_slot)
@@ -37,9 +35,6 @@ from .wgsl_prelude import PreludeBuilder
 ENTRY_POINT = "main"
 INDENT = "    "
 
-_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                          trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                          undefined=jinja2.StrictUndefined, autoescape=False)
 
 _ENTRY_PARAMS = {
     "cube_local": "@builtin(local_invocation_id) cube_local: vec3<u32>",
@@ -430,8 +425,8 @@ class _WgslEmitter:
         shared = [{"name": self.buffers[("shared", s.buffer.name)].name, "size": s.size,
                    "store_type": self.buffers[("shared", s.buffer.name)].store_type}
                   for s in k.shared]
-        return _ENV.get_template("wgsl.j2").render(
-            enable_f16=self._uses_f16(), kernel_name=k.name, checked=self.checked,
+        return render(
+            "wgsl.j2", enable_f16=self._uses_f16(), kernel_name=k.name, checked=self.checked,
             buffers=buffers, info_fields=info_fields, info_binding=self.abi.info_binding,
             shared=shared, prelude=self.prelude.text(), cube_dim=k.cube_dim,
             entry_params=entry_params, body=body)
