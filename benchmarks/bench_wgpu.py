@@ -48,6 +48,13 @@ def add_one(x: Array[f32]):
         x[i] = x[i] + f32(1.0)
 
 
+@cube(launch=True)
+def add_scalar(x: Array[f32], v: f32):
+    i = ABSOLUTE_POS
+    if i < len(x):
+        x[i] = x[i] + v
+
+
 SEED_SOURCE = '''
 from cubepy import (cube, Tensor, Float, ABSOLUTE_POS_X, ABSOLUTE_POS_Y, ABSOLUTE_POS_Z,
                     terminate)
@@ -106,6 +113,22 @@ def bench_cubepy(client, launches: int) -> tuple[float, float]:
     got = x.numpy()
     assert np.all(got == got[0]) and got[0] >= launches, "launches were lost"
     return recorded / launches, elapsed / launches
+
+
+def bench_cubepy_scalar(client, launches: int) -> float:
+    """Seconds per launch when a scalar argument changes every launch (a new info
+    struct each time), sync included."""
+    x = client.tensor(np.zeros(N_ELEMS, np.float32))
+    add_scalar.launch(client, CUBE_COUNT, CUBE_DIM, x, 0.0)
+    client.sync()
+    start = time.perf_counter()
+    for k in range(launches):
+        add_scalar.launch(client, CUBE_COUNT, CUBE_DIM, x, float(k & 1))
+    client.sync()
+    elapsed = time.perf_counter() - start
+    got = x.numpy()
+    assert got[0] == launches // 2, "launches were lost"
+    return elapsed / launches
 
 
 class RawWgpu:
@@ -209,9 +232,10 @@ def main() -> int:
     raw.per_launch_submit(50)  # warm-up
     raw.one_submit(50)
     bench_cubepy(client, 50)
-    cub, per_submit, batched = [], [], []
+    cub, cub_scalar, per_submit, batched = [], [], [], []
     for _ in range(args.repeats):  # interleaved, so drift hits every variant alike
         cub.append(bench_cubepy(client, args.launches))
+        cub_scalar.append(bench_cubepy_scalar(client, args.launches))
         per_submit.append(raw.per_launch_submit(args.launches))
         batched.append(raw.one_submit(args.launches))
     med = lambda xs: statistics.median(xs) * 1e6  # noqa: E731
@@ -226,6 +250,7 @@ def main() -> int:
         "repeats": args.repeats,
         "us_per_launch": {
             "cubepy_launch": med(cub),
+            "cubepy_launch_new_scalar_each_time": med(cub_scalar),
             "raw_wgpu_submit_per_launch": med(per_submit),
             "raw_wgpu_one_submit": med(batched),
         },
@@ -247,6 +272,8 @@ def main() -> int:
         "| --- | --- | --- |",
         f"| cubepy `kernel.launch` (checked, batched lazily) | {u['cubepy_launch']:.1f} | "
         f"{r['cubepy_launch']:.1f} |",
+        f"| cubepy `kernel.launch`, a scalar argument changing every launch | "
+        f"{u['cubepy_launch_new_scalar_each_time']:.1f} | |",
         f"| raw wgpu-py, encoder + submit per launch (same WGSL) | "
         f"{u['raw_wgpu_submit_per_launch']:.1f} | |",
         f"| raw wgpu-py, all dispatches in one pass, one submit | "
