@@ -79,8 +79,13 @@ print(json.dumps({{"import_s": t0 - t_import, "decorate_s": t1 - t0,
 
 
 def _cold_run() -> dict:
-    out = subprocess.run([sys.executable, "-c", COLD_SCRIPT.format(root=str(ROOT))],
-                         capture_output=True, text=True, check=True)
+    # A real file: cubepy reads kernels with inspect.getsource, which `python -c` lacks.
+    with tempfile.TemporaryDirectory() as d:
+        script = Path(d) / "cold_compile.py"
+        script.write_text(COLD_SCRIPT.format(root=str(ROOT)))
+        out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    if out.returncode:
+        raise SystemExit(f"cold run failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
