@@ -313,7 +313,9 @@ class CEmitter:
         else:
             if ty.is_signed:
                 zero, _ = self.d.literal(0, ty)
-                cond = f"({step} > {zero} ? {name} < {stop} : {name} > {stop})"
+                # A zero step runs no iteration, as in WGSL and the cpu runtime.
+                cond = (f"({step} > {zero} ? {name} < {stop} : "
+                        f"{step} < {zero} && {name} > {stop})")
             else:
                 cond = f"{name} < {stop}"
             incr = f"{name} += {step}"
