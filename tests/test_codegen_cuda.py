@@ -186,7 +186,7 @@ def test_loops_hoist_changing_bounds_and_step_direction():
     src = emit(HAND["flow"])
     assert "for (int k = 10; k > 0; k -= 3) {" in src
     assert "const int cube_stop1 = total;" in src
-    assert "(step > 0 ? m < cube_stop1 : m > cube_stop1); m += step)" in src
+    assert "(step > 0 ? m < cube_stop1 : step < 0 && m > cube_stop1); m += step)" in src
     assert "} else if (scale < 0.0f) {" in src
     assert "(total > 0 || (flag && !flag)) ? acc : (unsigned int)total" in src
     assert "bool flag = info.flag != 0u;" in src
