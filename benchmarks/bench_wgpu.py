@@ -21,7 +21,6 @@ import json
 import os
 import platform
 import statistics
-import struct
 import sys
 import time
 from pathlib import Path

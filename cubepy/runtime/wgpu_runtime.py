@@ -315,7 +315,7 @@ class WgpuClient(Client):
             users = self._bind_group_users.get(id(h))
             if users is None:
                 users = self._bind_group_users[id(h)] = set()
-                weakref.finalize(h, self._forget_buffer, id(h))
+                weakref.finalize(h, self._forget_buffer, id(h)).atexit = False
             users.add((exe, key))
         return bg
 
