@@ -403,3 +403,10 @@ def test_repeated_identical_launches_share_one_info_slice(client):
     assert client._info_used == 3 * client._info_align
     assert np.array_equal(y.numpy(), np.full(64, 23, np.uint32))
     assert np.array_equal(y2.numpy(), np.full(64, 2, np.uint32))
+
+
+def test_missing_device_feature_is_a_launch_error(client, monkeypatch):
+    monkeypatch.setattr(client, "features", ())
+    src = "enable subgroups;\n@compute @workgroup_size(1) fn main() {}\n"
+    with pytest.raises(cubepy.LaunchError, match="plane operations"):
+        client.compile_wgsl(src, ADD_ABI, label="planes")

@@ -249,6 +249,11 @@ class WgpuClient(Client):
                             "buffer": {"type": "read-only-storage",
                                        "has_dynamic_offset": True,
                                        "min_binding_size": info_size}})
+        for extension, feature, what in (("subgroups", "subgroup", "plane operations"),
+                                          ("f16", "shader-f16", "f16")):
+            if f"enable {extension}" in source and feature not in self.features:
+                raise LaunchError(f"{label or 'the kernel'} uses {what}, which the device "
+                                  f"{self.device!r} does not support (no {feature!r})")
         device = self._device
         try:
             module = device.create_shader_module(label=label, code=source)
