@@ -9,6 +9,7 @@ import pytest
 
 import clike_kernels as ck
 import corpus
+import cubepy
 from cubepy import CompileError
 from cubepy.abi import compute_abi
 from cubepy.codegen.clike import CEmitter
@@ -113,10 +114,20 @@ def test_seed_checked_read_line_comment_and_relu():
 
 def test_seed_helpers_only_those_used():
     src = seed_source()
-    assert "cube_floordiv_u32(offset_output, info.output_stride[dim])" in src
+    # checked: a runtime dimension past MAX_RANK reads 0 instead of past the info struct
+    assert ("cube_floordiv_u32(offset_output, (dim < 8u ? info.output_stride[dim] : 0u))"
+            in src)
     assert "__device__ __forceinline__ unsigned int cube_mod_u32(" in src
     assert "cube_floordiv_i32" not in src and "cube_mod_f32" not in src
     assert "#include" not in src  # no f16 headers for f32
+
+
+def test_unchecked_shape_reads_are_plain():
+    from corpus import fused_matmul_add_relu_kernel
+    src = fused_matmul_add_relu_kernel.source("cuda", cube_dim=(16, 16, 1), checked=False,
+                                              Float=cubepy.f32)
+    assert "cube_floordiv_u32(offset_output, info.output_stride[dim])" in src
+    assert "info.lhs_buffer_len" not in src and "lhs[offset_lhs + row * dim_k + k]" in src
 
 
 def test_seed_f16_uses_half_header_and_hmax():

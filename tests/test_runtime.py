@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import cubepy
-from cubepy import (ABSOLUTE_POS, Array, CubeCount, CubeDim, LaunchError, bf16, cube,
+from cubepy import (ABSOLUTE_POS, Array, Tensor, CubeCount, CubeDim, LaunchError, bf16, cube,
                     f16, f32, f64, i32, u32)
 from cubepy.ir.types import ALL_DTYPES, DType, Generic
 
@@ -384,3 +384,21 @@ def test_atomic_old_values_compact(runtime_client):
     assert count.numpy()[0] == k
     got = out.numpy()
     assert sorted(got[:k].tolist()) == sorted(x[x > 0].tolist()) and (got[k:] == 0).all()
+
+
+@cube(launch=True)
+def shape_probe(t: Tensor[f32], dims: Array[u32], out: Array[u32]):
+    i = ABSOLUTE_POS
+    if i < len(dims):
+        out[i] = t.shape(dims[i]) + t.stride(dims[i]) * u32(1000)
+
+
+def test_shape_of_a_missing_dimension_is_zero(runtime_client):
+    """A checked launch reads shape/stride past the rank (or past MAX_RANK, e.g. after
+    `rank() - 2` wrapped on a rank-1 tensor) as 0 on every runtime."""
+    c = runtime_client
+    t = c.tensor(np.zeros((3, 4), np.float32))
+    dims = np.array([0, 1, 2, 7, 8, 4294967295], np.uint32)
+    out = c.zeros(len(dims), u32)
+    shape_probe.launch(c, CubeCount(1), CubeDim(8), t, c.tensor(dims), out)
+    assert out.numpy().tolist() == [3 + 4000, 4 + 1000, 0, 0, 0, 0]

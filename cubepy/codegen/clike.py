@@ -14,7 +14,7 @@ from __future__ import annotations
 import linecache
 from typing import Optional
 
-from ..abi import KernelABI
+from ..abi import MAX_RANK, KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.types import DType, bool_
@@ -475,7 +475,13 @@ class CEmitter:
 
     def _e_Meta(self, e: n.Meta) -> tuple[str, int]:
         if e.kind in ("shape", "stride"):
-            return f"{self.info(e.kind, e.buffer.name)}[{self.expr(e.dim)}]", PRIMARY
+            access = f"{self.info(e.kind, e.buffer.name)}[{self.expr(e.dim)}]"
+            if not self.checked or isinstance(e.dim, n.Const):
+                return access, PRIMARY
+            # Checked: a dimension past MAX_RANK reads 0 (entries past the rank are 0).
+            limit, _ = self.d.literal(MAX_RANK, e.dim.ty)
+            zero, _ = self.d.literal(0, e.ty)
+            return f"({self.expr_prec(e.dim, REL)} < {limit} ? {access} : {zero})", PRIMARY
         return self.info(e.kind, e.buffer.name), PRIMARY
 
     def _e_Index(self, e: n.Index) -> tuple[str, int]:

@@ -158,7 +158,11 @@ class _WgslEmitter:
             if isinstance(e.dim, n.Const) and not 0 <= int(e.dim.value) < f.count:
                 compile_error(e.loc, f"{e.kind}({e.dim.value}): tensors have at most "
                                      f"{f.count} dimensions")
-            return f"{access}[{self.expr(e.dim, True)}]"
+            if not self.checked or isinstance(e.dim, n.Const):
+                return f"{access}[{self.expr(e.dim, True)}]"
+            # Checked: a dimension past the array reads 0 (entries past the rank are 0).
+            dim = self.expr(e.dim, True)
+            return f"select(0u, {access}[{dim}], {dim} < {f.count}u)"
         return access
 
     def _index(self, idx: n.Expr) -> str:
