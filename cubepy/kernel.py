@@ -207,8 +207,12 @@ class CubeFunction:
 
     def _plan(self, client, count, dim, args: tuple, checked: bool) -> _LaunchPlan:
         """Checks arguments against the signature and the device; compiles."""
+        from .runtime.base import Client
+        if not isinstance(client, Client):
+            raise LaunchError(f"the first argument of launch must be a client "
+                              f"(cubepy.client()), not {type(client).__name__}", "client")
         params = self.params
-        if len(args) != len(params) or _MISSING in args:
+        if len(args) != len(params) or any(a is _MISSING for a in args):
             missing = [p.name for p, a in zip(params, args + (_MISSING,) * len(params))
                        if a is _MISSING]
             detail = (f"missing {', '.join(repr(m) for m in missing)}" if missing
@@ -272,6 +276,9 @@ def _dim3_cached(value, what: str) -> tuple[int, int, int]:
 
 
 def _dim3(value, what: str) -> tuple[int, int, int]:
+    if isinstance(value, (str, bytes, float)):
+        raise LaunchError(f"{what} must be a CubeDim/CubeCount or up to three ints, "
+                          f"not {value!r}", what)
     if isinstance(value, (int, np.integer)):
         value = (int(value),)
     try:
@@ -318,7 +325,7 @@ def _bind_generic(placeholder: Generic, dtype: DType, param: str,
 def _bind_buffer(kernel: str, client, p: ParamInfo, a, generics, line_sizes) -> None:
     from .runtime.base import DeviceTensor
     if not isinstance(a, DeviceTensor):
-        raise LaunchError(f"parameter {p.name!r} of {kernel} is a {p.kind.capitalize()}: "
+        raise LaunchError(f"parameter {p.name!r} of {kernel} is {p.kind.capitalize()}[...]: "
                           f"pass a device tensor (client.tensor(...)), not "
                           f"{type(a).__name__}", p.name)
     if a.client is not client:

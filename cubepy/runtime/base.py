@@ -16,7 +16,7 @@ import numpy as np
 from ..abi import KernelABI
 from ..errors import LaunchError
 from ..ir import nodes as ir
-from ..ir.types import DType, dtype_from_numpy
+from ..ir.types import DType, dtype_from_name, dtype_from_numpy
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ class Client:
         """Uploads a numpy array (any strides; stored contiguous) and keeps its shape."""
         array = np.asarray(array)
         dtype = self._dtype_of(array.dtype)
-        data = np.ascontiguousarray(array)
+        data = array if array.flags.c_contiguous else np.ascontiguousarray(array)  # keeps 0-d
         handle = self._upload(data.reshape(-1), dtype)
         return DeviceTensor(self, handle, data.shape, _contiguous_strides(data.shape),
                             dtype, max(data.size, 0))
@@ -118,6 +118,7 @@ class Client:
         return self.zeros(shape, dtype)
 
     def zeros(self, shape, dtype: DType) -> DeviceTensor:
+        """A new zero-filled tensor; `dtype` is a DType, its name or a numpy dtype."""
         shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
         dtype = self._check_dtype(dtype)
         size = int(np.prod(shape, dtype=np.int64))
@@ -131,9 +132,15 @@ class Client:
             raise LaunchError(str(e)) from None
         return self._check_dtype(dtype)
 
-    def _check_dtype(self, dtype: DType) -> DType:
+    def _check_dtype(self, dtype) -> DType:
+        """`dtype` (a DType, its name such as "f32", or a numpy dtype) if the device has
+        it."""
         if not isinstance(dtype, DType):
-            raise LaunchError(f"{dtype!r} is not a cubepy dtype (f32, u32, ...)")
+            try:
+                dtype = (dtype_from_name(dtype) if isinstance(dtype, str)
+                         else dtype_from_numpy(dtype))
+            except (KeyError, TypeError):
+                raise LaunchError(f"{dtype!r} is not a cubepy dtype (f32, u32, ...)") from None
         if dtype not in self.limits.dtypes:
             raise LaunchError(f"the {self.runtime} device {self.device!r} does not support "
                               f"{dtype.name}")
