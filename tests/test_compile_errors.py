@@ -300,6 +300,15 @@ def test_literal_out_of_range():
     check(compile_error(make), "range", "5000000000", "does not fit in u32")
 
 
+def test_stored_literal_error_points_at_the_literal():
+    def make():
+        @cube(launch=True)
+        def k(a: Array[u32]):
+            a[0] = -1  # E:storedlit
+        return k
+    check(compile_error(make), "storedlit", "-1", "does not fit in u32", "negative")
+
+
 def test_reassign_other_type():
     def make():
         @cube(launch=True)

@@ -218,7 +218,8 @@ class Builder(ExprMixin, CallMixin):
     def assign_to(self, target: ast.expr, value, node: ast.AST) -> None:
         frame = self.frame
         if isinstance(target, ast.Subscript):
-            return self.store(target, value)
+            value_node = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else target
+            return self.store(target, value, value_node)
         if not isinstance(target, ast.Name):
             self.error("only names and t[i] can be assigned", target)
         name = target.id
@@ -265,12 +266,12 @@ class Builder(ExprMixin, CallMixin):
             self.error(f"{name!r} is a loop variable and cannot be reused after its loop",
                        target)
 
-    def store(self, target: ast.Subscript, value) -> None:
+    def store(self, target: ast.Subscript, value, value_node: ast.AST) -> None:
         buf = self.expr(target.value)
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", target.value)
         index = self.index(target.slice)
-        expr = self.materialize(value, target)
+        expr = self.materialize(value, value_node)  # a literal's errors point at it
         self.unify_elem(buf, expr, "store")
         self.emit(n.Store(buffer=buf.ref, index=index, value=expr, loc=self.loc))
 
