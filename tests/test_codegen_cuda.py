@@ -211,7 +211,9 @@ def _expr_text(expr: n.Expr) -> str:
     return em.expr(expr)
 
 
-A, B_, C_ = (n.Load(ty=i32, var=n.Var(v, i32)) for v in "abc")
+A, B_, C_ = (n.Load(ty=u32, var=n.Var(v, u32)) for v in "abc")
+X, Y, Z = (n.Load(ty=f32, var=n.Var(v, f32)) for v in "xyz")
+I, J, K = (n.Load(ty=i32, var=n.Var(v, i32)) for v in "ijk")
 
 
 @pytest.mark.parametrize("tree, text", [
@@ -219,18 +221,37 @@ A, B_, C_ = (n.Load(ty=i32, var=n.Var(v, i32)) for v in "abc")
     (ck.B("add", A, ck.B("mul", B_, C_)), "a + b * c"),
     (ck.B("sub", ck.B("sub", A, B_), C_), "a - b - c"),
     (ck.B("sub", A, ck.B("sub", B_, C_)), "a - (b - c)"),
-    (n.Unary(ty=i32, op="neg", operand=n.Unary(ty=i32, op="neg", operand=A)), "-(-a)"),
-    (ck.B("sub", A, ck.C(-5, i32)), "a - -5"),
+    (n.Unary(ty=f32, op="neg", operand=n.Unary(ty=f32, op="neg", operand=X)), "-(-x)"),
+    (ck.B("sub", X, ck.C(-5.0, f32)), "x - -5.0f"),
     (ck.B("bitand", ck.B("add", A, B_), C_), "(a + b) & c"),
-    (ck.B("shl", A, B_), "a << (b & 31)"),
-    (ck.B("shr", A, ck.C(40, i32)), "a >> 8"),
+    (ck.B("shl", A, B_), "a << (b & 31u)"),
+    (ck.B("shr", I, ck.C(40, i32)), "i >> 8"),
     (ck.C(-2 ** 31, i32), "(-2147483647 - 1)"),
     (ck.C(7, u32), "7u"),
-    (n.Cast(ty=u32, operand=ck.B("add", A, B_)), "(unsigned int)(a + b)"),
+    (n.Cast(ty=i32, operand=ck.B("add", A, B_)), "(int)(a + b)"),
     (n.Cast(ty=i32, operand=ck.C(1.5, f32)), "__float2int_rz(1.5f)"),
     (ck.B("floordiv", n.Load(ty=u32, var=n.Var("u", u32)), ck.C(4, u32)), "u / 4u"),
 ])
 def test_expression_parentheses(tree, text):
+    assert _expr_text(tree) == text
+
+
+@pytest.mark.parametrize("tree, text", [
+    (ck.B("add", I, J), "(int)((unsigned int)i + (unsigned int)j)"),
+    (ck.B("add", I, ck.B("mul", J, K)),
+     "(int)((unsigned int)i + (unsigned int)j * (unsigned int)k)"),
+    (ck.B("sub", I, ck.B("sub", J, K)),
+     "(int)((unsigned int)i - ((unsigned int)j - (unsigned int)k))"),
+    (ck.B("mul", ck.B("add", I, ck.C(1, i32)), K),
+     "(int)(((unsigned int)i + 1u) * (unsigned int)k)"),
+    (ck.B("add", I, ck.C(-1, i32)), "(int)((unsigned int)i - 1u)"),
+    (ck.B("sub", I, ck.C(-2 ** 31, i32)), "(int)((unsigned int)i + 2147483648u)"),
+    (n.Unary(ty=i32, op="neg", operand=I), "(int)(0u - (unsigned int)i)"),
+    (ck.B("shl", I, J), "(int)((unsigned int)i << (j & 31))"),
+])
+def test_signed_arithmetic_wraps_through_unsigned(tree, text):
+    """C leaves signed overflow undefined; the language wraps, so signed +, -, *, unary -
+    and << are computed in the unsigned type of the same width."""
     assert _expr_text(tree) == text
 
 

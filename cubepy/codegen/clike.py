@@ -17,7 +17,7 @@ from typing import Optional
 from ..abi import MAX_RANK, KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
-from ..ir.types import DType, bool_
+from ..ir.types import DType, bool_, u32, u64
 from ..ir.visit import walk_stmts
 from .names import mangle
 
@@ -229,7 +229,7 @@ class CEmitter:
         # `x = x + e` reads better as `x += e` (same evaluation: x is a plain local).
         v = s.value
         if isinstance(v, n.Binary) and isinstance(v.lhs, n.Load) and v.lhs.var == s.var \
-                and v.op in ("add", "sub", "mul"):
+                and v.op in ("add", "sub", "mul") and not _is_signed_int(v.ty):
             op = ARITH[v.op][0]
             self.emit_line(f"{name} {op}= {self.expr(v.rhs)};")
             return
@@ -499,6 +499,10 @@ class CEmitter:
             if e.ty.is_int and not e.ty.is_signed:
                 return self._expr(e.operand)
             return self.d.abs(self, self.expr(e.operand), e.ty), PRIMARY
+        if e.op == "neg" and _is_signed_int(e.ty):
+            zero, _ = self.d.literal(0, _UNSIGNED[e.ty.name])
+            operand = self._as_unsigned(e.operand, ADD + 1)
+            return f"({self.d.type_name(e.ty)})({zero} - {operand})", UNARY
         sym = {"neg": "-", "bitnot": "~", "not": "!"}[e.op]
         text = self.expr_prec(e.operand, UNARY)
         if text.startswith(("-", "+")) and sym == "-":
@@ -507,6 +511,9 @@ class CEmitter:
 
     def _e_Binary(self, e: n.Binary) -> tuple[str, int]:
         op, ty = e.op, e.ty
+        if op in ("add", "sub", "mul") and _is_signed_int(ty):
+            text, _ = self._unsigned_arith(e)
+            return f"({self.d.type_name(ty)})({text})", UNARY
         if op in ("add", "sub", "mul") or (op == "div" and ty.is_float):
             sym, prec = ARITH[op]
             return f"{self.expr_prec(e.lhs, prec)} {sym} {self.expr_prec(e.rhs, prec + 1)}", prec
@@ -528,6 +535,32 @@ class CEmitter:
             return f"{h}({self.expr(e.lhs)}, {self.expr(e.rhs)})", PRIMARY
         compile_error(e.loc, f"unknown binary operator {op!r}")
 
+    # Signed overflow is undefined in C/C++ (compilers assume it never happens), but the
+    # language wraps: signed +, -, * and unary - are computed in the unsigned type of the
+    # same width and converted back (two's complement on every target).
+    def _unsigned_arith(self, e: n.Binary) -> tuple[str, int]:
+        """`e` (signed +, -, *) as unsigned arithmetic text, and its precedence."""
+        op, rhs_expr = e.op, e.rhs
+        if op in ("add", "sub") and isinstance(rhs_expr, n.Const) and rhs_expr.value < 0:
+            # i + -1 reads better as i - 1 than as i + 4294967295u (same bits)
+            op = "sub" if op == "add" else "add"
+            rhs_expr = n.Const(ty=rhs_expr.ty, value=-rhs_expr.value, loc=rhs_expr.loc)
+        sym, prec = ARITH[op]
+        lhs = self._as_unsigned(e.lhs, prec)
+        rhs = self._as_unsigned(rhs_expr, prec + 1)
+        return f"{lhs} {sym} {rhs}", prec
+
+    def _as_unsigned(self, e: n.Expr, min_prec: int) -> str:
+        """A signed operand as an unsigned value: nested wrapping arithmetic stays
+        unsigned, literals become unsigned literals, anything else gets a cast."""
+        unsigned = _UNSIGNED[e.ty.name]
+        if isinstance(e, n.Const):
+            return self.d.literal(int(e.value) % (1 << e.ty.bits), unsigned)[0]
+        if isinstance(e, n.Binary) and e.op in ("add", "sub", "mul"):
+            text, prec = self._unsigned_arith(e)
+            return f"({text})" if prec < min_prec else text
+        return f"({self.d.type_name(unsigned)}){self.expr_prec(e, UNARY)}"
+
     def _shift(self, e: n.Binary) -> str:
         sym = "<<" if e.op == "shl" else ">>"
         bits = e.ty.bits
@@ -538,6 +571,9 @@ class CEmitter:
         else:
             mask, _ = self.d.literal(bits - 1, e.rhs.ty)
             rhs = f"({self.expr_prec(e.rhs, UNARY)} & {mask})"
+        if sym == "<<" and _is_signed_int(e.ty):  # a negative left operand is undefined in C
+            unsigned = self.d.type_name(_UNSIGNED[e.ty.name])
+            return f"({self.d.type_name(e.ty)})(({unsigned}){lhs} << {rhs})"
         return f"{lhs} {sym} {rhs}"
 
     def _divmod(self, e: n.Binary) -> tuple[str, int]:
@@ -598,3 +634,10 @@ from . import clike_helpers as prelude_helpers  # noqa: E402  (helpers need CEmi
 from .clike_helpers import (_assigned_vars, _invariant, float_literal,  # noqa: E402,F401
                             scalar_locals)
 from .skeleton import render  # noqa: E402,F401  (re-exported for cuda.py and metal.py)
+
+
+_UNSIGNED = {"i32": u32, "i64": u64}
+
+
+def _is_signed_int(ty: DType) -> bool:
+    return ty.name in _UNSIGNED
