@@ -21,7 +21,9 @@ linear workgroup index and `info.cube_count`, and extra workgroups exit.
 """
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -34,6 +36,20 @@ from ..errors import LaunchError
 from ..ir import nodes as ir
 from ..ir.types import DType, bool_, f16, f32, i32, u32
 from .base import Client, DeviceLimits, DeviceTensor
+
+def _quiet_vulkan_loader() -> None:
+    """Vulkan drivers (Mesa's among them) print "error: XDG_RUNTIME_DIR is invalid or not
+    set" when that variable is missing, as it is in containers and CI, although compute
+    works. Point it at a private folder so that probing for a device stays silent."""
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        return
+    folder = os.path.join(tempfile.gettempdir(), f"cubepy-runtime-{getattr(os, 'getuid', lambda: 0)()}")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    except OSError:
+        return
+    os.environ["XDG_RUNTIME_DIR"] = folder
+
 
 MAX_BATCH = 64  # dispatches recorded before a submit is forced
 INFO_CAPACITY = 256 * 1024  # bytes of info structs per batch
@@ -93,6 +109,7 @@ class WgpuClient(Client):
     target = "wgsl"
 
     def __init__(self, index: int = 0):
+        _quiet_vulkan_loader()
         try:
             import wgpu
         except ImportError as e:
