@@ -43,7 +43,8 @@ def _quiet_vulkan_loader() -> None:
     works. Point it at a private folder so that probing for a device stays silent."""
     if os.environ.get("XDG_RUNTIME_DIR"):
         return
-    folder = os.path.join(tempfile.gettempdir(), f"cubepy-runtime-{getattr(os, 'getuid', lambda: 0)()}")
+    uid = getattr(os, "getuid", lambda: 0)()
+    folder = os.path.join(tempfile.gettempdir(), f"cubepy-runtime-{uid}")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError:
