@@ -44,3 +44,40 @@ def runtime_client(request):
 
 HAVE_NVCC = shutil.which("nvcc") is not None
 HAVE_CLANG = shutil.which("clang++") is not None
+
+
+CHECKED_KERNELS: list[str] = []  # names of the kernels the fixture below checked
+
+
+@pytest.fixture(autouse=True, scope="session")
+def every_kernel_round_trips_and_verifies():
+    """Every kernel any test builds, before and after the passes, is checked by the IR
+    verifier and must survive print -> parse -> print unchanged (the IR text round trip
+    covers the whole test suite, not only the shared corpus). The verifier also runs
+    after each pass (CUBEPY_VERIFY)."""
+    import cubepy.kernel as kernel_mod
+    from cubepy.ir.parser import parse_kernel
+    from cubepy.ir.printer import print_kernel
+    from cubepy.ir.verify import verify
+
+    def check(k):
+        verify(k)
+        text = print_kernel(k)
+        again = parse_kernel(text)
+        assert print_kernel(again) == text, f"IR text round trip changed {k.name}"
+        if "nan" not in text:  # NaN constants are never equal to themselves
+            assert again == k, f"IR parsed back from text differs from {k.name}"
+        CHECKED_KERNELS.append(k.name)
+        return k
+
+    build, pipeline = kernel_mod.build_kernel, kernel_mod.run_pipeline
+    kernel_mod.build_kernel = lambda parsed, spec: check(build(parsed, spec))
+    kernel_mod.run_pipeline = lambda k, target: check(pipeline(k, target))
+    previous = os.environ.get("CUBEPY_VERIFY")
+    os.environ["CUBEPY_VERIFY"] = "1"
+    yield
+    kernel_mod.build_kernel, kernel_mod.run_pipeline = build, pipeline
+    if previous is None:
+        os.environ.pop("CUBEPY_VERIFY", None)
+    else:
+        os.environ["CUBEPY_VERIFY"] = previous
