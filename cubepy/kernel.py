@@ -10,12 +10,12 @@ import numpy as np
 
 from . import abi as abi_mod
 from .abi import KernelABI, compute_abi
-from .errors import CompileError, LaunchError
+from .errors import LaunchError
 from .frontend import ParamInfo, ParsedFunction, build_kernel, parse_function
 from .ir import nodes as ir
 from .ir.passes import run_pipeline
 from .ir.printer import print_kernel
-from .ir.types import DType, Generic, dtype_from_name, f32, i32, u32, i64, u64, f16, f64
+from .ir.types import DType, Generic, dtype_from_name, f32, i32
 from .lang import LineOf
 from .spec import Specialization
 
@@ -244,17 +244,6 @@ class CubeFunction:
 
 
 _MISSING = object()
-
-
-def _arg_signature(a) -> Any:
-    """What decides the plan for one argument: a tensor's dtype and line size, a scalar's
-    Python type, a comptime's value (so comptime values of a new type re-plan)."""
-    dtype = getattr(a, "dtype", None)
-    if dtype is not None and hasattr(a, "line_size"):
-        return (dtype, a.line_size, len(a.shape))
-    if isinstance(a, (bool, int, float, str)):
-        return (type(a), a) if isinstance(a, (bool, str)) else type(a)
-    return (type(a), getattr(a, "dtype", None))
 
 
 _DIMS: dict = {}  # cube counts/dims already validated, keyed by the value given

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import nodes as n
 from ..ir.types import DType
 from .wgsl_prelude import PreludeBuilder
 

@@ -8,7 +8,7 @@ the info struct (cubepy/abi.py) and calls `compile` once per specialisation, the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np

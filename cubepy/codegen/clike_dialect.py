@@ -1,0 +1,96 @@
+"""What a C-like target supplies to the shared emitter (clike.py): the `Dialect` hooks
+(type names, literals, casts, builtins, math, atomics) and the `Prelude` of helpers and
+headers a kernel needs."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from ..ir import nodes as n
+from ..ir.types import DType
+
+if TYPE_CHECKING:
+    from .clike import CEmitter
+
+
+class Prelude:
+    """Helper functions a kernel needs, each defined once, in first-use order.
+
+    `require(name, text)` registers helper `name` with its source `text`; helpers that
+    call other helpers require those first, so definitions precede uses.
+    """
+
+    def __init__(self) -> None:
+        self._helpers: dict[str, str] = {}
+        self.includes: list[str] = []
+
+    def require(self, name: str, text: str) -> str:
+        if name not in self._helpers:
+            self._helpers[name] = text.strip("\n")
+        return name
+
+    def include(self, header: str) -> None:
+        if header not in self.includes:
+            self.includes.append(header)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._helpers
+
+    @property
+    def helpers(self) -> list[str]:
+        return list(self._helpers.values())
+
+
+class Dialect:
+    """What a C-like target supplies. Subclasses fill the tables and override hooks."""
+
+    name = "c"
+    fn_qual = "static inline"  # qualifiers of prelude helper functions
+    types: dict[str, str] = {}
+    reserved: frozenset[str] = frozenset()  # identifiers the generated code itself uses
+
+    def type_name(self, ty: DType) -> str:
+        return self.types[ty.name]
+
+    # -- hooks (each returns C text; `em` is the emitter, for helpers and recursion) --
+    def literal(self, value, ty: DType) -> tuple[str, int]:
+        raise NotImplementedError
+
+    def cast(self, em: "CEmitter", expr: n.Cast) -> tuple[str, int]:
+        raise NotImplementedError
+
+    def builtin(self, name: str) -> str:
+        """A basic position builtin: unit_pos_x, cube_pos_x, cube_dim_x, cube_count_x
+        (and y, z), plane_dim, unit_pos_plane."""
+        raise NotImplementedError
+
+    def math(self, em: "CEmitter", func: str, args: list[str], arg_types: list[DType],
+             ty: DType) -> str:
+        raise NotImplementedError
+
+    def minmax(self, em: "CEmitter", op: str, a: str, b: str, ty: DType) -> str:
+        raise NotImplementedError
+
+    def abs(self, em: "CEmitter", a: str, ty: DType) -> str:
+        raise NotImplementedError
+
+    def atomic(self, em: "CEmitter", stmt: n.AtomicOp, ptr: str, value: str,
+               compare: Optional[str]) -> str:
+        raise NotImplementedError
+
+    def atomic_load(self, ptr: str) -> str:
+        raise NotImplementedError
+
+    def atomic_store(self, ptr: str, value: str) -> str:
+        raise NotImplementedError
+
+    def unsigned_cast(self, em: "CEmitter", index: n.Expr) -> str:
+        """A signed index as the unsigned type of its width (for one-compare checks)."""
+        raise NotImplementedError
+
+    def float_mod_helper(self, em: "CEmitter", ty: DType) -> str:
+        """The name of a helper `a - floor(a / b) * b` for float type `ty`."""
+        raise NotImplementedError
+
+    barrier = ""
+    native_lane = True  # unit_pos_plane is a builtin (else UNIT_POS % PLANE_DIM)
+    typed_atomics = False  # atomically used buffers have atomic element types (Metal)
