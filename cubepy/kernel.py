@@ -36,6 +36,7 @@ class Compiled:
 class _LaunchPlan:
     """What a launch needs once arguments of a given signature were checked once."""
 
+    client: Any  # the client it was made for (plans are keyed by id(client))
     executable: Any
     buffer_args: tuple[int, ...]  # positions of the buffer arguments, in ABI order
     pack: Callable[[tuple], bytes]
@@ -158,6 +159,8 @@ class CubeFunction:
         try:
             key = (id(client), count, dim, checked) + key_of(args)
             plan = self._plans.get(key)
+            if plan is not None and plan.client is not client:  # a reused id()
+                plan = None
         except (AttributeError, TypeError, IndexError):  # a wrong argument: _plan says which
             key = plan = None
         if plan is None:
@@ -240,7 +243,7 @@ class CubeFunction:
         executable = client.compile(compiled.kernel, compiled.abi, checked)
         index = {p.name: i for i, p in enumerate(params)}
         buffer_args = tuple(index[b.name] for b in compiled.abi.buffers)
-        return _LaunchPlan(executable, buffer_args, _make_packer(compiled.abi, index))
+        return _LaunchPlan(client, executable, buffer_args, _make_packer(compiled.abi, index))
 
 
 _MISSING = object()
