@@ -402,3 +402,24 @@ def test_shape_of_a_missing_dimension_is_zero(runtime_client):
     out = c.zeros(len(dims), u32)
     shape_probe.launch(c, CubeCount(1), CubeDim(8), t, c.tensor(dims), out)
     assert out.numpy().tolist() == [3 + 4000, 4 + 1000, 0, 0, 0, 0]
+
+
+@cube(launch=True)
+def constant_float_operations(out: Array[f32]):
+    out[0] = f32(5.0) / f32(2.0)
+    out[1] = f32(1.0) / f32(0.0)
+    out[2] = cubepy.math.sqrt(f32(-1.0))
+    out[3] = cubepy.math.exp(f32(100.0))
+    out[4] = cubepy.math.floor(f32(cubepy.math.exp(f32(200.0))))
+    out[5] = f32(7.0) // f32(0.0)
+
+
+def test_float_operations_on_constants_the_folder_leaves(runtime_client):
+    """Division and math functions on constants are left to the target; in WGSL they
+    would be const-expressions, and a non-finite one failed shader creation."""
+    c = runtime_client
+    out = c.zeros(6, f32)
+    constant_float_operations.launch(c, CubeCount(1), CubeDim(1), out)
+    got = out.numpy()
+    assert got[0] == 2.5 and np.isnan(got[2])
+    assert got[1] == got[3] == got[4] == got[5] == np.inf

@@ -117,6 +117,7 @@ class ExprEmitter:
         self.meta = meta
         self.read = read
         self.loc = n.NO_LOC  # the statement being emitted: errors point there if need be
+        self._runtime_consts: set[n.Const] = set()  # emitted through cube_runtime_<t>
 
     def _at(self, e: n.Expr) -> n.Loc:
         return e.loc if e.loc.lineno > 0 else self.loc
@@ -130,7 +131,10 @@ class ExprEmitter:
         """(text, compound): compound text needs parentheses inside another operator."""
         if isinstance(e, n.Const):
             text = literal(e.value, e.ty, self._at(e))
+            if e in self._runtime_consts:
+                return f"{self.prelude.use('runtime', wgsl_type(e.ty))}({text})", False
             return text, text.startswith("-")  # `a - -1i` reads badly; parenthesise
+        self._keep_at_runtime(e)
         if isinstance(e, n.Load):
             return self.name_of(e.var), False
         if isinstance(e, n.Builtin):
@@ -155,6 +159,24 @@ class ExprEmitter:
         if isinstance(e, n.Call):
             return self._call(e), False
         compile_error(self._at(e), f"the wgsl target cannot emit {type(e).__name__} expressions")
+
+    def _keep_at_runtime(self, e: n.Expr) -> None:
+        """A float operation on constants only (one the folder leaves to the target, as
+        0.0 / 0.0 or sqrt(-1.0)) would be a WGSL const-expression, and a non-finite
+        const-expression fails shader creation: one constant operand goes through an
+        identity helper so that the operation runs in the shader."""
+        if isinstance(e, (n.Unary, n.Binary)):
+            operands = (e.operand,) if isinstance(e, n.Unary) else (e.lhs, e.rhs)
+        elif isinstance(e, n.Cast):
+            operands = (e.operand,)
+        elif isinstance(e, n.Call):
+            operands = e.args
+        else:
+            return
+        if operands and all(isinstance(x, n.Const) for x in operands):
+            floats = [x for x in operands if x.ty.is_float]
+            if floats:
+                self._runtime_consts.add(floats[0])
 
     # -- operators --------------------------------------------------------------------
     def _unary(self, e: n.Unary) -> tuple[str, bool]:

@@ -109,6 +109,14 @@ def _hypot(t: str) -> str:
             f"    return length(vec2<{t}>(a, b));\n}}")
 
 
+def _runtime(t: str) -> str:
+    # An identity function: a constant passed through it is no WGSL const-expression, so
+    # an operation on constants that the folder left (0.0 / 0.0, sqrt(-1.0), ...) runs in
+    # the shader instead of failing shader creation (naga rejects a const-expression
+    # whose value is not finite).
+    return f"fn cube_runtime_{t}(x: {t}) -> {t} {{\n    return x;\n}}"
+
+
 # name -> (builder taking the type name, helpers it depends on as (name, type) lists)
 _HELPERS = {
     "isnan": (_isnan, lambda t: []),
@@ -120,6 +128,7 @@ _HELPERS = {
     "pow": (_pow, lambda t: []),
     "erf": (_erf, lambda t: []),
     "hypot": (_hypot, lambda t: []),
+    "runtime": (_runtime, lambda t: []),
 }
 
 
