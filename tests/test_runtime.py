@@ -423,3 +423,21 @@ def test_float_operations_on_constants_the_folder_leaves(runtime_client):
     got = out.numpy()
     assert got[0] == 2.5 and np.isnan(got[2])
     assert got[1] == got[3] == got[4] == got[5] == np.inf
+
+
+@cube(launch=True)
+def float_literal_rounding(out: Array[i32]):
+    out[0] = i32(f32(16777217))
+    out[1] = i32(f32(16777216) == 16777217.0)
+    out[2] = i32(f32(-16777219))
+
+
+def test_float_literals_are_rounded_to_their_type_at_compile_time(runtime_client):
+    """A compile-time cast or comparison sees a float literal as the target does,
+    rounded to f32 (16777217 is not an f32): it used the unrounded Python value."""
+    c = runtime_client
+    out = c.zeros(3, i32)
+    float_literal_rounding.launch(c, CubeCount(1), CubeDim(1), out)
+    expect = [int(np.float32(16777217)), int(np.float32(16777216) == np.float32(16777217.0)),
+              int(np.float32(-16777219))]
+    assert out.numpy().tolist() == expect == [16777216, 1, -16777220]

@@ -67,7 +67,8 @@ class Finalizer:
             if operand.ty is ty:
                 return operand
             if isinstance(operand, n.Const):  # a cast of a literal is a literal
-                return n.Const(ty=ty, value=cast_value(operand.value, ty), loc=e.loc)
+                return n.Const(ty=ty, value=cast_value(operand.value, ty, operand.ty),
+                               loc=e.loc)
             return n.Cast(ty=ty, operand=operand, loc=e.loc)
         kw = {name: self.value(getattr(e, name)) for name, _ in _fields(cls) if name != "ty"}
         return cls(ty=_ty(e.ty), loc=e.loc, **kw)
@@ -100,12 +101,19 @@ def const_value(value, ty: DType, loc: n.Loc):
     return int(value)
 
 
-def cast_value(value, ty: DType):
-    """A compile-time cast with the language's semantics (wrap, truncate, saturate)."""
+def cast_value(value, ty: DType, src: DType | None = None):
+    """A compile-time cast with the language's semantics (wrap, truncate, saturate) of
+    `value`, a literal of type `src` (None: a Python number). Float values are rounded
+    to their type first, as the target rounds the literal (f32(16777217) is 16777216)."""
+    from ..ir.passes.consteval import NOFOLD, to_float
+    if src is not None and src.is_float:
+        rounded = to_float(value, src)
+        value = float(value) if rounded is NOFOLD else rounded
     if ty.is_bool:
         return bool(value)
     if ty.is_float:
-        return float(value)
+        rounded = to_float(value, ty)
+        return float(value) if rounded is NOFOLD else rounded
     lo, hi = _INT_RANGE[ty.name]
     if isinstance(value, float):
         if math.isnan(value):

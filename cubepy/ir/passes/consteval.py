@@ -109,7 +109,10 @@ def unary(op: str, ty: DType, a):
     return NOFOLD
 
 
-def compare(op: str, a, b) -> bool:
+def compare(op: str, a, b, ty: DType | None = None) -> bool:
+    """`a op b` for constants of type `ty` (floats rounded to it first)."""
+    if ty is not None and ty.is_float:
+        a, b = to_float(a, ty), to_float(b, ty)
     return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b,
             "ge": a >= b}[op]
 
@@ -129,7 +132,7 @@ def cast(value, src: DType, dst: DType):
         if src_is_float:
             if src.name not in _FLOAT_NP:
                 return NOFOLD
-            v = float(value)
+            v = to_float(value, src)  # the literal as the target rounds it
             if math.isnan(v):
                 return 0
             lo = -(1 << (dst.bits - 1)) if dst.is_signed else 0

@@ -68,7 +68,8 @@ def fold_expr(e: ir.Expr) -> ir.Expr:
     if isinstance(e, ir.Compare):
         a, b = e.lhs, e.rhs
         if isinstance(a, ir.Const) and isinstance(b, ir.Const) and a.ty.name != "bf16":
-            return ir.Const(ty=bool_, value=ce.compare(e.op, a.value, b.value), loc=e.loc)
+            return ir.Const(ty=bool_, value=ce.compare(e.op, a.value, b.value, a.ty),
+                            loc=e.loc)
         return e
     if isinstance(e, ir.Logical):
         a, b = e.lhs, e.rhs
