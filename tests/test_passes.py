@@ -210,6 +210,18 @@ def test_constant_control_flow():
     assert len(body) == 2 and isinstance(body[1], ir.For) and body[1].var.name == "q"
 
 
+def test_loop_whose_step_folds_to_zero_is_removed():
+    """A runtime-looking step that folds to 0 runs no iteration: the loop goes (a
+    constant zero step is invalid IR, and C targets would loop forever)."""
+    store = ir.Store(buffer=OUT.buffer, index=c(0), value=c(1.0, f32))
+    stop = ir.Index(ty=f32, buffer=OUT.buffer, index=c(1))
+    k = kernel([ir.For(var=ir.Var("k", i32), start=c(0, i32),
+                       stop=ir.Cast(ty=i32, operand=stop),
+                       step=binop("sub", c(2, i32), c(2, i32)), body=ir.Block((store,)))],
+               params=(OUT,))
+    assert fold_constants(k).body.stmts == ()
+
+
 def test_specialize_cube_dim():
     v = ir.Var("v", u32)
     k = kernel([ir.Assign(var=v, value=binop("add", builtin("cube_dim"), binop(

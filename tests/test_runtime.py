@@ -441,3 +441,23 @@ def test_float_literals_are_rounded_to_their_type_at_compile_time(runtime_client
     expect = [int(np.float32(16777217)), int(np.float32(16777216) == np.float32(16777217.0)),
               int(np.float32(-16777219))]
     assert out.numpy().tolist() == expect == [16777216, 1, -16777220]
+
+
+@cube(launch=True)
+def step_folding_to_zero(x: Array[i32], out: Array[i32]):
+    i = ABSOLUTE_POS
+    s = 0
+    for j in range(0, x[i], i32(2) % 5 - 2):
+        s += j + 1
+    out[i] = s
+
+
+def test_range_step_that_folds_to_zero_runs_no_iteration(runtime_client):
+    """A step that is zero only after constant folding: the loop runs no iteration (the
+    folder left a constant zero step, which CUDA/Metal emitted as `j -= 0`, an endless
+    loop for a negative stop, and the IR verifier rejected)."""
+    c = runtime_client
+    out = c.tensor(np.full(4, 9, np.int32))
+    step_folding_to_zero.launch(c, CubeCount(1), CubeDim(4), c.tensor(
+        np.array([-3, 0, 5, 2**31 - 1], np.int32)), out)
+    assert out.numpy().tolist() == [0, 0, 0, 0]

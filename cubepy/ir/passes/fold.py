@@ -115,6 +115,8 @@ def fold_stmt(s: ir.Stmt) -> list[ir.Stmt]:
         return []
     if isinstance(s, ir.For) and _empty_range(s):
         return []
+    if isinstance(s, ir.For) and isinstance(s.step, ir.Const) and s.step.value == 0:
+        return []  # a zero step runs no iteration (the bounds are pure)
     return [s]
 
 
