@@ -8,10 +8,8 @@ A fixed sample of the generated kernels is also compiled by nvcc (CUDA) and clan
 """
 from __future__ import annotations
 
-import math
 import os
 import re
-import shutil
 
 import numpy as np
 import pytest
@@ -21,6 +19,7 @@ import cubepy
 from cubepy import CubeCount, CubeDim
 
 import fuzz_kernels as fk
+import fuzz_programs as fp
 from conftest import RUNTIME_PARAMS
 
 LANES = 256
@@ -143,16 +142,16 @@ SENTINEL = 0x5EED
 
 
 @FUZZ
-@given(program=fk.programs(), seed=st.integers(0, 2**32 - 1))
+@given(program=fp.programs(), seed=st.integers(0, 2**32 - 1))
 def _flow_property(client, program, seed):
     rng = np.random.default_rng(seed)
     inputs = {x: fk.random_inputs(rng, "i32", FLOW_LANES) for x in program.inputs}
     source = program.source()
     kernel = fk.load_kernel(source)
-    out = client.tensor(np.full(FLOW_LANES * fk.SLOTS, SENTINEL, np.int32))
+    out = client.tensor(np.full(FLOW_LANES * fp.SLOTS, SENTINEL, np.int32))
     args = [client.tensor(np.array(inputs[x], np.int32)) for x in program.inputs]
     kernel.launch(client, CubeCount(1), CubeDim(FLOW_LANES), *args, out)
-    got = out.numpy().reshape(FLOW_LANES, fk.SLOTS).tolist()
+    got = out.numpy().reshape(FLOW_LANES, fp.SLOTS).tolist()
     for lane in range(FLOW_LANES):
         env = {x: inputs[x][lane] for x in program.inputs}
         want = program.run(env, SENTINEL)
@@ -185,7 +184,7 @@ def _sample_sources(target: str) -> dict[str, str]:
         found[f"expr{len(found)}"] = kernel.source(target, cube_dim=(64, 1, 1))
 
     @sample
-    @given(program=fk.programs())
+    @given(program=fp.programs())
     def flows(program):
         kernel = fk.load_kernel(program.source())
         found[f"flow{len(found)}"] = kernel.source(target, cube_dim=(64, 1, 1))
