@@ -10,9 +10,9 @@ import math as pymath
 
 import cubepy
 from cubepy import (ABSOLUTE_POS, ABSOLUTE_POS_X, ABSOLUTE_POS_Y, ABSOLUTE_POS_Z, Array,
-                    CUBE_DIM, CUBE_POS, Comptime, Float, Int, Numeric, SharedMemory, Tensor,
-                    UInt, UNIT_POS, cube, f16, f32, f64, i32, select, sync_cube, terminate,
-                    u32, unroll)
+                    CUBE_DIM, CUBE_POS, Comptime, Float, Int, Numeric, PLANE_DIM,
+                    SharedMemory, Tensor, UInt, UNIT_POS, UNIT_POS_PLANE, cube, f16, f32,
+                    f64, i32, select, sync_cube, terminate, u32, unroll)
 
 
 @cube(launch=True)
@@ -244,3 +244,56 @@ SOURCE_CASES += [
     ("shared_shift_rounds", shared_shift_rounds, LINEAR, {}, ALL),
     ("wgsl_keyword_names", wgsl_keyword_names, LINEAR, {}, ALL),
 ]
+
+
+@cube(launch=True)
+def plane_reductions(x: Array[Numeric], out: Array[Numeric], flags: Array[u32]):
+    """Every plane reduction and scan, the odd units under divergence, after an early
+    terminate (the units past the input do not contribute)."""
+    i = ABSOLUTE_POS
+    if i >= len(x):
+        terminate()
+    v = x[i]
+    base = i * u32(6)
+    out[base] = cubepy.plane_sum(v)
+    out[base + 1] = cubepy.plane_prod(v)
+    out[base + 2] = cubepy.plane_min(v)
+    out[base + 3] = cubepy.plane_max(v)
+    out[base + 4] = cubepy.plane_inclusive_sum(v)
+    if UNIT_POS % u32(2) == u32(1):
+        out[base + 5] = cubepy.plane_exclusive_sum(v)
+    big = v > x[0]
+    flags[i] = u32(cubepy.plane_all(big)) + u32(cubepy.plane_any(big)) * u32(2)
+
+
+@cube(launch=True)
+def plane_shuffles(x: Array[Numeric], out: Array[Numeric], flags: Array[u32], lane: u32):
+    """Broadcast (constant and runtime lane) and every shuffle, on a number and a bool."""
+    i = ABSOLUTE_POS
+    v = x[i]
+    base = i * u32(6)
+    out[base] = cubepy.plane_broadcast(v, 0)
+    out[base + 1] = cubepy.plane_broadcast(v, lane)
+    out[base + 2] = cubepy.plane_shuffle(v, PLANE_DIM - u32(1) - UNIT_POS_PLANE)
+    out[base + 3] = cubepy.plane_shuffle_xor(v, u32(1))
+    out[base + 4] = cubepy.plane_shuffle_up(v, u32(1))
+    out[base + 5] = cubepy.plane_shuffle_down(v, u32(2))
+    odd = cubepy.plane_shuffle_xor(UNIT_POS_PLANE % u32(2) == u32(1), u32(1))
+    flags[i] = u32(odd)
+
+
+# Not "wgsl": results depend on the plane size, and llvmpipe's subgroups are 8 wide where
+# the cpu runtime's planes are 32 (tests/test_plane.py runs them on wgpu with references
+# for the device's size). f16 reductions only compile: their rounding and overflow depend
+# on the order of the combination.
+PLANE_TARGETS = ("cuda", "metal")
+SOURCE_CASES += [
+    ("plane_reductions_f32", plane_reductions, LINEAR, {"Numeric": f32}, PLANE_TARGETS),
+    ("plane_reductions_i32", plane_reductions, LINEAR, {"Numeric": i32}, PLANE_TARGETS),
+    ("plane_reductions_u32", plane_reductions, LINEAR, {"Numeric": u32}, PLANE_TARGETS),
+    ("plane_reductions_f16", plane_reductions, LINEAR, {"Numeric": f16}, ("metal",)),
+    ("plane_shuffles_f32", plane_shuffles, LINEAR, {"Numeric": f32}, PLANE_TARGETS),
+    ("plane_shuffles_i32", plane_shuffles, LINEAR, {"Numeric": i32}, PLANE_TARGETS),
+    ("plane_shuffles_f16", plane_shuffles, LINEAR, {"Numeric": f16}, PLANE_TARGETS),
+]
+

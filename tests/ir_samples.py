@@ -77,6 +77,8 @@ def every_node_kernel() -> ir.Kernel:
             ty=f32, cond=load(flag), if_true=ir.Cast(ty=f32, operand=load(j)),
             if_false=binop("max", c(float("inf"), f32), c(float("-inf"), f32))), loc=L(20)),
         ir.Assign(var=acc, value=binop("mul", load(acc), load(av)), loc=L(21)),
+        ir.Assign(var=acc, value=ir.Plane(ty=f32, op="shuffle_down", value=load(acc),
+                                          arg=c(1)), loc=L(21)),
         ir.Declare(var=old, loc=L(22)),
         ir.AtomicOp(op="add", buffer=cnt.buffer, index=c(0), value=c(1), result=old, loc=L(22)),
         ir.AtomicOp(op="compare_exchange", buffer=cnt.buffer, index=c(1), value=c(5),

@@ -504,13 +504,13 @@ def test_atomic_on_f16():
     check(compile_error(make), "atomicf16", "a, 0", "f16")
 
 
-def test_plane_ops_not_supported_yet():
+def test_plane_sum_of_bool():
     def make():
         @cube(launch=True)
         def k(a: Array[f32]):
-            a[0] = cubepy.plane_sum(a[0])  # E:plane
+            a[0] = f32(cubepy.plane_sum(a[0] > 1.0))  # E:plane
         return k
-    check(compile_error(make), "plane", "cubepy.plane_sum", "plane")
+    check(compile_error(make), "plane", "a[0] > 1.0", "plane_sum() takes", "not bool")
 
 
 def test_comptime_not_bound():

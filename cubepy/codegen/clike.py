@@ -530,6 +530,9 @@ class CEmitter:
             return self._expr(e.operand)
         return self.d.cast(self, e)
 
+    def _e_Plane(self, e: n.Plane) -> tuple[str, int]:
+        return self.d.plane(self, e)
+
     def _e_Call(self, e: n.Call) -> tuple[str, int]:
         args = [self.expr(a) for a in e.args]
         return self.d.math(self, e.func, args, [a.ty for a in e.args], e.ty), PRIMARY

@@ -83,6 +83,11 @@ class Dialect:
     def atomic_store(self, ptr: str, value: str) -> str:
         raise NotImplementedError
 
+    def plane(self, em: "CEmitter", e: n.Plane) -> tuple[str, int]:
+        """A plane operation (the whole value of an assignment)."""
+        from ..errors import compile_error
+        compile_error(e.loc, f"plane operations are not supported by the {self.name} target")
+
     def unsigned_cast(self, em: "CEmitter", index: n.Expr) -> str:
         """A signed index as the unsigned type of its width (for one-compare checks)."""
         raise NotImplementedError

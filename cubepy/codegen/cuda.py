@@ -14,6 +14,7 @@ from ..ir import nodes as n
 from ..ir.types import DType, f32, f64
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
+from .clike_plane import cuda_plane
 from .names import mangle
 
 _TYPES = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double",
@@ -78,6 +79,9 @@ class CudaDialect(Dialect):
             return bits[(ty.name, repr(v))], PRIMARY
         text = float_literal(v, "f" if ty is f32 else "")
         return text, (UNARY if text.startswith("-") else PRIMARY)
+
+    def plane(self, em: CEmitter, e: n.Plane) -> tuple[str, int]:
+        return cuda_plane(em, e)
 
     def unsigned_cast(self, em: CEmitter, index: n.Expr) -> str:
         t = _TYPES["u64" if index.ty.bits == 64 else "u32"]
@@ -248,6 +252,7 @@ def emit_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
         includes.append("cuda_fp16.h")
     if "bf16" in types:
         includes.append("cuda_bf16.h")
+    includes += em.prelude.includes  # cooperative groups for plane operations
     params = []
     for b in abi.buffers:
         const = "const " if b.read_only else ""

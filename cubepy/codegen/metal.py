@@ -15,6 +15,7 @@ from ..ir import nodes as n
 from ..ir.types import DType, f32
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
+from .clike_plane import metal_plane
 from .names import mangle
 
 _TYPES = {"f16": "half", "bf16": "bfloat", "f32": "float", "i32": "int", "i64": "long",
@@ -69,6 +70,9 @@ class MetalDialect(Dialect):
         if ty is f32:
             return text, prec
         return f"{self.type_name(ty)}({text})", PRIMARY
+
+    def plane(self, em: CEmitter, e: n.Plane) -> tuple[str, int]:
+        return metal_plane(em, e)
 
     def unsigned_cast(self, em: CEmitter, index: n.Expr) -> str:
         return f"{'ulong' if index.ty.bits == 64 else 'uint'}({em.expr(index)})"

@@ -30,6 +30,9 @@ firstLeadingBit firstTrailingBit insertBits atomicLoad atomicStore atomicAdd ato
 atomicMax atomicMin atomicAnd atomicOr atomicXor atomicExchange atomicCompareExchangeWeak
 workgroupBarrier storageBarrier textureBarrier workgroupUniformLoad array atomic bool
 f16 f32 i32 u32 vec2 vec3 vec4 ptr
+subgroupAdd subgroupMul subgroupMin subgroupMax subgroupAll subgroupAny subgroupBroadcast
+subgroupShuffle subgroupShuffleXor subgroupShuffleUp subgroupShuffleDown
+subgroupInclusiveAdd subgroupExclusiveAdd
 """.split())
 _PREDECLARED = re.compile(r"^(vec[234][fiuh]|mat[234]x[234][fh])$")
 
@@ -158,6 +161,8 @@ class ExprEmitter:
             return self._cast(e), False
         if isinstance(e, n.Call):
             return self._call(e), False
+        if isinstance(e, n.Plane):
+            return self._plane(e)
         compile_error(self._at(e), f"the wgsl target cannot emit {type(e).__name__} expressions")
 
     def _keep_at_runtime(self, e: n.Expr) -> None:
@@ -256,3 +261,26 @@ class ExprEmitter:
         if e.func in _HELPER_CALLS:
             return f"{self.prelude.use(_HELPER_CALLS[e.func], t)}({args})"
         compile_error(self._at(e), f"the math function {e.func!r} is not available in WGSL")
+
+    def _plane(self, e: n.Plane) -> tuple[str, bool]:
+        """A subgroup built-in. WGSL shuffles take no bool: one travels as 0u/1u."""
+        v = self(e.value, True)
+        if e.arg is None:
+            return f"{_PLANE[e.op]}({v})", False
+        arg = self(e.arg, True)
+        fn = _PLANE[e.op]
+        if e.op == "broadcast" and not (isinstance(e.arg, n.Const) and e.arg.value < 128):
+            fn = "subgroupShuffle"  # subgroupBroadcast needs a const-expression lane < 128
+        if e.ty.is_bool:
+            return f"{fn}(select(0u, 1u, {v}), {arg}) != 0u", True
+        return f"{fn}({v}, {arg})", False
+
+
+# Plane operations -> WGSL subgroup built-ins (naga needs no `enable` for them; the
+# device needs the "subgroup" feature).
+_PLANE = {"sum": "subgroupAdd", "prod": "subgroupMul", "min": "subgroupMin",
+          "max": "subgroupMax", "all": "subgroupAll", "any": "subgroupAny",
+          "inclusive_sum": "subgroupInclusiveAdd", "exclusive_sum": "subgroupExclusiveAdd",
+          "broadcast": "subgroupBroadcast", "shuffle": "subgroupShuffle",
+          "shuffle_xor": "subgroupShuffleXor", "shuffle_up": "subgroupShuffleUp",
+          "shuffle_down": "subgroupShuffleDown"}

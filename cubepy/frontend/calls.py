@@ -8,13 +8,15 @@ from typing import Any
 
 from ..errors import compile_error
 from ..ir import nodes as n
-from ..ir.types import DType, Generic, bool_, f32, i32, u32
+from ..ir.types import DType, Generic, bool_, f16, f32, i32, u32
 from ..ir.visit import walk_stmts
 from .infer import TVar, find
 from .values import INTRINSIC_IDS, PY_BUILTINS, PY_MATH, Buf, Py, is_number
 
 _ATOMIC_FLOAT_OK = ("add", "sub", "exchange", "min", "max")
 _SIDE_EFFECTS = (n.Store, n.AtomicOp, n.Barrier, n.Terminate)
+# Element types of plane operations (the last, bool, only for broadcast and shuffles).
+_PLANE_TYPES = (i32, u32, f32, f16, bool_)
 
 
 def _plural(k: int) -> str:
@@ -208,8 +210,44 @@ class CallMixin:
         if name.startswith("atomic_"):
             return self.atomic(name[len("atomic_"):], node, want_value)
         if name.startswith("plane_"):
-            self.error(f"plane operations ({name}) are not supported yet", node)
+            return self.plane(name[len("plane_"):], node, want_value)
         self.error(f"{name}() cannot be called here", node)
+
+    def plane(self, op: str, node: ast.Call, want_value: bool):
+        """`plane_<op>(value[, lane])`: evaluated once, as its own assignment, by the
+        units that reach it (so never inside a short-circuit or conditional expression
+        or a while condition, where only some of them would)."""
+        name = f"plane_{op}"
+        if op not in n.PLANE_OPS:
+            self.error(f"{name}() is not a plane operation", node.func)
+        takes_arg = n.PLANE_OPS[op]
+        self.arity(node, name, 2 if takes_arg else 1)
+        self.no_side_effects(name, node)
+        with self.at(node.args[0]):
+            value = self.rvalue(node.args[0])
+            if op in ("all", "any"):
+                self.u.unify(value.ty, bool_, self.loc, lambda a, b: (
+                    f"{name}() takes a bool (a condition), not {a}: compare it, e.g. "
+                    f"x != 0"))
+            else:
+                allowed = _PLANE_TYPES if takes_arg else _PLANE_TYPES[:-1]
+                self.u.require(value.ty, lambda t: t in allowed, self.loc, lambda t: (
+                    f"{name}() takes {', '.join(a.name for a in allowed[:-1])} or "
+                    f"{allowed[-1].name} values, not {t.name}"))
+        arg = None
+        if takes_arg:
+            what = {"shuffle_xor": "mask", "shuffle_up": "delta",
+                    "shuffle_down": "delta"}.get(op, "lane")
+            with self.at(node.args[1]):
+                arg = self.rvalue(node.args[1])
+                self.u.unify(arg.ty, u32, self.loc, lambda a, b: (
+                    f"the {what} of {name}() must be u32, not {a}: cast it, e.g. u32(...)"))
+        result = self.new_var(name, value.ty)
+        self.use(result)
+        self.emit(n.Assign(var=result, value=n.Plane(ty=value.ty, op=op, value=value,
+                                                     arg=arg, loc=self.loc), loc=self.loc))
+        return n.Load(ty=value.ty, var=result, loc=self.loc)
+
 
     def no_side_effects(self, what: str, node: ast.AST) -> None:
         if self.side_effect_ban is not None:

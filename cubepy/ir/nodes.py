@@ -346,3 +346,24 @@ class Kernel:
 
 
 BOOL, U32 = bool_, u32  # re-exported for convenience in passes
+
+
+# ----------------------------------------------------------------------------- planes
+
+# Plane (warp / subgroup) operations: op -> whether it takes a lane/mask/delta argument.
+PLANE_OPS = {"sum": False, "prod": False, "min": False, "max": False, "all": False,
+             "any": False, "inclusive_sum": False, "exclusive_sum": False,
+             "broadcast": True, "shuffle": True, "shuffle_xor": True, "shuffle_up": True,
+             "shuffle_down": True}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plane(Expr):
+    """A plane operation over the units of this plane that execute it (`op` one of
+    PLANE_OPS); `arg` is the u32 lane, mask or delta of broadcast/shuffle*. Its value
+    depends on which units are active, so it is only ever the whole value of an
+    `Assign` (the verifier checks it) and passes never move it between regions."""
+
+    op: str = ""
+    value: Expr
+    arg: Optional[Expr] = None

@@ -239,6 +239,15 @@ class _Reader:
             args = tuple(self.expr(a) for a in args if a is not None)
             ty = call_type(func, [a.ty for a in args]) or bool_
             return self.typed(ir.Call(ty=ty, func=func, args=args, loc=loc), ty_tok)
+        if kind == "plane":
+            name_tok, ty_tok, value, arg = c
+            op = str(name_tok)
+            if op not in ir.PLANE_OPS:
+                self.fail(name_tok, f"unknown plane operation {op}")
+            value = self.expr(value)
+            arg = self.expr(arg) if arg is not None else None
+            return self.typed(ir.Plane(ty=value.ty, op=op, value=value, arg=arg, loc=loc),
+                              ty_tok)
         if kind == "apply":
             return self.apply(c[0], c[1], [a for a in c[2:] if a is not None], loc)
         raise IRParseError(f"unknown expression {kind}")

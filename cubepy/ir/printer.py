@@ -27,7 +27,7 @@ from .types import DType, bool_, u32
 # Words of the text syntax; a kernel called like one of them is printed quoted.
 KEYWORDS = frozenset({"kernel", "cube_dim", "shared", "var", "let", "if", "else", "for", "in",
                       "range", "unroll", "while", "break", "continue", "terminate",
-                      "barrier", "comment", "atomic", "math", "true", "false"})
+                      "barrier", "comment", "atomic", "math", "true", "false", "plane"})
 
 
 def implied_type(expr: ir.Expr) -> DType | None:
@@ -49,6 +49,8 @@ def implied_type(expr: ir.Expr) -> DType | None:
         return expr.var.ty
     if isinstance(expr, ir.Call):
         return call_type(expr.func, [a.ty for a in expr.args])
+    if isinstance(expr, ir.Plane):
+        return expr.value.ty
     return None
 
 
@@ -123,6 +125,9 @@ class _Printer:
             return f"{e.ty.name}({self.expr(e.operand)})"
         if isinstance(e, ir.Call):
             return f"math.{e.func}{suffix}({', '.join(self.expr(a) for a in e.args)})"
+        if isinstance(e, ir.Plane):
+            args = [e.value] + ([e.arg] if e.arg is not None else [])
+            return f"plane.{e.op}{suffix}({', '.join(self.expr(a) for a in args)})"
         raise TypeError(f"cannot print expression {e!r}")
 
     # -- statements --------------------------------------------------------------------

@@ -107,6 +107,7 @@ class _Verifier:
         if isinstance(s, ir.Declare):
             self.declare(s.var, s)
         elif isinstance(s, ir.Assign):
+            self.plane_ok = s.value  # a plane operation may only be a whole value
             self.expr(s.value)
             if s.declare:
                 self.declare(s.var, s)
@@ -281,6 +282,23 @@ class _Verifier:
 
     def e_cast(self, e: ir.Cast) -> None:
         self.expr(e.operand)
+
+    def e_plane(self, e: ir.Plane) -> None:
+        if getattr(self, "plane_ok", None) is not e:
+            self.fail(e, f"plane.{e.op} must be the whole value of an assignment")
+        self.plane_ok = None
+        self.expr(e.value)
+        wants_arg = ir.PLANE_OPS.get(e.op)
+        if wants_arg is None:
+            self.fail(e, f"unknown plane operation {e.op!r}")
+        if wants_arg != (e.arg is not None):
+            self.fail(e, f"plane.{e.op} {'needs' if wants_arg else 'takes no'} lane argument")
+        if e.arg is not None:
+            self.expr(e.arg)
+            self.same(e.arg, u32, e, f"lane argument of plane.{e.op}")
+        self.same(e, e.value.ty, e, f"result of plane.{e.op}")
+        if (e.op in ("all", "any")) != e.ty.is_bool and not wants_arg:
+            self.fail(e, f"plane.{e.op} of {e.ty}")
 
     def e_call(self, e: ir.Call) -> None:
         for a in e.args:

@@ -23,9 +23,9 @@ from ..ir import nodes as ir
 from ..ir.types import ALL_DTYPES, DType, bf16, f32, i32, i64, u32, u64
 from .base import Client, DeviceLimits, DeviceTensor
 from .cpu_compile import CpuProgram, compile_kernel
+from .cpu_plane import PLANE_DIM
 
 MAX_LANES = 1 << 18  # units per batch: large enough to amortise Python, small for caches
-PLANE_DIM = 32
 
 
 class CpuExecutable:

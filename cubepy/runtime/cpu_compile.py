@@ -27,7 +27,7 @@ import numpy as np
 from ..abi import KernelABI
 from ..ir import nodes as ir
 from ..ir.types import DType
-from . import cpu_atomics, cpu_ops
+from . import cpu_atomics, cpu_ops, cpu_plane
 
 _ARITH = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
 _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
@@ -436,6 +436,15 @@ class _Gen:
             return (f"_ops.f2i({a}, np.dtype({self.dt(dst)}), {dst.bits}, "
                     f"{dst.kind == 'int'})")
         return f"{a}.astype({self.dt(dst)})"
+
+    def e_Plane(self, e: ir.Plane) -> str:
+        # A plane operation is the whole value of an Assign (the verifier checks it), so
+        # `_m` holds exactly the lanes that execute it.
+        self.builtins.add("unit_pos")
+        self.ns["_plane"] = cpu_plane.plane
+        arg = self.expr(e.arg) if e.arg is not None else "None"
+        return (f"_plane({e.op!r}, {self.expr(e.value)}, {arg}, _m, _bi_unit_pos, _cl, _B, "
+                f"{self.kernel.units_per_cube})")
 
     def e_Call(self, e: ir.Call) -> str:
         fn = _MATH.get(e.func)

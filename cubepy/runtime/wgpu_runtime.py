@@ -91,6 +91,12 @@ class WgpuExecutable:
     alias_variants: dict = field(default_factory=dict, repr=False)
 
 
+# What a shader needs a device feature for: subgroup built-ins (naga wants no `enable`
+# for them) and f16.
+_SUBGROUPS = re.compile(r"\bsubgroup[A-Z]\w*\(|@builtin\(subgroup_")
+_ENABLE_F16 = re.compile(r"\benable f16;")
+
+
 def _plane_dim(info) -> int:
     """The subgroup size when the adapter reports a single one, else 32 (kernels read the
     real size from the `subgroup_size` builtin)."""
@@ -267,9 +273,9 @@ class WgpuClient(Client):
                             "buffer": {"type": "read-only-storage",
                                        "has_dynamic_offset": True,
                                        "min_binding_size": info_size}})
-        for extension, feature, what in (("subgroups", "subgroup", "plane operations"),
-                                          ("f16", "shader-f16", "f16")):
-            if f"enable {extension}" in source and feature not in self.features:
+        for needs, feature, what in ((_SUBGROUPS, "subgroup", "plane operations"),
+                                     (_ENABLE_F16, "shader-f16", "f16")):
+            if needs.search(source) and feature not in self.features:
                 raise LaunchError(f"{label or 'the kernel'} uses {what}, which the device "
                                   f"{self.device!r} does not support (no {feature!r})")
         device = self._device

@@ -11,10 +11,10 @@ and Metal deadlock or misbehave otherwise. Two steps, in kernels that hold a Bar
    break/continue of an enclosing loop, stay outside the guards: every unit keeps
    walking the same control flow, so terminated units still arrive at each barrier.
 2. A uniformity analysis: a value is non-uniform when it depends on UNIT_POS*,
-   ABSOLUTE_POS*, UNIT_POS_PLANE, a memory read, an atomic result, or a variable assigned
-   a non-uniform value or under non-uniform control (to a fixpoint). A barrier under a
-   non-uniform if/while/for, or a non-uniform break/continue in a loop holding a barrier,
-   is a CompileError at the user's line.
+   ABSOLUTE_POS*, UNIT_POS_PLANE, a memory read, a plane operation, an atomic result, or
+   a variable assigned a non-uniform value or under non-uniform control (to a fixpoint).
+   A barrier under a non-uniform if/while/for, or a non-uniform break/continue in a loop
+   holding a barrier, is a CompileError at the user's line.
 """
 from __future__ import annotations
 
@@ -137,7 +137,8 @@ def _observable(s: ir.Stmt) -> bool:
     if isinstance(s, (ir.Store, ir.AtomicOp, ir.For, ir.While)):
         return True
     for e in child_exprs(s):
-        if any(isinstance(x, ir.Index) for x in walk_exprs(e)):
+        # A plane operation is observable too: a terminated unit must not contribute.
+        if any(isinstance(x, (ir.Index, ir.Plane)) for x in walk_exprs(e)):
             return True
     if isinstance(s, ir.If):
         return any(_observable(x) for b in (s.then, s.orelse) for x in b.stmts)
@@ -179,6 +180,8 @@ class _Uniformity:
             if isinstance(x, ir.Index):
                 kind = "shared memory" if x.buffer.space == "shared" else "memory"
                 return f"a read of {kind} ({x.buffer.name}[...])"
+            if isinstance(x, ir.Plane):  # each plane may see different units and values
+                return f"a plane operation (plane_{x.op})"
             if isinstance(x, ir.Load) and x.var.name in self.nonuniform:
                 return self.nonuniform[x.var.name]
         return None
