@@ -62,6 +62,20 @@ def _parse_defines(defines: Sequence[str]) -> dict[str, Any]:
     return out
 
 
+def _parse_line_sizes(items: Sequence[str]) -> dict[str, int]:
+    """--line-size NAME=N values: the line size of each Line parameter."""
+    out = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        try:
+            out[name.strip()] = int(value)
+        except ValueError:
+            raise SystemExit(f"cubepy: --line-size expects NAME=N, got {item!r}") from None
+        if not eq or not name.strip():
+            raise SystemExit(f"cubepy: --line-size expects NAME=N, got {item!r}")
+    return out
+
+
 def _parse_dims(text: str) -> tuple[int, int, int]:
     try:
         dims = tuple(int(v) for v in text.split(","))
@@ -74,13 +88,15 @@ def _cmd_emit(args) -> int:
     kernel = _load_kernel(args.kernel)
     options = _parse_defines(args.define)
     print(kernel.source(args.target, cube_dim=_parse_dims(args.cube_dim),
-                        checked=not args.unchecked, **options))
+                        checked=not args.unchecked,
+                        line_sizes=_parse_line_sizes(args.line_size), **options))
     return 0
 
 
 def _cmd_ir(args) -> int:
     kernel = _load_kernel(args.kernel)
     print(kernel.ir(cube_dim=_parse_dims(args.cube_dim), target=args.target,
+                    line_sizes=_parse_line_sizes(args.line_size),
                     **_parse_defines(args.define)))
     return 0
 
@@ -114,6 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--cube-dim", default="1,1,1", help="X,Y,Z (default 1,1,1)")
         p.add_argument("-D", "--define", action="append", default=[],
                        help="NAME=VALUE: bind a generic (Float=f32) or a comptime parameter")
+        p.add_argument("--line-size", action="append", default=[], metavar="NAME=N",
+                       help="the line size of a Line parameter (x=4; default 1)")
         if name == "emit":
             p.add_argument("--target", "-t", default="cuda", choices=("cuda", "wgsl", "metal"))
             p.add_argument("--unchecked", action="store_true",

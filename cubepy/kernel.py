@@ -20,6 +20,7 @@ from .lang import LineOf
 from .spec import Specialization
 
 SOURCE_TARGETS = ("cuda", "wgsl", "metal")
+LINE_SIZES = (1, 2, 4, 8)  # line sizes a Line parameter may take
 
 
 @dataclass
@@ -72,9 +73,25 @@ class CubeFunction:
         raise TypeError(f"{self.__name__} is a @cube function: call it inside another @cube "
                         f"function, or launch it with {self.__name__}.launch(...)")
 
-    def _specialization(self, cube_dim, options: dict[str, Any]) -> Specialization:
-        """A Specialization from source()/ir() keyword arguments (Float=f32, tag=...)."""
+    def _specialization(self, cube_dim, options: dict[str, Any],
+                        line_sizes: dict[str, int] | None = None) -> Specialization:
+        """A Specialization from source()/ir() keyword arguments (Float=f32, tag=...)
+        and their `line_sizes` ({"x": 4}: Line parameter -> line size, default 1)."""
         parsed = self._parse()
+        comptime_names = {p.name: p for p in parsed.params if p.kind == "comptime"}
+        if "line_sizes" in options and "line_sizes" not in comptime_names:
+            options = dict(options)  # line sizes given among the other options
+            line_sizes = {**(options.pop("line_sizes") or {}), **(line_sizes or {})}
+        lines = {p.name for p in parsed.params if isinstance(p.elem, LineOf)
+                 and p.kind in ("tensor", "array")}
+        for name, size in (line_sizes or {}).items():
+            if name not in lines:
+                raise TypeError(f"line_sizes: {self.__name__} has no Line parameter "
+                                f"{name!r} (Line parameters: "
+                                f"{', '.join(sorted(lines)) or 'none'})")
+            if size not in LINE_SIZES or isinstance(size, bool):
+                raise TypeError(f"line_sizes: {name}={size!r}: a line size is one of "
+                                f"{', '.join(map(str, LINE_SIZES))}")
         comptime_names = {p.name: p for p in parsed.params if p.kind == "comptime"}
         generics, comptime = {}, {}
         for name, value in options.items():
@@ -90,7 +107,8 @@ class CubeFunction:
                 known = sorted(set(comptime_names) | set(parsed.generics))
                 raise TypeError(f"{self.__name__} has no generic placeholder or comptime "
                                 f"parameter {name!r} (known: {', '.join(known) or 'none'})")
-        return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"))
+        return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"),
+                                   line_sizes)
 
     def _compile(self, spec: Specialization, target: str, checked: bool) -> Compiled:
         key = (spec, target, checked)
@@ -107,23 +125,25 @@ class CubeFunction:
         return compiled
 
     def source(self, target: str = "cuda", cube_dim=(1, 1, 1), checked: bool = True,
-               **specialization) -> str:
+               line_sizes: dict[str, int] | None = None, **specialization) -> str:
         """The generated source for `target` ("cuda", "wgsl" or "metal").
 
         `specialization` binds generic placeholders (Float=f32) and comptime parameters.
         `checked=True` (the default) shows the bounds-checked variant that `launch` runs.
+        `line_sizes={"x": 4}` gives Line parameters their line size (default 1).
         """
         if target not in SOURCE_TARGETS:
             raise ValueError(f"unknown target {target!r}: expected one of {SOURCE_TARGETS}")
         self._require_kernel("source")
-        spec = self._specialization(cube_dim, specialization)
+        spec = self._specialization(cube_dim, specialization, line_sizes)
         return self._compile(spec, target, checked).source
 
-    def ir(self, cube_dim=(1, 1, 1), target: str | None = None, **specialization) -> str:
+    def ir(self, cube_dim=(1, 1, 1), target: str | None = None,
+           line_sizes: dict[str, int] | None = None, **specialization) -> str:
         """The IR as text, after the target-independent passes (or after the passes for
-        `target` when given)."""
+        `target` when given). `line_sizes` as for source()."""
         self._require_kernel("ir")
-        spec = self._specialization(cube_dim, specialization)
+        spec = self._specialization(cube_dim, specialization, line_sizes)
         return print_kernel(run_pipeline(build_kernel(self._parse(), spec), target))
 
     def _require_kernel(self, what: str) -> None:
@@ -329,6 +349,10 @@ def _bind_buffer(kernel: str, client, p: ParamInfo, a, generics, line_sizes) -> 
     elem = p.elem
     if isinstance(elem, LineOf):
         elem = elem.elem
+        if a.line_size not in LINE_SIZES:
+            raise LaunchError(f"parameter {p.name!r}: line size {a.line_size} is not "
+                              f"supported (one of {', '.join(map(str, LINE_SIZES))})",
+                              p.name)
         line_sizes[p.name] = a.line_size
     elif a.line_size != 1:
         raise LaunchError(f"parameter {p.name!r} is not a Line tensor; it cannot take "

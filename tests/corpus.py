@@ -297,3 +297,71 @@ SOURCE_CASES += [
     ("plane_shuffles_f16", plane_shuffles, LINEAR, {"Numeric": f16}, PLANE_TARGETS),
 ]
 
+
+# ----------------------------------------------------------------------------- lines
+
+@cube(launch=True)
+def line_axpy(a: Float, x: Tensor[cubepy.Line[Float]], y: Tensor[cubepy.Line[Float]]):
+    """y = a * x + y, one line per unit (the scalar a is broadcast to every element)."""
+    i = ABSOLUTE_POS
+    if i < y.len():
+        y[i] = a * x[i] + y[i]
+
+
+@cube(launch=True)
+def line_mix(x: Tensor[cubepy.Line[f32]], y: Array[cubepy.Line[f32]],
+             out: Tensor[cubepy.Line[f32]], s: f32):
+    """Elementwise math on lines, broadcasts, a line variable carried by a loop, casts
+    through f16, select with a scalar condition, metadata counted in lines."""
+    i = ABSOLUTE_POS
+    if i >= out.len():
+        terminate()
+    v = x[i]
+    w = y[i]
+    acc = v * 0.0
+    for k in range(3):
+        acc += max(v, w) * f32(k) - min(v, 1.0)
+    h = f16(abs(v))
+    back = f32(h) + cubepy.math.sqrt(abs(w)) - cubepy.math.floor(v)
+    q = v // 0.75 + v % 0.75 + -w
+    n = f32(x.buffer_len() + y.len())
+    out[i] = select(s > 1.0, acc + back, q) + n * 0.001 + cubepy.math.clamp(w, -1.0, s)
+    out[i] += pymath.exp(v * 0.1) ** 2
+
+
+@cube(launch=True)
+def line_int(x: Array[cubepy.Line[i32]], out: Array[cubepy.Line[i32]], d: i32):
+    """Integer lines: floor division and modulo by a scalar and by a line, shifts, bits."""
+    i = ABSOLUTE_POS
+    if i < out.len():
+        v = x[i]
+        out[i] = v // d + v % (v + 3) + (v << u32(2)) ^ (v >> 1) & ~v
+
+
+@cube(launch=True)
+def line_reduce(x: Tensor[cubepy.Line[f32]], out: Array[f32], mask: Array[cubepy.Line[u32]]):
+    """Elementwise comparisons into select and a u32 mask; a sum over the elements of a
+    line (x.line_size() is known at compile time); an element at a runtime index."""
+    i = ABSOLUTE_POS
+    if i >= x.len():
+        terminate()
+    v = x[i]
+    relu = select(v > 0.0, v, 0.0)
+    mask[i] = u32(v >= 1.0) + select(v < -1.0, u32(2), u32(0))
+    s = f32(0.0)
+    for k in unroll(range(x.line_size())):
+        s += relu[k]
+    out[i] = s + v[i % u32(3)] * 100.0
+
+
+SOURCE_CASES += [
+    ("line_reduce_x4", line_reduce, LINEAR, {"line_sizes": {"x": 4, "mask": 4}}, ALL),
+    ("line_reduce_x2", line_reduce, LINEAR, {"line_sizes": {"x": 2, "mask": 2}}, ALL),
+    ("line_axpy_f32x4", line_axpy, LINEAR, {"Float": f32, "line_sizes": {"x": 4, "y": 4}},
+     ALL),
+    ("line_axpy_f16x2", line_axpy, LINEAR, {"Float": f16, "line_sizes": {"x": 2, "y": 2}},
+     ALL),
+    ("line_axpy_f32x1", line_axpy, LINEAR, {"Float": f32}, ALL),
+    ("line_mix_x4", line_mix, LINEAR, {"line_sizes": {"x": 4, "y": 4, "out": 4}}, ALL),
+    ("line_int_x2", line_int, LINEAR, {"line_sizes": {"x": 2, "out": 2}}, ALL),
+]

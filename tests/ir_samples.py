@@ -3,7 +3,7 @@ every node type, so these tests do not depend on the frontend."""
 from __future__ import annotations
 
 from cubepy.ir import nodes as ir
-from cubepy.ir.types import bool_, f32, f64, i32, u32
+from cubepy.ir.types import LineType, bool_, f32, f64, i32, u32
 
 L = lambda line: ir.Loc("samples.py", line)  # noqa: E731
 
@@ -77,6 +77,9 @@ def every_node_kernel() -> ir.Kernel:
             ty=f32, cond=load(flag), if_true=ir.Cast(ty=f32, operand=load(j)),
             if_false=binop("max", c(float("inf"), f32), c(float("-inf"), f32))), loc=L(20)),
         ir.Assign(var=acc, value=binop("mul", load(acc), load(av)), loc=L(21)),
+        ir.Assign(var=acc, value=binop("add", load(acc), ir.Extract(  # y has lines of 4
+            ty=f32, value=ir.Index(ty=LineType(f32, 4), buffer=y.buffer, index=load(i)),
+            index=c(2))), loc=L(21)),
         ir.Assign(var=acc, value=ir.Plane(ty=f32, op="shuffle_down", value=load(acc),
                                           arg=c(1)), loc=L(21)),
         ir.Declare(var=old, loc=L(22)),
@@ -84,7 +87,8 @@ def every_node_kernel() -> ir.Kernel:
         ir.AtomicOp(op="compare_exchange", buffer=cnt.buffer, index=c(1), value=c(5),
                     compare=load(old), loc=L(23)),
         ir.Store(buffer=y.buffer, index=binop("shl", load(i), ir.Cast(ty=u32, operand=load(j))),
-                 value=binop("pow", load(acc), c(2.0, f32)), loc=L(24)),
+                 value=ir.Cast(ty=LineType(f32, 4),  # y has line size 4: a broadcast
+                               operand=binop("pow", load(acc), c(2.0, f32))), loc=L(24)),
         ir.Store(buffer=x.buffer, index=binop("bitxor", builtin("cube_pos"), c(0xFFFFFFFF)),
                  value=ir.Cast(ty=f32, operand=ir.Cast(ty=f64, operand=c(0.1, f32))), loc=L(25)),
     ]

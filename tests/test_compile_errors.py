@@ -375,13 +375,13 @@ def test_unbound_generic():
     check(compile_error(make), "unbound", "a: Array", "Float is not bound", "Float=f32")
 
 
-def test_line_not_supported_yet():
+def test_line_scalar_parameter():
     def make():
         @cube(launch=True)
-        def k(a: Tensor[Line[f32]]):  # E:line
+        def k(a: Line[f32]):  # E:line
             pass
         return k
-    check(compile_error(make), "line", "a: Tensor", "Line")
+    check(compile_error(make), "line", "a: Line", "scalar parameter cannot be a Line")
 
 
 # ----------------------------------------------------------------------------- statements

@@ -13,7 +13,7 @@ from cubepy import (ABSOLUTE_POS, Array, Comptime, Float, SharedMemory, cube, f1
                     i32, select, u32, unroll)
 from cubepy.frontend import build_kernel, parse_function
 from cubepy.ir import nodes as n
-from cubepy.ir.types import DType, bool_
+from cubepy.ir.types import DType, LineType, bool_
 from cubepy.ir.verify import verify
 from cubepy.ir.visit import walk_all_exprs, walk_stmts
 from cubepy.spec import Specialization
@@ -21,9 +21,11 @@ from cubepy.spec import Specialization
 
 def build(kernel, cube_dim=(1, 1, 1), **spec) -> n.Kernel:
     parsed = kernel._parse()
+    line_sizes = spec.pop("line_sizes", None)
     generics = {k: v for k, v in spec.items() if k in parsed.generics}
     comptime = {k: v for k, v in spec.items() if k not in generics}
-    return build_kernel(parsed, Specialization.make(generics, comptime, cube_dim))
+    return build_kernel(parsed, Specialization.make(generics, comptime, cube_dim,
+                                                    line_sizes))
 
 
 def var_types(kernel: n.Kernel) -> dict[str, DType]:
@@ -81,8 +83,9 @@ def _stmt_exprs(s):
 
 
 def all_concrete(kernel: n.Kernel) -> bool:
-    return all(isinstance(e.ty, DType) for e in walk_all_exprs(kernel.body)) and \
-        all(isinstance(t, DType) for t in var_types(kernel).values())
+    concrete = (DType, LineType)  # lines before scalarize_lines
+    return all(isinstance(e.ty, concrete) for e in walk_all_exprs(kernel.body)) and \
+        all(isinstance(t, concrete) for t in var_types(kernel).values())
 
 
 # ----------------------------------------------------------------------------- seed

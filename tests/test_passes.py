@@ -332,7 +332,8 @@ def test_legalize_rejects_f64_parameter_on_wgsl():
 
 def test_pipeline_lists_named_passes_and_keeps_input():
     names = [n for n, _ in passes_for(None)]
-    assert names[:3] == ["specialize_cube_dim", "fold_constants", "unroll_loops"]
+    assert names[:4] == ["scalarize_lines", "specialize_cube_dim", "fold_constants",
+                         "unroll_loops"]
     assert "uniform_barriers" not in names
     assert "uniform_barriers" in [n for n, _ in passes_for("wgsl")]
     with pytest.raises(ValueError):

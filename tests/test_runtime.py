@@ -9,6 +9,7 @@ import cubepy
 from cubepy import (ABSOLUTE_POS, Array, Tensor, CubeCount, CubeDim, LaunchError, bf16, cube,
                     f16, f32, f64, i32, u32)
 from cubepy.ir.types import ALL_DTYPES, DType, Generic
+from cubepy.lang import LineOf
 
 import corpus
 
@@ -144,7 +145,10 @@ def _case_args(c, kernel, spec, rng, size):
         if p.kind == "comptime":
             args.append(spec[p.name])
             continue
-        t = _bound(p.elem, spec)
+        elem, line = p.elem, 1
+        if isinstance(elem, LineOf):  # a Line parameter: its line size from the spec
+            elem, line = elem.elem, spec.get("line_sizes", {}).get(p.name, 1)
+        t = _bound(elem, spec)
         if p.kind == "scalar":
             args.append(True if t.is_bool else 3.0 if t.is_float else 3)
             continue
@@ -154,7 +158,7 @@ def _case_args(c, kernel, spec, rng, size):
             data = rng.integers(0, 40, size)
         else:
             data = rng.integers(-20, 20, size)
-        args.append(c.tensor(data.astype(t.numpy)))
+        args.append(c.tensor(data.astype(t.numpy)).with_line_size(line))
     return args
 
 

@@ -18,13 +18,13 @@ from typing import Any, Optional
 
 from ..errors import compile_error
 from ..ir import nodes as n
-from ..ir.types import DType, Generic, bool_
+from ..ir.types import DType, Generic, LineType, bool_
 from ..lang import LineOf
 from ..spec import Specialization
 from .calls import CallMixin
 from .exprs import ExprMixin
 from .finalize import finalize_kernel
-from .infer import TVar, Unifier
+from .infer import TVar, Unifier, find
 from .parse import ParsedFunction, make_loc
 from .values import Buf, Dead, Py, is_number
 
@@ -268,18 +268,26 @@ class Builder(ExprMixin, CallMixin):
 
     def store(self, target: ast.Subscript, value, value_node: ast.AST) -> None:
         buf = self.expr(target.value)
+        if isinstance(buf, n.Expr) and isinstance(find(buf.ty), LineType):
+            self.error("assigning one element of a line is not supported yet: store the "
+                       "whole line", target)
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", target.value)
         index = self.index(target.slice)
         expr = self.materialize(value, value_node)  # a literal's errors point at it
-        self.unify_elem(buf, expr, "store")
+        expr = self.unify_elem(buf, expr, "store")
         self.emit(n.Store(buffer=buf.ref, index=index, value=expr, loc=self.loc))
 
-    def unify_elem(self, buf: Buf, expr: n.Expr, what: str) -> None:
+    def unify_elem(self, buf: Buf, expr: n.Expr, what: str) -> n.Expr:
+        """`expr` as a value of `buf[i]`'s type (a scalar stored into a line buffer is
+        broadcast to every element of the line)."""
         elem = buf.ref.elem
-        self.u.unify(expr.ty, elem, self.loc, lambda a, b: (
+        if buf.line > 1 and not isinstance(find(expr.ty), LineType):
+            expr = self.splat(expr, buf.value_type, what)
+        self.u.unify(expr.ty, buf.value_type, self.loc, lambda a, b: (
             f"cannot {what} {a} into {buf.ref.name!r}, whose elements are {b}: cast it, "
-            f"e.g. {b}(...)"))
+            f"e.g. {elem.name}(...)"))
+        return expr
 
     def s_AugAssign(self, node: ast.AugAssign) -> None:
         target = node.target
@@ -289,9 +297,9 @@ class Builder(ExprMixin, CallMixin):
                 self.error("only tensors, arrays and shared memory can be indexed",
                            target.value)
             index = self.index(target.slice)  # built once: the target is evaluated once
-            cur = n.Index(ty=buf.ref.elem, buffer=buf.ref, index=index, loc=self.loc)
+            cur = n.Index(ty=buf.value_type, buffer=buf.ref, index=index, loc=self.loc)
             new = self.binop(node.op, cur, self.expr(node.value), node)
-            self.unify_elem(buf, new, "store")
+            new = self.unify_elem(buf, new, "store")
             self.emit(n.Store(buffer=buf.ref, index=index, value=new, loc=self.loc))
             return
         if not isinstance(target, ast.Name):
@@ -403,7 +411,7 @@ class Builder(ExprMixin, CallMixin):
     # -- the kernel -------------------------------------------------------------------
     def param_type(self, elem, loc: n.Loc, what: str) -> DType:
         if isinstance(elem, LineOf):
-            compile_error(loc, f"{what}: Line[...] element types are not supported yet")
+            elem = elem.elem
         if isinstance(elem, Generic):
             return self.generic_type(elem, loc)
         return elem
@@ -423,14 +431,22 @@ class Builder(ExprMixin, CallMixin):
                 frame.comptime_names.add(p.name)
                 continue
             dtype = self.param_type(p.elem, p.loc, f"parameter {p.name!r}")
-            params.append(n.Param(p.name, p.kind, dtype))
+            line = 1
+            if isinstance(p.elem, LineOf):
+                if p.kind == "scalar":
+                    compile_error(p.loc, f"parameter {p.name!r}: a scalar parameter cannot "
+                                         f"be a Line (lines come from Tensor[Line[T]] or "
+                                         f"Array[Line[T]] parameters)")
+                line = self.spec.line_size(p.name)
+            params.append(n.Param(p.name, p.kind, dtype, line))
             if p.kind == "scalar":
                 var = n.Var(p.name, dtype)
                 self.declared.add(id(var))
                 frame.scope[p.name] = var
                 frame.assigned.add(p.name)
             else:
-                frame.scope[p.name] = Buf(n.BufferRef(p.name, dtype, "global"), p.kind)
+                frame.scope[p.name] = Buf(n.BufferRef(p.name, dtype, "global"), p.kind,
+                                          line=line)
         self.body(parsed.tree.body)
         body = n.Block(tuple(self.blocks[0]))
         self.u.run_checks()

@@ -9,8 +9,10 @@ from typing import Any
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.types import DType, Generic, bool_, f16, f32, i32, u32
+from ..ir.types import LineType
 from ..ir.visit import walk_stmts
-from .infer import TVar, find
+from ..lang import LineOf
+from .infer import TVar, describe, find
 from .values import INTRINSIC_IDS, PY_BUILTINS, PY_MATH, Buf, Py, is_number
 
 _ATOMIC_FLOAT_OK = ("add", "sub", "exchange", "min", "max")
@@ -99,8 +101,11 @@ class CallMixin:
             if name == "rank" and buf.kind != "tensor":
                 self.error(f"{ref.name}.rank(): an Array has no rank", node)
             return n.Meta(ty=u32, kind=name, buffer=ref, loc=self.loc)
+        if name == "line_size":  # known at compile time: part of the specialisation
+            self.arity(node, f"{ref.name}.line_size", 0)
+            return Py(buf.line)
         self.error(f"unknown method {ref.name}.{name}(): buffers have shape(d), "
-                   f"stride(d), rank(), len(), buffer_len()", node.func)
+                   f"stride(d), rank(), len(), buffer_len(), line_size()", node.func)
 
     # -- Python builtins --------------------------------------------------------------
     def py_builtin(self, name: str, node: ast.Call):
@@ -131,6 +136,7 @@ class CallMixin:
                     and is_number(b.value):
                 return Py(max(a.value, b.value) if name == "max" else min(a.value, b.value))
             a, b = self.materialize(a, node.args[0]), self.materialize(b, node.args[1])
+            a, b = self.broadcast([a, b], f"use in {name}()")
             ty = self.u.unify(a.ty, b.ty, self.loc, lambda p, q: (
                 f"{name}() of {p} and {q}: cast one, e.g. "
                 f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
@@ -152,6 +158,9 @@ class CallMixin:
         want = n.MATH_FUNCS[name]
         self.arity(node, name, want)
         args = [self.rvalue(a) for a in node.args]
+        if name in ("isnan", "isinf"):
+            self.no_line(args[0].ty, f"{name}()")
+        args = self.broadcast(args, f"use in {name}()")
         ty = args[0].ty
         for a in args[1:]:
             ty = self.u.unify(ty, a.ty, self.loc, lambda p, q: (
@@ -179,6 +188,11 @@ class CallMixin:
             from .finalize import cast_value
             return n.Const(ty=target, value=cast_value(value.value, target), loc=self.loc)
         e = self.materialize(value, node)
+        line = find(e.ty)
+        if isinstance(line, LineType) and isinstance(target, DType):
+            target = LineType(target, line.size)  # f16(line): each element converted
+        elif not isinstance(target, LineType):
+            self.no_line(e.ty, f"a cast to {describe(target)}")
         return n.Cast(ty=target, operand=e, loc=self.loc)
 
     # -- cubepy intrinsics ------------------------------------------------------------
@@ -199,6 +213,9 @@ class CallMixin:
             a, b = self.rvalue(node.args[1]), self.rvalue(node.args[2])
             if isinstance(c, Py):
                 cond = n.Const(ty=bool_, value=self.truth(c, node.args[0]), loc=self.loc)
+            elif isinstance(c, n.Expr) and isinstance(find(c.ty), LineType) \
+                    and find(c.ty).is_bool:
+                cond = c  # a line of bools: chooses per element
             else:
                 cond = self.condition(c, node.args[0], "select()")
             return self.select(cond, a, b, "select()")
@@ -248,7 +265,6 @@ class CallMixin:
                                                      arg=arg, loc=self.loc), loc=self.loc))
         return n.Load(ty=value.ty, var=result, loc=self.loc)
 
-
     def no_side_effects(self, what: str, node: ast.AST) -> None:
         if self.side_effect_ban is not None:
             self.error(f"{what}() cannot be used inside {self.side_effect_ban}", node)
@@ -290,6 +306,9 @@ class CallMixin:
             self.error(f"{name}() takes a tensor, an array or shared memory first",
                        node.args[0])
         elem = buf.ref.elem
+        if buf.line > 1:
+            self.error(f"{name}() on a Line buffer ({buf.ref.name!r}) is not supported",
+                       node.args[0])
         if not (elem in (i32, u32) or (elem is f32 and op in _ATOMIC_FLOAT_OK)):
             self.error(f"{name}() needs i32 or u32 elements"
                        f"{' (or f32)' if op in _ATOMIC_FLOAT_OK else ''}, but "
@@ -429,6 +448,8 @@ class CallMixin:
                 self.error(f"parameter {p.name!r} of {parsed.name}() is a Tensor, but "
                            f"{arg.ref.name!r} is an Array", a_node)
             elem = p.elem
+            if isinstance(elem, LineOf):  # the buffer keeps its own line size
+                elem = elem.elem
             if isinstance(elem, Generic):
                 bound = env.get(elem.name)
                 if bound is None:

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from ..ir import nodes as n
-from ..ir.types import DType, bool_, i32, u32
+from ..ir.types import DType, LineType, bool_, elem_of, i32, u32
 from ..lang import BuiltinVar
-from .infer import float_lit, int_lit
+from .infer import TVar, find, float_lit, int_lit, resolve
 from .parse import make_loc
 from .values import Buf, Dead, Py, is_number
 
@@ -179,10 +179,57 @@ class ExprMixin:
 
     def e_Subscript(self, node: ast.Subscript):
         buf = self.expr(node.value)
+        if isinstance(buf, n.Expr) and isinstance(find(buf.ty), LineType):
+            return self.line_element(buf, node.slice)
+        if isinstance(buf, n.Expr) and isinstance(find(buf.ty), DType) \
+                and not isinstance(node.slice, ast.Tuple):
+            return self.line_element(buf, node.slice)  # a scalar is a line of 1
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", node.value)
         index = self.index(node.slice)
-        return n.Index(ty=buf.ref.elem, buffer=buf.ref, index=index, loc=self.loc)
+        return n.Index(ty=buf.value_type, buffer=buf.ref, index=index, loc=self.loc)
+
+    # -- lines ------------------------------------------------------------------------
+    def splat(self, e: n.Expr, line: LineType, what: str) -> n.Expr:
+        """A scalar broadcast to every element of a line of type `line` (the IR writes
+        a broadcast as a cast of the scalar to the line type)."""
+        self.u.unify(e.ty, line.elem, self.loc, lambda a, b: (
+            f"cannot {what} {a} with a line of {b}: cast it, e.g. {b}(...)"))
+        return n.Cast(ty=line, operand=e, loc=self.loc)
+
+    def broadcast(self, exprs: list[n.Expr], what: str) -> list[n.Expr]:
+        """When some operand is a line, the scalar operands are broadcast to its type
+        (elementwise operations take a scalar on either side)."""
+        line = next((t for t in (find(e.ty) for e in exprs) if isinstance(t, LineType)),
+                    None)
+        if line is None:
+            return exprs
+        return [e if isinstance(find(e.ty), LineType) else self.splat(e, line, what)
+                for e in exprs]
+
+    def line_element(self, line: n.Expr, index_node: ast.expr) -> n.Expr:
+        """`v[k]`: element k of the line `v` (a constant k must be in range; a runtime
+        k out of range gives 0)."""
+        ty = find(line.ty)
+        size = ty.size if isinstance(ty, LineType) else 1
+        k = self.ct_int(self.expr(index_node))
+        if k is not None and not 0 <= k < size:
+            self.error(f"element {k} of a {ty.name}: a line of {size} has elements 0 "
+                       f"to {size - 1}", index_node)
+        index = self.index(index_node)
+        if size == 1:  # a scalar (a line of 1) is its only element
+            if k == 0:
+                return line
+            zero = n.Const(ty=ty, value=False if ty.is_bool else 0, loc=self.loc)
+            hit = n.Compare(ty=bool_, op="eq", lhs=index, rhs=n.Const(
+                ty=index.ty, value=0, loc=self.loc), loc=self.loc)
+            return n.Select(ty=ty, cond=hit, if_true=line, if_false=zero, loc=self.loc)
+        return n.Extract(ty=ty.elem, value=line, index=index, loc=self.loc)
+
+    def no_line(self, ty, what: str) -> None:
+        """`what` does not take lines (checked once the type is known)."""
+        self.u.require(ty, lambda t: not isinstance(t, LineType), self.loc,
+                       lambda t: f"{what} on lines ({t.name}) is not supported yet")
 
     # -- operators --------------------------------------------------------------------
     def e_BinOp(self, node: ast.BinOp):
@@ -207,13 +254,16 @@ class ExprMixin:
         a = self.materialize(lhs, lnode or node)
         if op in ("shl", "shr"):
             b = self.materialize(rhs, rnode or node)
-            if isinstance(rhs, Py):
-                self.u.unify(b.ty, a.ty, self.loc, mix_message(sym))
+            if isinstance(find(b.ty), LineType):
+                a, b = self.broadcast([a, b], f"use '{sym}'")
+            elif isinstance(rhs, Py):  # a literal amount takes the (element) type
+                self.u.unify(b.ty, elem_of(find(a.ty)), self.loc, mix_message(sym))
             for side in (a, b):
                 self.u.require(side.ty, lambda t: t.is_int, self.loc,
                                lambda t: f"'{sym}' needs integer operands, not {t.name}")
             return n.Binary(ty=a.ty, op=op, lhs=a, rhs=b, loc=self.loc)
         b = self.materialize(rhs, rnode or node)
+        a, b = self.broadcast([a, b], f"use '{sym}'")
         ty = self.u.unify(a.ty, b.ty, self.loc, mix_message(sym))
         if op == "div":
             ty = self.u.require_float(ty, self.loc, lambda t: (
@@ -241,6 +291,7 @@ class ExprMixin:
                 result = n.Binary(ty=base.ty, op="mul", lhs=result, rhs=base, loc=self.loc)
             return result
         exp = self.materialize(rhs, node)
+        base, exp = self.broadcast([base, exp], "use '**'")
         ty = self.u.unify(base.ty, exp.ty, self.loc, mix_message("**"))
         ty = self.u.require_float(ty, self.loc, lambda t: (
             f"'**' on {t} needs a compile-time non-negative integer exponent (at most "
@@ -305,6 +356,9 @@ class ExprMixin:
         if not parts:
             return Py(True)
         result = parts[0]
+        if len(parts) > 1 and any(isinstance(p.ty, LineType) for p in parts):
+            self.error("a chained comparison of lines is not supported: compare twice "
+                       "and combine with select()", node)
         for p in parts[1:]:
             result = n.Logical(ty=bool_, op="and", lhs=result, rhs=p, loc=self.loc)
         return result
@@ -319,9 +373,15 @@ class ExprMixin:
                 return Py(_PY_CMP[op](x, y))
             self.error(f"cannot compare {x!r} and {y!r} with '{sym}'", node)
         lhs, rhs = self.materialize(a, node), self.materialize(b, node)
-        self.u.unify(lhs.ty, rhs.ty, self.loc, lambda p, q: (
+        lhs, rhs = self.broadcast([lhs, rhs], f"compare with '{sym}'")
+        ty = self.u.unify(lhs.ty, rhs.ty, self.loc, lambda p, q: (
             f"cannot compare {p} and {q} with '{sym}': cast one side, e.g. "
             f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
+        line = find(ty)
+        if isinstance(line, LineType):  # elementwise: a line of bools
+            return n.Compare(ty=LineType(bool_, line.size), op=op, lhs=lhs, rhs=rhs,
+                             loc=self.loc)
+        self.no_line(ty, f"'{sym}'")
         return n.Compare(ty=bool_, op=op, lhs=lhs, rhs=rhs, loc=self.loc)
 
     def e_BoolOp(self, node: ast.BoolOp):
@@ -360,6 +420,20 @@ class ExprMixin:
         return self.select(cond, a, b, "a conditional expression")
 
     def select(self, cond: n.Expr, a: n.Expr, b: n.Expr, what: str) -> n.Expr:
+        a, b = self.broadcast([a, b], f"use in {what}")
+        mask = cond.ty
+        if isinstance(mask, LineType):  # a line of bools chooses per element
+            line = next((t for t in (find(a.ty), find(b.ty)) if not isinstance(t, TVar)),
+                        None)
+            if line is None:  # two literals: they take their default type now
+                line = resolve(self.u.unify(a.ty, b.ty, self.loc, mix_message(what)))
+            if not isinstance(line, LineType):  # two scalars: both broadcast
+                line = LineType(line, mask.size)
+                a, b = (self.splat(a, line, f"use in {what}"),
+                        self.splat(b, line, f"use in {what}"))
+            if line.size != mask.size:
+                self.error(f"{what}: the condition is a line of {mask.size}, the values "
+                           f"{line.name}")
         ty = self.u.unify(a.ty, b.ty, self.loc, lambda p, q: (
             f"the two sides of {what} have different types, {p} and {q}: cast one, e.g. "
             f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))

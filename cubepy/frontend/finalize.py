@@ -7,7 +7,7 @@ import math
 
 from ..errors import compile_error
 from ..ir import nodes as n
-from ..ir.types import DType
+from ..ir.types import DType, LineType
 from .infer import TVar, resolve
 
 _INT_RANGE = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
@@ -66,6 +66,11 @@ class Finalizer:
             ty = _ty(e.ty)
             if operand.ty is ty:
                 return operand
+            if isinstance(ty, LineType):  # a broadcast or an elementwise conversion
+                if isinstance(operand, n.Const) and operand.ty is not ty.elem:
+                    operand = n.Const(ty=ty.elem, loc=operand.loc,
+                                      value=cast_value(operand.value, ty.elem, operand.ty))
+                return n.Cast(ty=ty, operand=operand, loc=e.loc)
             if isinstance(operand, n.Const):  # a cast of a literal is a literal
                 return n.Const(ty=ty, value=cast_value(operand.value, ty, operand.ty),
                                loc=e.loc)

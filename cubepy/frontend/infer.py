@@ -15,7 +15,7 @@ from typing import Callable, Union
 
 from ..errors import compile_error
 from ..ir.nodes import Loc
-from ..ir.types import DType, f32, i32
+from ..ir.types import DType, LineType, f32, i32
 
 FREE, INT_LIT, FLOAT_LIT, FIXED = 0, 1, 2, 3
 
@@ -39,7 +39,7 @@ Ty = Union[DType, TVar]
 
 def find(t: Ty) -> Ty:
     """The representative of `t`: a DType when known, else the root TVar."""
-    if isinstance(t, DType):
+    if not isinstance(t, TVar):  # a DType or a LineType
         return t
     root = t
     while root.parent is not None:
@@ -51,14 +51,14 @@ def find(t: Ty) -> Ty:
 
 def describe(t: Ty) -> str:
     t = find(t)
-    if isinstance(t, DType):
+    if not isinstance(t, TVar):
         return t.name
     return {FREE: "an untyped value", INT_LIT: "an int literal",
             FLOAT_LIT: "a float literal"}[t.state]
 
 
 def is_known(t: Ty) -> bool:
-    return isinstance(find(t), DType)
+    return not isinstance(find(t), TVar)
 
 
 def int_lit() -> TVar:
@@ -72,6 +72,8 @@ def float_lit() -> TVar:
 def _fits(dtype: DType, state: int) -> bool:
     if state == FREE:
         return True
+    if isinstance(dtype, LineType):  # a literal is a scalar: never a line
+        return False
     if state == INT_LIT:
         return dtype.is_int or dtype.is_float
     return dtype.is_float
@@ -93,11 +95,11 @@ class Unifier:
         ra, rb = find(a), find(b)
         if ra is rb:
             return ra
-        if isinstance(ra, DType) and isinstance(rb, DType):
+        if not isinstance(ra, TVar) and not isinstance(rb, TVar):
             compile_error(loc, mismatch(ra.name, rb.name))
-        if isinstance(ra, DType):
+        if not isinstance(ra, TVar):
             ra, rb = rb, ra
-        if isinstance(rb, DType):  # ra is a root TVar
+        if not isinstance(rb, TVar):  # ra is a root TVar
             if not _fits(rb, ra.state):
                 compile_error(loc, mismatch(describe(ra), rb.name))
             return _fix(ra, rb)
@@ -111,7 +113,7 @@ class Unifier:
                 message: Callable[[DType], str]) -> None:
         """Checks `ok(final type)` once types are resolved; else `message(type)`."""
         r = find(t)
-        if isinstance(r, DType):
+        if not isinstance(r, TVar):
             if not ok(r):
                 compile_error(loc, message(r))
         else:
@@ -120,7 +122,7 @@ class Unifier:
     def require_float(self, t: Ty, loc: Loc, message: Callable[[str], str]) -> Ty:
         """Makes `t` a float type now (int literals become float literals)."""
         r = find(t)
-        if isinstance(r, DType):
+        if not isinstance(r, TVar):
             if not r.is_float:
                 compile_error(loc, message(r.name))
             return r
@@ -140,7 +142,7 @@ class Unifier:
 def resolve(t: Ty) -> DType:
     """The final concrete type of `t` (free literals take their default)."""
     r = find(t)
-    if isinstance(r, DType):
+    if not isinstance(r, TVar):
         return r
     dtype = f32 if r.state == FLOAT_LIT else i32
     return _fix(r, dtype)

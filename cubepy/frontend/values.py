@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..ir.nodes import MATH_FUNCS, BufferRef
+from ..ir.types import LineType
 from ..lang import INTRINSICS
 from ..math import MATH_INTRINSICS
 
@@ -27,6 +28,12 @@ class Buf:
     ref: BufferRef
     kind: str  # "tensor", "array" or "shared"
     size: Optional[int] = None  # shared memory only
+    line: int = 1  # the line size of a Tensor[Line[T]] / Array[Line[T]] (1: scalars)
+
+    @property
+    def value_type(self):
+        """The type of `buf[i]`: the element type, or a LineType for a line buffer."""
+        return LineType(self.ref.elem, self.line) if self.line > 1 else self.ref.elem
 
 
 @dataclass(frozen=True)

@@ -184,6 +184,16 @@ class Call(Expr):
     args: tuple[Expr, ...] = ()
 
 
+@dataclass(frozen=True, kw_only=True)
+class Extract(Expr):
+    """Element `index` (an integer) of a line value; `ty` is the line's element type.
+    An index out of range gives 0. Only before scalarize_lines, which replaces it by
+    that element's scalar (a select over the elements when the index is not constant)."""
+
+    value: Expr
+    index: Expr
+
+
 # ----------------------------------------------------------------------------- statements
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,7 +15,7 @@ from lark.exceptions import LarkError
 
 from . import nodes as ir
 from .printer import call_type, implied_type
-from .types import DType, bool_, dtype_from_name
+from .types import DType, bool_, type_from_name
 
 
 class IRParseError(ValueError):
@@ -41,7 +41,7 @@ def _type(tok: Token | None) -> DType | None:
     if tok is None:
         return None
     try:
-        return dtype_from_name(str(tok))
+        return type_from_name(str(tok))
     except KeyError:
         raise IRParseError(f"line {tok.line}: unknown type {tok!s}") from None
 
@@ -277,12 +277,16 @@ class _Reader:
         if name in ("true", "false"):
             self.fail(name_tok, f"{name} is not a function")
         try:
-            target = dtype_from_name(name)
+            target = type_from_name(name)
         except KeyError:
             target = None
         if target is not None and name != "bool_":
             arity(1)
             return ir.Cast(ty=target, operand=ops[0], loc=loc)
+        if name == "extract":
+            arity(2)
+            e = ir.Extract(ty=bool_, value=ops[0], index=ops[1], loc=loc)
+            return self.typed(e, ty_tok)
         if name == "select":
             arity(3)
             e = ir.Select(ty=bool_, cond=ops[0], if_true=ops[1], if_false=ops[2], loc=loc)

@@ -49,6 +49,8 @@ def implied_type(expr: ir.Expr) -> DType | None:
         return expr.var.ty
     if isinstance(expr, ir.Call):
         return call_type(expr.func, [a.ty for a in expr.args])
+    if isinstance(expr, ir.Extract):
+        return getattr(expr.value.ty, "elem", None)
     if isinstance(expr, ir.Plane):
         return expr.value.ty
     return None
@@ -125,6 +127,8 @@ class _Printer:
             return f"{e.ty.name}({self.expr(e.operand)})"
         if isinstance(e, ir.Call):
             return f"math.{e.func}{suffix}({', '.join(self.expr(a) for a in e.args)})"
+        if isinstance(e, ir.Extract):
+            return f"extract{suffix}({self.expr(e.value)}, {self.expr(e.index)})"
         if isinstance(e, ir.Plane):
             args = [e.value] + ([e.arg] if e.arg is not None else [])
             return f"plane.{e.op}{suffix}({', '.join(self.expr(a) for a in args)})"

@@ -134,16 +134,79 @@ def generic(name: str, bound: "tuple[DType, ...] | Generic | list[DType]") -> Ge
     return Generic(name, tuple(bound))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LineType:
     """A vector of `size` elements of `elem` (vectorised access; the line size is fixed
-    at launch)."""
+    at launch). Interned like DType: `LineType(f32, 4) is LineType(f32, 4)`.
+
+    Only the frontend's IR holds line types: the `scalarize_lines` pass rewrites every
+    line value into `size` scalars before any code generator sees it. The kind queries
+    (is_float, ...) answer for the element type, so element rules apply to lines.
+    """
 
     elem: DType
     size: int
 
+    _registry: ClassVar[dict[tuple[str, int], "LineType"]] = {}
+
+    def __new__(cls, elem: DType, size: int):
+        key = (elem.name, int(size))
+        t = cls._registry.get(key)
+        if t is None:
+            t = object.__new__(cls)
+            cls._registry[key] = t
+        return t
+
+    @property
+    def name(self) -> str:
+        """The IR text name: `f32x4` is a line of 4 f32 (one identifier, like a dtype)."""
+        return f"{self.elem.name}x{self.size}"
+
+    @property
+    def kind(self) -> str:
+        return self.elem.kind
+
+    @property
+    def bits(self) -> int:
+        return self.elem.bits
+
+    @property
+    def is_float(self) -> bool:
+        return self.elem.is_float
+
+    @property
+    def is_int(self) -> bool:
+        return self.elem.is_int
+
+    @property
+    def is_signed(self) -> bool:
+        return self.elem.is_signed
+
+    @property
+    def is_bool(self) -> bool:
+        return self.elem.is_bool
+
     def __repr__(self) -> str:
-        return f"line<{self.elem.name},{self.size}>"
+        return f"Line[{self.elem.name}]x{self.size}"
+
+    def __reduce__(self):
+        return (LineType, (self.elem, self.size))
 
 
-Type = DType  # the type of every IR value today; LineType joins when lines land
+def elem_of(t) -> DType:
+    """The element type of a DType (itself) or of a LineType."""
+    return t.elem if isinstance(t, LineType) else t
+
+
+def type_from_name(name: str) -> "DType | LineType":
+    """A DType by name, or a LineType written `f32x4`; KeyError if there is none."""
+    try:
+        return dtype_from_name(name)
+    except KeyError:
+        head, sep, size = name.rpartition("x")
+        if sep and size.isdigit() and int(size) > 1 and head in DType._registry:
+            return LineType(DType._registry[head], int(size))
+        raise
+
+
+Type = DType  # the type of every value after scalarize_lines (LineType only before it)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from . import nodes as ir
 from .printer import call_type, print_expr
-from .types import DType, bool_, u32
+from .types import DType, LineType, bool_, u32
 
 
 class IRVerifyError(Exception):
@@ -32,6 +32,7 @@ class _Verifier:
         self.declared: set[str] = set()
         self.loop_vars: set[str] = set()
         self.loop_depth = 0
+        self.line_sizes = {p.name: p.line_size for p in kernel.params}
 
     def fail(self, node, msg: str):
         loc = getattr(node, "loc", ir.NO_LOC)
@@ -62,7 +63,7 @@ class _Verifier:
     def declare(self, var: ir.Var, node) -> None:
         if var.name in self.declared:
             self.fail(node, f"variable {var.name} declared twice")
-        if not isinstance(var.ty, DType):
+        if not isinstance(var.ty, (DType, LineType)):
             self.fail(node, f"variable {var.name} has no concrete type")
         self.declared.add(var.name)
         self.scopes[-1][var.name] = var
@@ -93,9 +94,14 @@ class _Verifier:
             self.fail(node, f"buffer {buf.name} used as {buf.elem}/{buf.space}, declared "
                             f"{known.elem}/{known.space}")
 
+    def value_type(self, buf: ir.BufferRef):
+        """The type of `buf[i]`: a LineType for a parameter with a line size > 1."""
+        size = self.line_sizes.get(buf.name, 1) if buf.space == "global" else 1
+        return LineType(buf.elem, size) if size > 1 else buf.elem
+
     def index(self, e: ir.Expr, node) -> None:
         self.expr(e)
-        if not e.ty.is_int:
+        if not e.ty.is_int or isinstance(e.ty, LineType):
             self.fail(node, f"index {print_expr(e)} has type {e.ty}, not an integer")
 
     def same(self, e: ir.Expr, ty: DType, node, what: str) -> None:
@@ -118,8 +124,11 @@ class _Verifier:
             self.buffer(s.buffer, s)
             self.index(s.index, s)
             self.expr(s.value)
-            self.same(s.value, s.buffer.elem, s, f"value stored to {s.buffer.name}")
+            self.same(s.value, self.value_type(s.buffer), s,
+                      f"value stored to {s.buffer.name}")
             if isinstance(s, ir.AtomicOp):
+                if self.line_sizes.get(s.buffer.name, 1) > 1:
+                    self.fail(s, f"atomic {s.op} on the line buffer {s.buffer.name}")
                 self.atomic(s)
         elif isinstance(s, ir.If):
             self.cond(s.cond, s)
@@ -186,7 +195,7 @@ class _Verifier:
     def expr(self, e: ir.Expr) -> None:
         if not isinstance(e, ir.Expr):
             self.fail(None, f"{e!r} is not an expression")
-        if not isinstance(e.ty, DType):
+        if not isinstance(e.ty, (DType, LineType)):
             self.fail(e, f"{type(e).__name__} has no concrete type ({e.ty!r})")
         method = getattr(self, "e_" + type(e).__name__.lower(), None)
         if method is None:
@@ -229,7 +238,7 @@ class _Verifier:
     def e_index(self, e: ir.Index) -> None:
         self.buffer(e.buffer, e)
         self.index(e.index, e)
-        self.same(e, e.buffer.elem, e, f"read of {e.buffer.name}")
+        self.same(e, self.value_type(e.buffer), e, f"read of {e.buffer.name}")
 
     def e_unary(self, e: ir.Unary) -> None:
         self.expr(e.operand)
@@ -263,7 +272,9 @@ class _Verifier:
         if e.op not in ir.COMPARE_OPS:
             self.fail(e, f"unknown comparison {e.op!r}")
         self.same(e.rhs, e.lhs.ty, e, f"right operand of {e.op}")
-        self.same(e, bool_, e, "comparison")
+        lhs = e.lhs.ty  # lines compare elementwise into a line of bools
+        self.same(e, LineType(bool_, lhs.size) if isinstance(lhs, LineType) else bool_, e,
+                  "comparison")
 
     def e_logical(self, e: ir.Logical) -> None:
         self.expr(e.lhs)
@@ -276,12 +287,26 @@ class _Verifier:
     def e_select(self, e: ir.Select) -> None:
         for side in (e.cond, e.if_true, e.if_false):
             self.expr(side)
-        self.same(e.cond, bool_, e, "select condition")
+        mask = e.cond.ty  # a line of bools chooses per element
+        self.same(e.cond, LineType(bool_, e.ty.size) if isinstance(mask, LineType)
+                  and isinstance(e.ty, LineType) else bool_, e, "select condition")
         self.same(e.if_true, e.ty, e, "select value")
         self.same(e.if_false, e.ty, e, "select value")
 
+    def e_extract(self, e: ir.Extract) -> None:
+        self.expr(e.value)
+        self.index(e.index, e)
+        line = e.value.ty
+        if not isinstance(line, LineType):
+            self.fail(e, f"extract from {line}, not a line")
+        self.same(e, line.elem, e, "extracted element")
+
     def e_cast(self, e: ir.Cast) -> None:
         self.expr(e.operand)
+        src = e.operand.ty
+        if isinstance(src, LineType) and (not isinstance(e.ty, LineType)
+                                          or src.size != e.ty.size):
+            self.fail(e, f"cast of {src} to {e.ty}")  # a broadcast takes a scalar
 
     def e_plane(self, e: ir.Plane) -> None:
         if getattr(self, "plane_ok", None) is not e:

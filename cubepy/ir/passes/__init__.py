@@ -13,6 +13,7 @@ from ..verify import IRVerifyError, verify
 from .dce import remove_dead_code
 from .fold import fold_constants, specialize_cube_dim
 from .legalize import legalize_types
+from .lines import scalarize_lines
 from .uniform import uniform_barriers
 from .unroll import unroll_loops
 
@@ -21,6 +22,7 @@ TARGETS = ("cuda", "wgsl", "metal", "cpu")
 
 # Target-independent passes, in order.
 PIPELINE: list[tuple[str, Pass]] = [
+    ("scalarize_lines", scalarize_lines),  # first: later passes never see a line
     ("specialize_cube_dim", specialize_cube_dim),
     ("fold_constants", fold_constants),
     ("unroll_loops", unroll_loops),
@@ -68,4 +70,5 @@ def _verify(kernel: ir.Kernel, after: str) -> None:
 
 
 __all__ = ["run_pipeline", "passes_for", "PIPELINE", "specialize_cube_dim", "fold_constants",
-           "unroll_loops", "remove_dead_code", "uniform_barriers", "legalize_types"]
+           "unroll_loops", "remove_dead_code", "scalarize_lines", "uniform_barriers",
+           "legalize_types"]

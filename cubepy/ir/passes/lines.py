@@ -1,0 +1,200 @@
+"""scalarize_lines: every line value becomes `size` scalar values.
+
+The frontend types a value read from a `Tensor[Line[T]]` launched with line size n as
+`LineType(T, n)`; operations on lines are elementwise and a scalar meets a line through
+a broadcast (`Cast` of the scalar to the line type). This pass, the first of the
+pipeline, rewrites the kernel so that no LineType remains:
+
+- a line variable `v` becomes n variables `v_0 .. v_{n-1}` (fresh names);
+- a line read `x[i]` becomes the element reads `x[i * n + k]`, a line store `x[i] = v`
+  the n element stores (the index is computed once, into a temporary, when it is more
+  than a variable or a constant);
+- every other line expression is rebuilt per element k (a broadcast gives the scalar);
+- `v[k]` (an `Extract`) is element k's scalar;
+- `x.buffer_len()` of a line buffer counts lines: the element count `// n`. (`x.len()`
+  already counts lines: the host packs the tensor's `len`, which is in lines.)
+
+Element accesses keep the usual bounds checks, so in a checked launch each element of a
+line out of range reads 0 / is dropped. Code generators and runtimes never see a line.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from .. import nodes as ir
+from ..types import LineType, bool_ as BOOL
+from ..visit import walk_all_exprs, walk_stmts
+
+
+def scalarize_lines(kernel: ir.Kernel) -> ir.Kernel:
+    """The kernel with every line value split into scalars (unchanged without lines)."""
+    if all(p.line_size == 1 for p in kernel.params) and not _has_lines(kernel):
+        return kernel
+    return _Scalarizer(kernel).run()
+
+
+def _has_lines(kernel: ir.Kernel) -> bool:
+    return any(isinstance(e.ty, LineType) for e in walk_all_exprs(kernel.body))
+
+
+class _Scalarizer:
+    def __init__(self, kernel: ir.Kernel):
+        self.kernel = kernel
+        self.sizes = {p.name: p.line_size for p in kernel.params if p.line_size > 1}
+        self.taken = {p.name for p in kernel.params} | {d.buffer.name for d in kernel.shared}
+        for s in walk_stmts(kernel.body):
+            for f in dataclasses.fields(s):
+                v = getattr(s, f.name)
+                if isinstance(v, ir.Var):
+                    self.taken.add(v.name)
+        for e in walk_all_exprs(kernel.body):
+            if isinstance(e, ir.Load):
+                self.taken.add(e.var.name)
+        self.parts: dict[str, tuple[ir.Var, ...]] = {}
+        self.temps: list[ir.Var] = []  # declared at the top of the kernel
+
+    def run(self) -> ir.Kernel:
+        body = self.block(self.kernel.body)
+        if self.temps:
+            loc = body.stmts[0].loc if body.stmts else self.kernel.loc
+            body = ir.Block(tuple(ir.Declare(var=v, loc=loc) for v in self.temps)
+                            + body.stmts)
+        params = tuple(dataclasses.replace(p, line_size=1) if p.line_size > 1 else p
+                       for p in self.kernel.params)
+        out = dataclasses.replace(self.kernel, params=params, body=body)
+        for e in walk_all_exprs(out.body):  # a compiler bug, never a user's mistake
+            if isinstance(e.ty, LineType):
+                raise AssertionError(f"scalarize_lines left a line value at {e.loc}: {e}")
+        return out
+
+    # -- names --------------------------------------------------------------------------
+    def fresh(self, base: str) -> str:
+        name, i = base, 1
+        while name in self.taken:
+            name = f"{base}_{i}"
+            i += 1
+        self.taken.add(name)
+        return name
+
+    def split(self, var: ir.Var) -> tuple[ir.Var, ...]:
+        """The scalar variables standing for the line variable `var`."""
+        parts = self.parts.get(var.name)
+        if parts is None:
+            line = var.ty
+            parts = tuple(ir.Var(self.fresh(f"{var.name}_{k}"), line.elem)
+                          for k in range(line.size))
+            self.parts[var.name] = parts
+        return parts
+
+    # -- expressions --------------------------------------------------------------------
+    def scalar(self, e: ir.Expr) -> ir.Expr:
+        """A scalar expression: an element taken from a line (`Extract`) becomes that
+        element's scalar; `buffer_len` of a line buffer is counted in lines."""
+        if isinstance(e, ir.Extract):
+            return self.extract(e)
+        if isinstance(e, ir.Meta) and e.kind == "buffer_len" \
+                and e.buffer.space == "global" and e.buffer.name in self.sizes:
+            n = ir.Const(ty=e.ty, value=self.sizes[e.buffer.name], loc=e.loc)
+            return ir.Binary(ty=e.ty, op="floordiv", lhs=e, rhs=n, loc=e.loc)
+        changes: dict = {}
+        for f in dataclasses.fields(e):
+            v = getattr(e, f.name)
+            if isinstance(v, ir.Expr):
+                changes[f.name] = self.scalar(v)
+            elif isinstance(v, tuple) and v and isinstance(v[0], ir.Expr):
+                changes[f.name] = tuple(self.scalar(x) for x in v)
+        return dataclasses.replace(e, **changes) if changes else e
+
+    def element(self, e: ir.Expr, k: int) -> ir.Expr:
+        """Element k of `e` (a line expression; a scalar is its own every element)."""
+        line = e.ty
+        if not isinstance(line, LineType):
+            return self.scalar(e)
+        elem, loc = line.elem, e.loc
+        if isinstance(e, ir.Load):
+            return ir.Load(ty=elem, var=self.split(e.var)[k], loc=loc)
+        if isinstance(e, ir.Index):
+            return ir.Index(ty=elem, buffer=e.buffer, loc=loc,
+                            index=self.element_index(self.scalar(e.index), line.size, k))
+        if isinstance(e, ir.Cast):  # a conversion per element, or a broadcast
+            src = self.element(e.operand, k)
+            return src if src.ty is elem else ir.Cast(ty=elem, operand=src, loc=loc)
+        # elementwise operators, math functions, selects, ...: rebuilt per element
+        changes: dict = {"ty": elem}
+        for f in dataclasses.fields(e):
+            v = getattr(e, f.name)
+            if isinstance(v, ir.Expr):
+                changes[f.name] = self.element(v, k)
+            elif isinstance(v, tuple) and v and isinstance(v[0], ir.Expr):
+                changes[f.name] = tuple(self.element(x, k) for x in v)
+        return dataclasses.replace(e, **changes)
+
+    def extract(self, e: ir.Extract) -> ir.Expr:
+        """Element `e.index` of a line: that element's scalar for a constant index,
+        else a select over the elements (0 when out of range)."""
+        index = self.scalar(e.index)
+        size = e.value.ty.size
+        if isinstance(index, ir.Const):
+            k = int(index.value)
+            return self.element(e.value, k) if 0 <= k < size else \
+                ir.Const(ty=e.ty, value=_zero(e.ty), loc=e.loc)
+        out: ir.Expr = ir.Const(ty=e.ty, value=_zero(e.ty), loc=e.loc)
+        for k in reversed(range(size)):
+            hit = ir.Compare(ty=BOOL, op="eq", lhs=index, loc=e.loc,
+                             rhs=ir.Const(ty=index.ty, value=k, loc=e.loc))
+            out = ir.Select(ty=e.ty, cond=hit, if_true=self.element(e.value, k),
+                            if_false=out, loc=e.loc)
+        return out
+
+    @staticmethod
+    def element_index(index: ir.Expr, size: int, k: int) -> ir.Expr:
+        """`index * size + k`, in the index's own integer type."""
+        ty, loc = index.ty, index.loc
+        out = ir.Binary(ty=ty, op="mul", lhs=index, rhs=ir.Const(ty=ty, value=size, loc=loc),
+                        loc=loc)
+        if k:
+            out = ir.Binary(ty=ty, op="add", lhs=out, rhs=ir.Const(ty=ty, value=k, loc=loc),
+                            loc=loc)
+        return out
+
+    # -- statements ---------------------------------------------------------------------
+    def block(self, block: ir.Block) -> ir.Block:
+        out: list[ir.Stmt] = []
+        for s in block.stmts:
+            out.extend(self.stmt(s))
+        return ir.Block(tuple(out))
+
+    def stmt(self, s: ir.Stmt) -> list[ir.Stmt]:
+        loc = s.loc
+        if isinstance(s, ir.Declare) and isinstance(s.var.ty, LineType):
+            return [ir.Declare(var=v, loc=loc) for v in self.split(s.var)]
+        if isinstance(s, ir.Assign) and isinstance(s.var.ty, LineType):
+            # elementwise: element k reads only elements k, so the order is free
+            return [ir.Assign(var=v, value=self.element(s.value, k), declare=s.declare,
+                              loc=loc) for k, v in enumerate(self.split(s.var))]
+        if isinstance(s, ir.Store) and isinstance(s.value.ty, LineType):
+            size = s.value.ty.size
+            index = self.scalar(s.index)
+            out: list[ir.Stmt] = []
+            if not isinstance(index, (ir.Const, ir.Load)):
+                tmp = ir.Var(self.fresh(f"{s.buffer.name}_line"), index.ty)
+                self.temps.append(tmp)
+                out.append(ir.Assign(var=tmp, value=index, loc=loc))
+                index = ir.Load(ty=tmp.ty, var=tmp, loc=loc)
+            # element k of the value never reads an element another store here writes
+            out += [ir.Store(buffer=s.buffer, index=self.element_index(index, size, k),
+                             value=self.element(s.value, k), loc=loc)
+                    for k in range(size)]
+            return out
+        changes = {}
+        for f in dataclasses.fields(s):
+            v = getattr(s, f.name)
+            if isinstance(v, ir.Expr):
+                changes[f.name] = self.scalar(v)
+            elif isinstance(v, ir.Block):
+                changes[f.name] = self.block(v)
+        return [dataclasses.replace(s, **changes) if changes else s]
+
+
+def _zero(ty):
+    return False if ty.is_bool else 0.0 if ty.is_float else 0

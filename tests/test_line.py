@@ -1,0 +1,397 @@
+"""Line (vectorised) element types: `Tensor[Line[T]]` launched with line sizes 1, 2, 4 on
+every runtime present against numpy; broadcasts, mixed Line and scalar parameters, f16
+lines, checked launches, line size 1 giving the scalar kernel, the IR before and after
+scalarize_lines, source()/ir()/CLI line sizes, and the user's mistakes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cubepy
+from cubepy import (ABSOLUTE_POS, Array, CompileError, CubeCount, CubeDim, Float, LaunchError,
+                    Line, Tensor, cube, f16, f32, i32, u32)
+from cubepy.frontend import build_kernel
+from cubepy.ir.parser import parse_kernel
+from cubepy.ir.printer import print_kernel
+from cubepy.ir.types import LineType, type_from_name
+from cubepy.ir.visit import walk_all_exprs
+
+import corpus
+
+N = 256  # elements of every test buffer
+SIZES = (1, 2, 4)
+
+
+def _launch(kernel, c, lines: int, *args, dim: int = 16):
+    kernel.launch(c, CubeCount(max(1, -(-lines // dim))), CubeDim(dim), *args)
+
+
+def _skip_without(c, dtype):
+    if dtype not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks {dtype.name}")
+
+
+# ----------------------------------------------------------------------------- results
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])
+def test_axpy_lines_match_numpy(runtime_client, n, dtype):
+    c = runtime_client
+    _skip_without(c, dtype)
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(N).astype(dtype.numpy)
+    y = rng.standard_normal(N).astype(dtype.numpy)
+    X, Y = c.tensor(x).with_line_size(n), c.tensor(y).with_line_size(n)
+    assert Y.len == N // n
+    _launch(corpus.line_axpy, c, N // n, 1.5, X, Y)
+    tol = 2e-2 if dtype is f16 else 1e-6
+    np.testing.assert_allclose(Y.numpy().astype(np.float64),
+                               1.5 * x.astype(np.float64) + y, rtol=tol, atol=tol)
+    assert (X.numpy() == x).all()  # read-only input untouched
+
+
+def _mix_reference(x, y, s, n):
+    x, y = x.astype(np.float32), y.astype(np.float32)
+    acc = np.zeros_like(x)
+    for k in range(3):
+        acc += np.maximum(x, y) * np.float32(k) - np.minimum(x, np.float32(1.0))
+    back = np.abs(x).astype(np.float16).astype(np.float32) + np.sqrt(np.abs(y)) - np.floor(x)
+    q = np.floor_divide(x, np.float32(0.75)) + np.mod(x, np.float32(0.75)) - y
+    lines = np.float32(2 * (len(x) // n))  # x.buffer_len() + y.len(), both in lines
+    out = (acc + back if s > 1.0 else q) + lines * np.float32(0.001) + np.clip(y, -1.0, s)
+    return out + np.exp(x * np.float32(0.1)) ** 2
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("s", [0.5, 2.0])
+def test_line_math_matches_numpy(runtime_client, n, s):
+    c = runtime_client
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(N) * 3).astype(np.float32)
+    y = (rng.standard_normal(N) * 3).astype(np.float32)
+    out = c.zeros((N,), f32).with_line_size(n)
+    _launch(corpus.line_mix, c, N // n, c.tensor(x).with_line_size(n),
+            c.tensor(y).with_line_size(n), out, s)
+    np.testing.assert_allclose(out.numpy(), _mix_reference(x, y, s, n), rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("d", [-3, 0, 5])
+def test_integer_lines_match_python_semantics(runtime_client, n, d):
+    c = runtime_client
+    x = np.random.default_rng(3).integers(-40, 40, N).astype(np.int32)
+    x[:8] = [-3, -3, 0, 7, -7, 1, -1, 39]
+    out = c.zeros((N,), i32).with_line_size(n)
+    _launch(corpus.line_int, c, N // n, c.tensor(x).with_line_size(n), out, d)
+    v = x.astype(np.int64)
+    div = v // d if d else np.zeros_like(v)
+    m = v + 3
+    mod = np.where(m == 0, v, np.mod(v, np.where(m == 0, 1, m)))
+    expect = (div + mod + (v << 2)) ^ ((v >> 1) & ~v)
+    np.testing.assert_array_equal(out.numpy(), expect.astype(np.int32))
+
+
+@cube(launch=True)
+def scale_rows(x: Tensor[Line[f32]], scale: Array[f32], out: Tensor[Line[f32]], bias: f32):
+    """Mixed parameters: a scalar element per line broadcast over it, a scalar literal
+    stored into a line buffer, a compound store."""
+    i = ABSOLUTE_POS
+    if i >= out.len():
+        return
+    if scale[i] < 0.0:
+        out[i] = 0.0
+    else:
+        out[i] = x[i] * scale[i]
+        out[i] += bias
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_mixed_line_and_scalar_parameters(runtime_client, n):
+    c = runtime_client
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(N).astype(np.float32)
+    scale = rng.standard_normal(N // n).astype(np.float32)
+    out = c.tensor(np.full(N, 9.0, np.float32)).with_line_size(n)
+    _launch(scale_rows, c, N // n, c.tensor(x).with_line_size(n), c.tensor(scale), out, 0.25)
+    per_element = np.repeat(scale, n)
+    expect = np.where(per_element < 0, 0.0, x * per_element + np.float32(0.25))
+    np.testing.assert_allclose(out.numpy(), expect, rtol=1e-6, atol=1e-6)
+
+
+@cube(launch=True)
+def shifted_lines(x: Array[Line[f32]], out: Array[Line[f32]]):
+    """Reads line i + 1, so the last units read past the end of x."""
+    i = ABSOLUTE_POS
+    out[i] = x[i + 1] + 1.0
+
+
+@pytest.mark.parametrize("n", (2, 4))
+def test_checked_launch_reads_zero_lines_and_drops_stores(runtime_client, n):
+    c = runtime_client
+    x = np.arange(4 * n, dtype=np.float32)  # 4 lines
+    out = c.tensor(np.full(6 * n, -1.0, np.float32)).with_line_size(n)  # 6 lines
+    after = c.tensor(np.full(64, 5.0, np.float32))
+    # 8 units: lines 3..5 of x are past its end (read 0), lines 6, 7 of out are dropped
+    shifted_lines.launch(c, CubeCount(1), CubeDim(8), c.tensor(x).with_line_size(n), out)
+    expect = np.concatenate([x[n:] + 1, np.ones(3 * n, np.float32)])
+    np.testing.assert_array_equal(out.numpy(), expect)
+    assert (after.numpy() == 5).all()
+
+
+@cube
+def add_into(dst: Array[Line[Float]], src: Array[Line[Float]], i: u32):
+    dst[i] = dst[i] + src[i]
+
+
+@cube(launch=True)
+def twice_through_device_function(a: Array[Line[Float]], b: Array[Line[Float]]):
+    i = ABSOLUTE_POS
+    if i < a.len():
+        add_into(a, b, i)
+        add_into(a, b, i)
+
+
+@pytest.mark.parametrize("n", (1, 4))
+def test_line_buffers_pass_to_device_functions(runtime_client, n):
+    c = runtime_client
+    a = np.arange(32, dtype=np.float32)
+    b = np.full(32, 0.5, np.float32)
+    A = c.tensor(a).with_line_size(n)
+    _launch(twice_through_device_function, c, 32 // n, A, c.tensor(b).with_line_size(n))
+    np.testing.assert_array_equal(A.numpy(), a + 1.0)
+
+
+# ----------------------------------------------------------------------------- launch errors
+
+def test_unsupported_line_size_is_a_launch_error():
+    c = cubepy.client("cpu")
+    x = c.tensor(np.ones(12, np.float32)).with_line_size(3)
+    y = c.tensor(np.ones(12, np.float32)).with_line_size(4)
+    with pytest.raises(LaunchError) as info:
+        corpus.line_axpy.launch(c, CubeCount(1), CubeDim(4), 1.0, x, y)
+    assert "'x'" in str(info.value) and "line size 3" in str(info.value)
+
+
+def test_last_dimension_not_divisible_is_a_launch_error():
+    c = cubepy.client("cpu")
+    t = c.tensor(np.ones((3, 6), np.float32))
+    with pytest.raises(LaunchError) as info:
+        t.with_line_size(4)
+    assert "6" in str(info.value)
+    assert t.with_line_size(2).len == 9
+
+
+def test_line_tensor_for_a_scalar_parameter_is_a_launch_error():
+    c = cubepy.client("cpu")
+    x = c.tensor(np.ones(8, np.float32)).with_line_size(2)
+    with pytest.raises(LaunchError) as info:
+        corpus.axpy.launch(c, CubeCount(1), CubeDim(4), 1.0, x, c.tensor(np.ones(8,
+                                                                              np.float32)))
+    assert "'x'" in str(info.value)
+
+
+def test_two_line_sizes_in_one_operation_is_a_compile_error():
+    c = cubepy.client("cpu")
+    x = c.tensor(np.ones(8, np.float32)).with_line_size(4)
+    y = c.tensor(np.ones(8, np.float32)).with_line_size(2)
+    with pytest.raises(CompileError) as info:
+        corpus.line_axpy.launch(c, CubeCount(1), CubeDim(4), 1.0, x, y)
+    assert "f32x4" in str(info.value) and "f32x2" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- compile errors
+
+def _error(kernel, **line_sizes) -> CompileError:
+    with pytest.raises(CompileError) as info:
+        kernel.ir(line_sizes=line_sizes)
+    return info.value
+
+
+def test_a_line_comparison_is_not_a_condition():
+    @cube(launch=True)
+    def k(x: Array[Line[f32]], out: Array[u32]):
+        if x[0] > 1.0:
+            out[0] = u32(1)
+    err = _error(k, x=4)
+    assert "boolx4" in str(err) and "x[0] > 1.0" in str(err)
+    assert k.ir(line_sizes={"x": 1})  # line size 1: a plain f32 comparison
+
+
+def test_chained_line_comparison():
+    @cube(launch=True)
+    def k(x: Array[Line[f32]], out: Array[Line[u32]]):
+        out[0] = u32(0.0 < x[0] < 1.0)
+    assert "chained comparison" in str(_error(k, x=2, out=2))
+
+
+def test_line_element_errors():
+    @cube(launch=True)
+    def k(x: Array[Line[f32]], out: Array[f32]):
+        out[0] = x[0][4]
+    err = _error(k, x=4)
+    assert "element 4" in str(err) and "0 to 3" in str(err)
+
+    @cube(launch=True)
+    def k2(x: Array[Line[f32]]):
+        v = x[0]
+        v[1] = 2.0
+        x[0] = v
+    assert "one element of a line" in str(_error(k2, x=4))
+
+    @cube(launch=True)
+    def k3(x: Array[Line[f32]], out: Array[f32]):
+        out[0] = x[0][1.5]
+    assert "index" in str(_error(k3, x=2))
+
+
+def _reduce_reference(x, n):
+    relu = np.maximum(x, 0).reshape(-1, n)
+    lines = x.reshape(-1, n)
+    i = np.arange(len(lines))
+    pick = np.where(i % 3 < n, lines[i, np.minimum(i % 3, n - 1)], 0)
+    mask = (x >= 1.0).astype(np.uint32) + np.where(x < -1.0, 2, 0).astype(np.uint32)
+    return relu.sum(1) + pick * np.float32(100.0), mask
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_compare_select_and_elements_match_numpy(runtime_client, n):
+    c = runtime_client
+    x = (np.random.default_rng(9).standard_normal(N) * 2).astype(np.float32)
+    out = c.zeros((N // n,), f32)
+    mask = c.zeros((N,), u32).with_line_size(n)
+    _launch(corpus.line_reduce, c, N // n, c.tensor(x).with_line_size(n), out, mask)
+    want_out, want_mask = _reduce_reference(x, n)
+    np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(mask.numpy(), want_mask)
+
+
+def test_element_at_runtime_index_folds_after_unroll():
+    text = corpus.line_reduce.ir(cube_dim=(64, 1, 1), line_sizes={"x": 2, "mask": 2})
+    assert "select(eq(mod(%i, 3:u32), 0:u32), %v_0" in text  # runtime index: a select
+    assert "%s = add(%s, %relu_1)" in text  # unrolled: element 1 directly
+
+
+def test_isnan_of_a_line_is_not_supported_yet():
+    @cube(launch=True)
+    def k(x: Array[Line[f32]], out: Array[Line[f32]]):
+        out[0] = f32(cubepy.math.isnan(x[0]))
+    assert "isnan()" in str(_error(k, x=2, out=2))
+
+
+def test_atomic_on_a_line_buffer():
+    @cube(launch=True)
+    def k(x: Array[Line[u32]]):
+        cubepy.atomic_add(x, 0, u32(1))
+    err = _error(k, x=2)
+    assert "atomic_add()" in str(err) and "Line buffer" in str(err)
+
+
+def test_mixing_line_element_types():
+    @cube(launch=True)
+    def k(x: Array[Line[f32]], h: Array[Line[f16]]):
+        x[0] = x[0] + h[0]
+    err = _error(k, x=4, h=4)
+    assert "f32x4" in str(err) and "f16x4" in str(err) and "'+'" in str(err)
+
+
+def test_line_into_scalar_variable():
+    @cube(launch=True)
+    def k(x: Array[Line[f32]], out: Array[f32]):
+        v = out[0]
+        v = x[0]
+        out[0] = v
+    err = _error(k, x=4)
+    assert "f32x4" in str(err) and "'v'" in str(err)
+    assert err.lineno is not None
+
+
+def test_scalar_of_another_type_broadcast():
+    @cube(launch=True)
+    def k(x: Array[Line[f32]], n: u32):
+        x[0] = x[0] * n
+    err = _error(k, x=4)
+    assert "u32" in str(err) and "f32" in str(err)
+
+
+def test_bad_line_sizes_option():
+    with pytest.raises(TypeError, match="no Line parameter 'a'"):
+        corpus.line_axpy.ir(Float=f32, line_sizes={"a": 4})
+    with pytest.raises(TypeError, match="line size"):
+        corpus.line_axpy.ir(Float=f32, line_sizes={"x": 3})
+
+
+# ----------------------------------------------------------------------------- IR
+
+def _frontend_ir(kernel, line_sizes, **generics):
+    spec = kernel._specialization((16, 1, 1), generics, line_sizes)
+    return build_kernel(kernel._parse(), spec)
+
+
+def test_frontend_types_lines_and_the_pass_removes_them():
+    k = _frontend_ir(corpus.line_mix, {"x": 4, "y": 4, "out": 4})
+    text = print_kernel(k)
+    assert "@x: tensor<f32, 4>" in text and "let %v: f32x4" in text
+    assert any(isinstance(e.ty, LineType) for e in walk_all_exprs(k.body))
+    assert print_kernel(parse_kernel(text)) == text
+    after = corpus.line_mix.ir(cube_dim=(16, 1, 1), line_sizes={"x": 4, "y": 4, "out": 4})
+    assert "x4" not in after and "tensor<f32, 4>" not in after
+    for part in ("%v_0: f32", "%v_3: f32", "%acc_3: f32", "floordiv(buffer_len(@x), 4:u32)"):
+        assert part in after, part
+    assert "%v_4" not in after
+
+
+@cube(launch=True)
+def scalar_axpy(a: Float, x: Tensor[Float], y: Tensor[Float]):
+    i = ABSOLUTE_POS
+    if i < y.len():
+        y[i] = a * x[i] + y[i]
+
+
+def test_line_size_one_is_exactly_the_scalar_kernel():
+    def body(text):
+        return [ln.split("  #")[0] for ln in text.splitlines()[1:]]
+    scalar = scalar_axpy.ir(cube_dim=(64, 1, 1), Float=f32)
+    lined = corpus.line_axpy.ir(cube_dim=(64, 1, 1), Float=f32, line_sizes={"x": 1, "y": 1})
+    assert body(lined) == body(scalar) and len(body(scalar)) > 3
+    assert lined.splitlines()[0].split("#")[0].replace("line_axpy", "scalar_axpy") == \
+        scalar.splitlines()[0].split("#")[0]
+    assert corpus.line_axpy.source("cuda", Float=f32) == \
+        corpus.line_axpy.source("cuda", Float=f32, line_sizes={"x": 1})
+
+
+def test_seed_kernel_unaffected():
+    from cubepy.ir.passes import scalarize_lines
+    k = _frontend_ir(corpus.fused_matmul_add_relu_kernel, {}, Float=f32)
+    assert not any(isinstance(e.ty, LineType) for e in walk_all_exprs(k.body))
+    assert scalarize_lines(k) is k  # nothing to do: the very same kernel
+    lined = _frontend_ir(corpus.line_axpy, {"x": 2, "y": 2}, Float=f32)
+    assert scalarize_lines(lined) is not lined
+
+
+def test_line_type_names():
+    t = LineType(f32, 4)
+    assert t is LineType(f32, 4) and t.name == "f32x4" and t.is_float and not t.is_int
+    assert type_from_name("bf16x2") is LineType(cubepy.bf16, 2)
+    assert type_from_name("u32") is u32
+    with pytest.raises(KeyError):
+        type_from_name("f32x1")
+
+
+@pytest.mark.parametrize("target", ["cuda", "wgsl", "metal"])
+def test_source_with_line_sizes(target):
+    src = corpus.line_axpy.source(target, cube_dim=(64, 1, 1), Float=f32,
+                                  line_sizes={"x": 4, "y": 4})
+    one = corpus.line_axpy.source(target, cube_dim=(64, 1, 1), Float=f32)
+    assert src != one
+    assert src.count("4u") >= 4 or src.count("* 4") >= 4  # element index i * 4 + k
+
+
+def test_cli_line_size(capsys):
+    from cubepy.cli import main
+    path = corpus.__file__
+    assert main(["ir", f"{path}:line_axpy", "-D", "Float=f32", "--line-size", "x=4",
+                 "--line-size", "y=4"]) == 0
+    out = capsys.readouterr().out
+    assert "%i, 4:u32" in out
+    assert main(["ir", f"{path}:line_axpy", "-D", "Float=f32", "--line-size", "x=3"]) == 2
+    assert "line size" in capsys.readouterr().err
