@@ -92,7 +92,6 @@ class CubeFunction:
             if size not in LINE_SIZES or isinstance(size, bool):
                 raise TypeError(f"line_sizes: {name}={size!r}: a line size is one of "
                                 f"{', '.join(map(str, LINE_SIZES))}")
-        comptime_names = {p.name: p for p in parsed.params if p.kind == "comptime"}
         generics, comptime = {}, {}
         for name, value in options.items():
             if name in comptime_names:

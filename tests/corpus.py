@@ -321,8 +321,8 @@ def line_mix(x: Tensor[cubepy.Line[f32]], y: Array[cubepy.Line[f32]],
     acc = v * 0.0
     for k in range(3):
         acc += max(v, w) * f32(k) - min(v, 1.0)
-    h = f16(abs(v))
-    back = f32(h) + cubepy.math.sqrt(abs(w)) - cubepy.math.floor(v)
+    h = f16(cubepy.math.floor(abs(v) * 8.0))  # exact in f16: GPUs round casts differently
+    back = f32(h) * 0.125 + cubepy.math.sqrt(abs(w)) - cubepy.math.floor(v)
     q = v // 0.75 + v % 0.75 + -w
     n = f32(x.buffer_len() + y.len())
     out[i] = select(s > 1.0, acc + back, q) + n * 0.001 + cubepy.math.clamp(w, -1.0, s)

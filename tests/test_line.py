@@ -55,7 +55,8 @@ def _mix_reference(x, y, s, n):
     acc = np.zeros_like(x)
     for k in range(3):
         acc += np.maximum(x, y) * np.float32(k) - np.minimum(x, np.float32(1.0))
-    back = np.abs(x).astype(np.float16).astype(np.float32) + np.sqrt(np.abs(y)) - np.floor(x)
+    h = np.floor(np.abs(x) * np.float32(8.0)).astype(np.float16).astype(np.float32)
+    back = h * np.float32(0.125) + np.sqrt(np.abs(y)) - np.floor(x)
     q = np.floor_divide(x, np.float32(0.75)) + np.mod(x, np.float32(0.75)) - y
     lines = np.float32(2 * (len(x) // n))  # x.buffer_len() + y.len(), both in lines
     out = (acc + back if s > 1.0 else q) + lines * np.float32(0.001) + np.clip(y, -1.0, s)
@@ -395,3 +396,43 @@ def test_cli_line_size(capsys):
     assert "%i, 4:u32" in out
     assert main(["ir", f"{path}:line_axpy", "-D", "Float=f32", "--line-size", "x=3"]) == 2
     assert "line size" in capsys.readouterr().err
+
+
+@cube
+def scaled_relu(v: Float, k: Float) -> Float:
+    """Generic over Float: called with lines, Float binds to the line type."""
+    return max(v, Float(0.0)) * k + Float(1)
+
+
+@cube(launch=True)
+def generic_device_function_on_lines(x: Array[Line[f32]], out: Array[Line[f32]],
+                                     s: Array[f32]):
+    i = ABSOLUTE_POS
+    if i < out.len():
+        out[i] = scaled_relu(x[i], x[i])
+        s[i] = scaled_relu(x[i][0], f32(2.0))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_generic_device_function_takes_lines(runtime_client, n):
+    c = runtime_client
+    x = np.random.default_rng(2).standard_normal(64).astype(np.float32)
+    out, s = c.zeros((64,), f32).with_line_size(n), c.zeros((64 // n,), f32)
+    _launch(generic_device_function_on_lines, c, 64 // n, c.tensor(x).with_line_size(n),
+            out, s)
+    np.testing.assert_allclose(out.numpy(), np.maximum(x, 0) * x + 1, rtol=1e-6)
+    np.testing.assert_allclose(s.numpy(), np.maximum(x[::n], 0) * 2 + 1, rtol=1e-6)
+
+
+def test_error_messages_name_lines():
+    @cube(launch=True)
+    def k(x: Array[Line[f32]], y: Array[f32], n: u32):
+        y[0] = x[0]
+    err = _error(k, x=4)
+    assert "f32x4" in str(err) and "one element (v[k])" in str(err)
+
+    @cube(launch=True)
+    def k2(x: Array[Line[f32]], n: u32):
+        x[0] = x[1] + n
+    err = _error(k2, x=2)
+    assert "broadcast u32 to a line of f32" in str(err) and "f32(...)" in str(err)

@@ -282,8 +282,13 @@ class Builder(ExprMixin, CallMixin):
         """`expr` as a value of `buf[i]`'s type (a scalar stored into a line buffer is
         broadcast to every element of the line)."""
         elem = buf.ref.elem
-        if buf.line > 1 and not isinstance(find(expr.ty), LineType):
-            expr = self.splat(expr, buf.value_type, what)
+        got = find(expr.ty)
+        if isinstance(got, LineType) and buf.line == 1:
+            self.error(f"cannot {what} a line ({got.name}) into {buf.ref.name!r}, whose "
+                       f"elements are single {elem.name}: {what} one element (v[k]), or "
+                       f"make {buf.ref.name!r} a Line buffer of the same line size")
+        if buf.line > 1 and not isinstance(got, LineType):
+            expr = self.splat(expr, buf.value_type, f"in a {what}")
         self.u.unify(expr.ty, buf.value_type, self.loc, lambda a, b: (
             f"cannot {what} {a} into {buf.ref.name!r}, whose elements are {b}: cast it, "
             f"e.g. {elem.name}(...)"))

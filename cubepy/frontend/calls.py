@@ -9,7 +9,7 @@ from typing import Any
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.types import DType, Generic, bool_, f16, f32, i32, u32
-from ..ir.types import LineType
+from ..ir.types import LineType, elem_of
 from ..ir.visit import walk_stmts
 from ..lang import LineOf
 from .infer import TVar, describe, find
@@ -136,7 +136,7 @@ class CallMixin:
                     and is_number(b.value):
                 return Py(max(a.value, b.value) if name == "max" else min(a.value, b.value))
             a, b = self.materialize(a, node.args[0]), self.materialize(b, node.args[1])
-            a, b = self.broadcast([a, b], f"use in {name}()")
+            a, b = self.broadcast([a, b], f"in {name}()")
             ty = self.u.unify(a.ty, b.ty, self.loc, lambda p, q: (
                 f"{name}() of {p} and {q}: cast one, e.g. "
                 f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
@@ -160,7 +160,7 @@ class CallMixin:
         args = [self.rvalue(a) for a in node.args]
         if name in ("isnan", "isinf"):
             self.no_line(args[0].ty, f"{name}()")
-        args = self.broadcast(args, f"use in {name}()")
+        args = self.broadcast(args, f"in {name}()")
         ty = args[0].ty
         for a in args[1:]:
             ty = self.u.unify(ty, a.ty, self.loc, lambda p, q: (
@@ -191,7 +191,10 @@ class CallMixin:
         line = find(e.ty)
         if isinstance(line, LineType) and isinstance(target, DType):
             target = LineType(target, line.size)  # f16(line): each element converted
-        elif not isinstance(target, LineType):
+        elif isinstance(target, LineType):
+            if isinstance(line, LineType) and line.size != target.size:
+                self.error(f"cannot cast {line.name} to {target.name}", node)
+        else:
             self.no_line(e.ty, f"a cast to {describe(target)}")
         return n.Cast(ty=target, operand=e, loc=self.loc)
 
@@ -481,8 +484,8 @@ class CallMixin:
         elif isinstance(elem, Generic):
             bound = env.get(elem.name)
             if bound is None:
-                env[elem.name] = e.ty
-                self.u.require(e.ty, elem.accepts, loc, lambda t: (
+                env[elem.name] = e.ty  # a line binds it too: the function runs per line
+                self.u.require(e.ty, lambda t: elem.accepts(elem_of(t)), loc, lambda t: (
                     f"{elem.name} cannot be {t.name} (expected one of "
                     f"{', '.join(b.name for b in elem.bound)})"))
             else:

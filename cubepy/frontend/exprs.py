@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,7 @@ def mix_message(sym: str):
         pick = next((t for t in (a, b) if " " not in t), "f32")
         if " " in a or " " in b:  # a literal met a type it cannot take
             pick = "f32" if "float" in a + b else pick
+        pick = re.sub(r"x[0-9]+$", "", pick)  # a line: its element type casts it
         return f"cannot mix {a} and {b} in '{sym}': cast one side, e.g. {pick}(...)"
     return msg
 
@@ -194,7 +196,7 @@ class ExprMixin:
         """A scalar broadcast to every element of a line of type `line` (the IR writes
         a broadcast as a cast of the scalar to the line type)."""
         self.u.unify(e.ty, line.elem, self.loc, lambda a, b: (
-            f"cannot {what} {a} with a line of {b}: cast it, e.g. {b}(...)"))
+            f"cannot broadcast {a} to a line of {b} ({what}): cast it, e.g. {b}(...)"))
         return n.Cast(ty=line, operand=e, loc=self.loc)
 
     def broadcast(self, exprs: list[n.Expr], what: str) -> list[n.Expr]:
@@ -255,7 +257,7 @@ class ExprMixin:
         if op in ("shl", "shr"):
             b = self.materialize(rhs, rnode or node)
             if isinstance(find(b.ty), LineType):
-                a, b = self.broadcast([a, b], f"use '{sym}'")
+                a, b = self.broadcast([a, b], f"in '{sym}'")
             elif isinstance(rhs, Py):  # a literal amount takes the (element) type
                 self.u.unify(b.ty, elem_of(find(a.ty)), self.loc, mix_message(sym))
             for side in (a, b):
@@ -263,7 +265,7 @@ class ExprMixin:
                                lambda t: f"'{sym}' needs integer operands, not {t.name}")
             return n.Binary(ty=a.ty, op=op, lhs=a, rhs=b, loc=self.loc)
         b = self.materialize(rhs, rnode or node)
-        a, b = self.broadcast([a, b], f"use '{sym}'")
+        a, b = self.broadcast([a, b], f"in '{sym}'")
         ty = self.u.unify(a.ty, b.ty, self.loc, mix_message(sym))
         if op == "div":
             ty = self.u.require_float(ty, self.loc, lambda t: (
@@ -291,7 +293,7 @@ class ExprMixin:
                 result = n.Binary(ty=base.ty, op="mul", lhs=result, rhs=base, loc=self.loc)
             return result
         exp = self.materialize(rhs, node)
-        base, exp = self.broadcast([base, exp], "use '**'")
+        base, exp = self.broadcast([base, exp], "in '**'")
         ty = self.u.unify(base.ty, exp.ty, self.loc, mix_message("**"))
         ty = self.u.require_float(ty, self.loc, lambda t: (
             f"'**' on {t} needs a compile-time non-negative integer exponent (at most "
@@ -373,7 +375,7 @@ class ExprMixin:
                 return Py(_PY_CMP[op](x, y))
             self.error(f"cannot compare {x!r} and {y!r} with '{sym}'", node)
         lhs, rhs = self.materialize(a, node), self.materialize(b, node)
-        lhs, rhs = self.broadcast([lhs, rhs], f"compare with '{sym}'")
+        lhs, rhs = self.broadcast([lhs, rhs], f"in '{sym}'")
         ty = self.u.unify(lhs.ty, rhs.ty, self.loc, lambda p, q: (
             f"cannot compare {p} and {q} with '{sym}': cast one side, e.g. "
             f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
@@ -420,7 +422,7 @@ class ExprMixin:
         return self.select(cond, a, b, "a conditional expression")
 
     def select(self, cond: n.Expr, a: n.Expr, b: n.Expr, what: str) -> n.Expr:
-        a, b = self.broadcast([a, b], f"use in {what}")
+        a, b = self.broadcast([a, b], f"in {what}")
         mask = cond.ty
         if isinstance(mask, LineType):  # a line of bools chooses per element
             line = next((t for t in (find(a.ty), find(b.ty)) if not isinstance(t, TVar)),
@@ -429,8 +431,8 @@ class ExprMixin:
                 line = resolve(self.u.unify(a.ty, b.ty, self.loc, mix_message(what)))
             if not isinstance(line, LineType):  # two scalars: both broadcast
                 line = LineType(line, mask.size)
-                a, b = (self.splat(a, line, f"use in {what}"),
-                        self.splat(b, line, f"use in {what}"))
+                a, b = (self.splat(a, line, f"in {what}"),
+                        self.splat(b, line, f"in {what}"))
             if line.size != mask.size:
                 self.error(f"{what}: the condition is a line of {mask.size}, the values "
                            f"{line.name}")
