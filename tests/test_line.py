@@ -436,3 +436,31 @@ def test_error_messages_name_lines():
         x[0] = x[1] + n
     err = _error(k2, x=2)
     assert "broadcast u32 to a line of f32" in str(err) and "f32(...)" in str(err)
+
+
+@cube(launch=True)
+def plane_ops_on_lines(x: Array[Line[f32]], total: Array[Line[f32]],
+                       swapped: Array[Line[f32]]):
+    i = ABSOLUTE_POS
+    v = x[i]
+    total[i] = cubepy.plane_sum(v)
+    swapped[i] = cubepy.plane_shuffle_xor(v, u32(1))
+
+
+@pytest.mark.parametrize("n", (1, 4))
+def test_plane_operations_run_per_element(runtime_client, n):
+    from test_plane import DIM, plane_size
+    c = runtime_client
+    if c.runtime == "wgpu" and "subgroup" not in " ".join(c.limits.features):
+        pytest.skip("no subgroup operations on this adapter")
+    p = plane_size(c)
+    x = np.random.default_rng(4).integers(-8, 8, DIM * n).astype(np.float32)
+    total = c.zeros((DIM * n,), f32).with_line_size(n)
+    swapped = c.zeros((DIM * n,), f32).with_line_size(n)
+    plane_ops_on_lines.launch(c, CubeCount(1), CubeDim(DIM), c.tensor(x).with_line_size(n),
+                              total, swapped)
+    lanes = x.reshape(DIM // p, p, n)  # plane, lane, element
+    want_total = np.broadcast_to(lanes.sum(1, keepdims=True), lanes.shape).reshape(-1)
+    want_swapped = lanes[:, np.arange(p) ^ 1, :].reshape(-1)
+    np.testing.assert_array_equal(total.numpy(), want_total)
+    np.testing.assert_array_equal(swapped.numpy(), want_swapped)

@@ -251,7 +251,8 @@ class CallMixin:
                     f"x != 0"))
             else:
                 allowed = _PLANE_TYPES if takes_arg else _PLANE_TYPES[:-1]
-                self.u.require(value.ty, lambda t: t in allowed, self.loc, lambda t: (
+                # a line: the operation runs per element
+                self.u.require(value.ty, lambda t: elem_of(t) in allowed, self.loc, lambda t: (
                     f"{name}() takes {', '.join(a.name for a in allowed[:-1])} or "
                     f"{allowed[-1].name} values, not {t.name}"))
         arg = None
