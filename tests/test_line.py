@@ -393,7 +393,7 @@ def test_cli_line_size(capsys):
     assert main(["ir", f"{path}:line_axpy", "-D", "Float=f32", "--line-size", "x=4",
                  "--line-size", "y=4"]) == 0
     out = capsys.readouterr().out
-    assert "%i, 4:u32" in out
+    assert "mul(min(%i, 1073741823:u32), 4:u32)" in out
     assert main(["ir", f"{path}:line_axpy", "-D", "Float=f32", "--line-size", "x=3"]) == 2
     assert "line size" in capsys.readouterr().err
 
@@ -464,3 +464,19 @@ def test_plane_operations_run_per_element(runtime_client, n):
     want_swapped = lanes[:, np.arange(p) ^ 1, :].reshape(-1)
     np.testing.assert_array_equal(total.numpy(), want_total)
     np.testing.assert_array_equal(swapped.numpy(), want_swapped)
+
+
+@cube(launch=True)
+def far_line(x: Array[Line[f32]], out: Array[Line[f32]], far: u32, far_signed: i32):
+    out[0] = x[far] + 1.0
+    out[1] = x[far_signed] + 2.0
+    out[far] = x[0]  # dropped: past the end
+
+
+@pytest.mark.parametrize("far", [2**30, 2**30 + 1, 2**32 - 1])
+def test_huge_line_index_never_wraps_onto_the_buffer(runtime_client, far):
+    c = runtime_client
+    x = c.tensor(np.arange(16, dtype=np.float32) + 10).with_line_size(4)
+    out = c.zeros((8,), f32).with_line_size(4)
+    far_line.launch(c, CubeCount(1), CubeDim(1), x, out, far, min(far, 2**31 - 1))
+    np.testing.assert_array_equal(out.numpy(), [1.0] * 4 + [2.0] * 4)

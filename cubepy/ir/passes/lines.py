@@ -7,8 +7,8 @@ pipeline, rewrites the kernel so that no LineType remains:
 
 - a line variable `v` becomes n variables `v_0 .. v_{n-1}` (fresh names);
 - a line read `x[i]` becomes the element reads `x[i * n + k]`, a line store `x[i] = v`
-  the n element stores (the index is computed once, into a temporary, when it is more
-  than a variable or a constant);
+  the n element stores (the index is computed once, into a temporary); a line index is
+  first clamped so that `i * n + k` cannot wrap around into the buffer;
 - every other line expression is rebuilt per element k (a broadcast gives the scalar);
 - `v[k]` (an `Extract`) is element k's scalar;
 - `x.buffer_len()` of a line buffer counts lines: the element count `// n`. (`x.len()`
@@ -114,8 +114,8 @@ class _Scalarizer:
         if isinstance(e, ir.Load):
             return ir.Load(ty=elem, var=self.split(e.var)[k], loc=loc)
         if isinstance(e, ir.Index):
-            return ir.Index(ty=elem, buffer=e.buffer, loc=loc,
-                            index=self.element_index(self.scalar(e.index), line.size, k))
+            return ir.Index(ty=elem, buffer=e.buffer, loc=loc, index=self.element_index(
+                _clamp(self.scalar(e.index), line.size), line.size, k))
         if isinstance(e, ir.Cast):  # a conversion per element, or a broadcast
             src = self.element(e.operand, k)
             return src if src.ty is elem else ir.Cast(ty=elem, operand=src, loc=loc)
@@ -174,7 +174,7 @@ class _Scalarizer:
                               loc=loc) for k, v in enumerate(self.split(s.var))]
         if isinstance(s, ir.Store) and isinstance(s.value.ty, LineType):
             size = s.value.ty.size
-            index = self.scalar(s.index)
+            index = _clamp(self.scalar(s.index), size)
             out: list[ir.Stmt] = []
             if not isinstance(index, (ir.Const, ir.Load)):
                 tmp = ir.Var(self.fresh(f"{s.buffer.name}_line"), index.ty)
@@ -198,3 +198,15 @@ class _Scalarizer:
 
 def _zero(ty):
     return False if ty.is_bool else 0.0 if ty.is_float else 0
+
+
+def _clamp(index: ir.Expr, size: int) -> ir.Expr:
+    """`min(index, top)` with `top * size + size - 1` still representable: a line index
+    too large for its elements' indices then stays out of range (a checked read gives
+    0) instead of wrapping around onto the start of the buffer."""
+    if isinstance(index, ir.Const) or size == 1:
+        return index
+    ty = index.ty
+    top = ((1 << (ty.bits - 1 if ty.is_signed else ty.bits)) - 1) // size
+    return ir.Binary(ty=ty, op="min", lhs=index, rhs=ir.Const(ty=ty, value=top,
+                                                              loc=index.loc), loc=index.loc)
