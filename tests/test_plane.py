@@ -360,3 +360,40 @@ def test_f16_plane_reductions_compile_with_nvcc(tmp_path):
     r = subprocess.run([nvcc, "-arch=sm_90", "-cubin", "-o", str(tmp_path / "k.cubin"),
                         str(path)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+# ----------------------------------------------------------------------------- barriers
+
+@cube(launch=True)
+def shared_then_plane(x: Array[i32], out: Array[i32]):
+    """After terminate() in a kernel with a barrier the terminated units keep walking to
+    the barrier, but must not contribute to the plane sum."""
+    buf = cubepy.SharedMemory(i32, 64)
+    u = UNIT_POS
+    i = ABSOLUTE_POS
+    if x[i] == 0:
+        terminate()
+    buf[u] = x[i]
+    cubepy.sync_cube()
+    out[i] = cubepy.plane_sum(buf[u])
+
+
+def test_plane_sum_after_terminate_in_a_kernel_with_barriers(runtime_client):
+    c = runtime_client
+    p = plane_size(c)
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 4, N).astype(np.int32)
+    x[::p] = 1
+    out = c.zeros((N,), i32)
+    shared_then_plane.launch(c, CubeCount(CUBES), CubeDim(DIM), c.tensor(x), out)
+    np.testing.assert_array_equal(out.numpy(), reference("sum", x, x != 0, p))
+
+
+def test_barrier_under_a_plane_result_is_not_uniform():
+    @cube(launch=True)
+    def k(x: Array[i32], n: u32):
+        if cubepy.plane_all(n > u32(0)):
+            cubepy.sync_cube()
+        x[0] = 1
+    with pytest.raises(CompileError, match="plane operation"):
+        k.source("cuda", cube_dim=CubeDim(32))

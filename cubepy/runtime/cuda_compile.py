@@ -39,6 +39,26 @@ def cache_dir() -> Path | None:
 @functools.lru_cache(maxsize=None)
 def cuda_include_dir() -> str | None:
     """A folder holding cuda_fp16.h: NVRTC 13 has no default include path."""
+    for d in _include_candidates():
+        if os.path.isfile(os.path.join(d, "cuda_fp16.h")):
+            return d
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def cccl_include_dir() -> str | None:
+    """A folder holding CCCL (`nv/target`, `cuda/std/...`), which the cooperative groups
+    headers (plane operations) include; pip's header folders lack it, a toolkit has it
+    (CUDA 13 under include/cccl)."""
+    for d in _include_candidates():
+        for sub in (os.path.join(d, "cccl"), d):
+            if all(os.path.exists(os.path.join(sub, *h.split("/")))
+                   for h in ("nv/target", "cuda/std/type_traits")):
+                return sub
+    return None
+
+
+def _include_candidates() -> list[str]:
     candidates = []
     for var in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"):
         if os.environ.get(var):
@@ -55,10 +75,7 @@ def cuda_include_dir() -> str | None:
             candidates.insert(0, found)
     except Exception:
         pass
-    for d in candidates:
-        if os.path.isfile(os.path.join(d, "cuda_fp16.h")):
-            return d
-    return None
+    return candidates
 
 
 def _nvrtc_module():
@@ -109,9 +126,9 @@ def compile_nvrtc(source: str, arch: str) -> bytes:
         raise RuntimeError(f"nvrtcCreateProgram failed: {err}")
     try:
         opts = [f"--gpu-architecture={arch}".encode()] + [o.encode() for o in _COMMON_OPTIONS]
-        inc = cuda_include_dir()
-        if inc:
-            opts.append(f"--include-path={inc}".encode())
+        for inc in dict.fromkeys((cuda_include_dir(), cccl_include_dir())):
+            if inc:
+                opts.append(f"--include-path={inc}".encode())
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if int(err) != 0:
             _, size = nvrtc.nvrtcGetProgramLogSize(prog)
