@@ -9,7 +9,8 @@ import pytest
 
 import cubepy
 from cubepy import (ABSOLUTE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Array, CompileError,
-                    Comptime, CubeCount, CubeDim, Numeric, cube, f32, i32, terminate, u32)
+                    Comptime, CubeCount, CubeDim, Numeric, cube, f16, f32, i32, terminate,
+                    u32)
 from cubepy.ir.parser import parse_kernel
 from cubepy.ir.printer import print_kernel
 from cubepy.ir.verify import IRVerifyError, verify
@@ -92,9 +93,11 @@ def _values(dtype, rng) -> np.ndarray:
 
 
 @pytest.mark.parametrize("mode", ["all", "divergent", "terminate"])
-@pytest.mark.parametrize("dtype", [i32, u32, f32], ids=lambda t: t.name)
+@pytest.mark.parametrize("dtype", [i32, u32, f32, f16], ids=lambda t: t.name)
 def test_plane_reductions_and_scans(runtime_client, dtype, mode):
     c = runtime_client
+    if dtype not in c.limits.dtypes:
+        pytest.skip(f"no {dtype.name} on {c.device}")
     p = plane_size(c)
     rng = np.random.default_rng(7)
     x = _values(dtype, rng)
@@ -154,9 +157,11 @@ def shuffle_kernel(x: Array[Numeric], out: Array[Numeric], flags: Array[u32], la
     flags[i] = u32(cubepy.plane_shuffle_xor(v > x[0], u32(1)))
 
 
-@pytest.mark.parametrize("dtype", [i32, u32, f32], ids=lambda t: t.name)
+@pytest.mark.parametrize("dtype", [i32, u32, f32, f16], ids=lambda t: t.name)
 def test_plane_broadcast_and_shuffles(runtime_client, dtype):
     c = runtime_client
+    if dtype not in c.limits.dtypes:
+        pytest.skip(f"no {dtype.name} on {c.device}")
     p = plane_size(c)
     x = (np.arange(N) * 3 + 1).astype(dtype.numpy)
     lane_of = np.arange(N) % p
@@ -199,6 +204,30 @@ def test_warp_level_reduction_matches_numpy(runtime_client):
     total = c.zeros((1,), u32)
     warp_reduce.launch(c, CubeCount(-(-1000 // 128)), CubeDim(128), c.tensor(x), total)
     assert int(total.numpy()[0]) == int(np.sum(x, dtype=np.int64))
+
+
+@cube(launch=True)
+def loop_kernel(x: Array[i32], out: Array[i32]):
+    """Unit u runs u % 5 iterations; iteration k sums over the units still looping."""
+    i = ABSOLUTE_POS
+    acc = 0
+    for k in range(UNIT_POS % u32(5)):
+        acc += cubepy.plane_sum(x[i] + i32(k))
+    out[i] = acc
+
+
+def test_plane_sum_in_a_loop_with_unit_dependent_trip_counts(runtime_client):
+    c = runtime_client
+    p = plane_size(c)
+    x = np.arange(N, dtype=np.int32) % 7
+    out = c.zeros((N,), i32)
+    loop_kernel.launch(c, CubeCount(CUBES), CubeDim(DIM), c.tensor(x), out)
+    trips = (np.arange(N) % DIM) % 5
+    want = np.zeros(N, np.int32)
+    for k in range(5):
+        active = trips > k
+        want += np.where(active, reference("sum", x + k, active, p), 0).astype(np.int32)
+    np.testing.assert_array_equal(out.numpy(), want)
 
 
 def test_cpu_reads_zero_from_inactive_lanes_and_own_value_past_the_end():
@@ -397,3 +426,21 @@ def test_barrier_under_a_plane_result_is_not_uniform():
         x[0] = 1
     with pytest.raises(CompileError, match="plane operation"):
         k.source("cuda", cube_dim=CubeDim(32))
+
+
+# ----------------------------------------------------------------------------- example
+
+@pytest.mark.parametrize("shape", [[], ["--rows", "7", "--cols", "3"],
+                                   ["--rows", "5", "--cols", "1031"]])
+def test_row_stats_example_verifies_against_numpy(runtime_client, capsys, shape):
+    from examples_loader import load_example
+    example = load_example("plane_row_stats")
+    assert example.main(["--runtime", runtime_client.runtime, *shape]) == 0
+    out = capsys.readouterr().out
+    assert "sums:    OK" in out and "maxima:  OK" in out
+
+
+def test_row_stats_example_shows_source(capsys):
+    from examples_loader import load_example
+    assert load_example("plane_row_stats").main(["--show-source", "wgsl"]) == 0
+    assert "subgroupMax(m)" in capsys.readouterr().out
