@@ -393,7 +393,8 @@ def test_cli_line_size(capsys):
     assert main(["ir", f"{path}:line_axpy", "-D", "Float=f32", "--line-size", "x=4",
                  "--line-size", "y=4"]) == 0
     out = capsys.readouterr().out
-    assert "mul(min(%i, 1073741823:u32), 4:u32)" in out
+    # the line index is computed once per statement, clamped, and shared by x and y
+    assert out.count("min(%i, 1073741823:u32)") == 1 and "@x[mul(%y_line, 4:u32)]" in out
     assert main(["ir", f"{path}:line_axpy", "-D", "Float=f32", "--line-size", "x=3"]) == 2
     assert "line size" in capsys.readouterr().err
 
@@ -480,3 +481,38 @@ def test_huge_line_index_never_wraps_onto_the_buffer(runtime_client, far):
     out = c.zeros((8,), f32).with_line_size(4)
     far_line.launch(c, CubeCount(1), CubeDim(1), x, out, far, min(far, 2**31 - 1))
     np.testing.assert_array_equal(out.numpy(), [1.0] * 4 + [2.0] * 4)
+
+
+@cube(launch=True)
+def guarded_indirect(idx: Array[u32], x: Array[Line[f32]], out: Array[Line[f32]], n: u32):
+    i = ABSOLUTE_POS
+    if i < n and idx[i] < u32(4):
+        out[i] = x[idx[i]]
+    j = u32(0)
+    while j < n and x[j % u32(4)][0] > -100.0:
+        j += u32(1)
+    out[u32(5)] = out[u32(5)] * 0.0 + f32(j)
+
+
+def test_line_indices_that_read_memory_are_not_hoisted():
+    text = guarded_indirect.ir(line_sizes={"x": 2, "out": 2})
+    assert "@x[mul(min(@idx[%i], 2147483647:u32), 2:u32)]" in text  # not hoisted
+    assert "while and(" in text and "%x_line" not in text.split("while")[1].split("{")[0]
+    c = cubepy.client("cpu")
+    x = c.tensor(np.arange(8, dtype=np.float32)).with_line_size(2)
+    out = c.zeros((12,), f32).with_line_size(2)
+    idx = c.tensor(np.array([3, 0, 9, 1], np.uint32))
+    guarded_indirect.launch(c, CubeCount(1), CubeDim(4), idx, x, out, 4)
+    np.testing.assert_array_equal(out.numpy(), [6, 7, 0, 1, 0, 0, 2, 3, 0, 0, 4, 4])
+
+
+@pytest.mark.parametrize("n", (1, 4))
+def test_vectorized_example_verifies(runtime_client, capsys, n):
+    from examples_loader import load_example
+    example = load_example("vectorized_bias_relu")
+    assert example.main(["--runtime", runtime_client.runtime, "--rows", "33", "--cols",
+                         "96", "--line-size", str(n)]) == 0
+    out = capsys.readouterr().out
+    assert "check:   OK" in out and f"line size {n}" in out
+    assert example.main(["--show-source", "metal"]) == 0
+    assert "kernel void" in capsys.readouterr().out

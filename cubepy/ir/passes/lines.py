@@ -23,7 +23,7 @@ import dataclasses
 
 from .. import nodes as ir
 from ..types import LineType, bool_ as BOOL
-from ..visit import walk_all_exprs, walk_stmts
+from ..visit import walk_all_exprs, walk_exprs, walk_stmts
 
 
 def scalarize_lines(kernel: ir.Kernel) -> ir.Kernel:
@@ -52,6 +52,10 @@ class _Scalarizer:
                 self.taken.add(e.var.name)
         self.parts: dict[str, tuple[ir.Var, ...]] = {}
         self.temps: list[ir.Var] = []  # declared at the top of the kernel
+        # line indices computed once before the statement being rewritten (None where
+        # that is not allowed: a while condition runs on every iteration)
+        self.pre: list[ir.Stmt] | None = None
+        self.hoisted: dict[ir.Expr, ir.Var] = {}
 
     def run(self) -> ir.Kernel:
         body = self.block(self.kernel.body)
@@ -114,8 +118,9 @@ class _Scalarizer:
         if isinstance(e, ir.Load):
             return ir.Load(ty=elem, var=self.split(e.var)[k], loc=loc)
         if isinstance(e, ir.Index):
-            return ir.Index(ty=elem, buffer=e.buffer, loc=loc, index=self.element_index(
-                _clamp(self.scalar(e.index), line.size), line.size, k))
+            base = self.hoist(_clamp(self.scalar(e.index), line.size), e.buffer.name)
+            return ir.Index(ty=elem, buffer=e.buffer, loc=loc,
+                            index=self.element_index(base, line.size, k))
         if isinstance(e, ir.Cast):  # a conversion per element, or a broadcast
             src = self.element(e.operand, k)
             return src if src.ty is elem else ir.Cast(ty=elem, operand=src, loc=loc)
@@ -158,6 +163,21 @@ class _Scalarizer:
         return out
 
     # -- statements ---------------------------------------------------------------------
+    def hoist(self, index: ir.Expr, buffer: str) -> ir.Expr:
+        """`index` computed once, into a temporary assigned before the statement, when it
+        is more than a variable or a constant. Never an index that reads memory: the
+        read could be one the program guards (`i < n and x[idx[i]][0] > 0`)."""
+        if self.pre is None or isinstance(index, (ir.Const, ir.Load)) \
+                or any(isinstance(x, ir.Index) for x in walk_exprs(index)):
+            return index
+        tmp = self.hoisted.get(index)
+        if tmp is None:
+            tmp = ir.Var(self.fresh(f"{buffer}_line"), index.ty)
+            self.temps.append(tmp)
+            self.pre.append(ir.Assign(var=tmp, value=index, loc=index.loc))
+            self.hoisted[index] = tmp
+        return ir.Load(ty=tmp.ty, var=tmp, loc=index.loc)
+
     def block(self, block: ir.Block) -> ir.Block:
         out: list[ir.Stmt] = []
         for s in block.stmts:
@@ -165,6 +185,15 @@ class _Scalarizer:
         return ir.Block(tuple(out))
 
     def stmt(self, s: ir.Stmt) -> list[ir.Stmt]:
+        saved = self.pre, self.hoisted
+        self.pre, self.hoisted = (None if isinstance(s, ir.While) else []), {}
+        try:
+            out = self.rewrite(s)
+            return (self.pre or []) + out
+        finally:
+            self.pre, self.hoisted = saved
+
+    def rewrite(self, s: ir.Stmt) -> list[ir.Stmt]:
         loc = s.loc
         if isinstance(s, ir.Declare) and isinstance(s.var.ty, LineType):
             return [ir.Declare(var=v, loc=loc) for v in self.split(s.var)]
@@ -176,7 +205,8 @@ class _Scalarizer:
             size = s.value.ty.size
             index = _clamp(self.scalar(s.index), size)
             out: list[ir.Stmt] = []
-            if not isinstance(index, (ir.Const, ir.Load)):
+            index = self.hoist(index, s.buffer.name)
+            if not isinstance(index, (ir.Const, ir.Load)):  # it reads memory
                 tmp = ir.Var(self.fresh(f"{s.buffer.name}_line"), index.ty)
                 self.temps.append(tmp)
                 out.append(ir.Assign(var=tmp, value=index, loc=loc))
