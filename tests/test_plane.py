@@ -10,7 +10,7 @@ import pytest
 import cubepy
 from cubepy import (ABSOLUTE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Array, CompileError,
                     Comptime, CubeCount, CubeDim, Numeric, cube, f16, f32, i32, terminate,
-                    u32)
+                    u32, unroll)
 from cubepy.ir.parser import parse_kernel
 from cubepy.ir.printer import print_kernel
 from cubepy.ir.verify import IRVerifyError, verify
@@ -228,6 +228,38 @@ def test_plane_sum_in_a_loop_with_unit_dependent_trip_counts(runtime_client):
         active = trips > k
         want += np.where(active, reference("sum", x + k, active, p), 0).astype(np.int32)
     np.testing.assert_array_equal(out.numpy(), want)
+
+
+@cube
+def plane_total(v: Numeric) -> Numeric:
+    return cubepy.plane_sum(v)
+
+
+@cube(launch=True)
+def inlined_kernel(x: Array[f32], out: Array[f32], count: Array[i32]):
+    """A plane operation in a device function, a literal one (counts the active units)
+    and plane operations in an unrolled loop."""
+    i = ABSOLUTE_POS
+    if x[i] > 0.0:
+        out[i] = plane_total(x[i])
+        count[i] = cubepy.plane_sum(1)
+    for j in unroll(range(2)):
+        out[i] += cubepy.plane_broadcast(x[i], u32(j))
+
+
+def test_plane_ops_in_device_functions_and_unrolled_loops(runtime_client):
+    c = runtime_client
+    p = plane_size(c)
+    x = np.tile(np.array([1, -1, 2, 3, -5, 4, 1, 1], np.float32), N // 8)
+    out, count = c.zeros((N,), f32), c.zeros((N,), i32)
+    inlined_kernel.launch(c, CubeCount(CUBES), CubeDim(DIM), c.tensor(x), out, count)
+    active = x > 0
+    lanes = np.arange(N) % p
+    starts = np.arange(N) - lanes
+    want = np.where(active, reference("sum", x, active, p), 0) + x[starts] + x[starts + 1]
+    np.testing.assert_array_equal(out.numpy(), want)
+    np.testing.assert_array_equal(count.numpy(), np.where(
+        active, reference("sum", np.ones(N, np.int32), active, p), 0))
 
 
 def test_cpu_reads_zero_from_inactive_lanes_and_own_value_past_the_end():
