@@ -80,6 +80,9 @@ def every_node_kernel() -> ir.Kernel:
         ir.Assign(var=acc, value=binop("add", load(acc), ir.Extract(  # y has lines of 4
             ty=f32, value=ir.Index(ty=LineType(f32, 4), buffer=y.buffer, index=load(i)),
             index=c(2))), loc=L(21)),
+        ir.Store(buffer=y.buffer, index=c(1), value=ir.MakeLine(  # a line of 4 scalars
+            ty=LineType(f32, 4), elems=(load(acc), c(1.0, f32), load(acc), c(-2.5, f32))),
+            loc=L(21)),
         ir.Assign(var=acc, value=ir.Plane(ty=f32, op="shuffle_down", value=load(acc),
                                           arg=c(1)), loc=L(21)),
         ir.Declare(var=old, loc=L(22)),

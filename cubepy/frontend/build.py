@@ -269,14 +269,21 @@ class Builder(ExprMixin, CallMixin):
     def store(self, target: ast.Subscript, value, value_node: ast.AST) -> None:
         buf = self.expr(target.value)
         if isinstance(buf, n.Expr) and isinstance(find(buf.ty), LineType):
-            self.error("assigning one element of a line is not supported yet: store the "
-                       "whole line", target)
+            return self.store_element(target, buf, self.materialize(value, value_node))
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", target.value)
         index = self.index(target.slice)
         expr = self.materialize(value, value_node)  # a literal's errors point at it
         expr = self.unify_elem(buf, expr, "store")
         self.emit(n.Store(buffer=buf.ref, index=index, value=expr, loc=self.loc))
+
+    def store_element(self, target: ast.Subscript, line: n.Expr, value: n.Expr) -> None:
+        """`v[k] = value` for a line variable `v`: v becomes a line with element k
+        replaced."""
+        if not isinstance(target.value, ast.Name):
+            self.error("only an element of a line variable can be assigned (v[k] = x)",
+                       target)
+        self.assign_to(target.value, self.line_with(line, target.slice, value), target)
 
     def unify_elem(self, buf: Buf, expr: n.Expr, what: str) -> n.Expr:
         """`expr` as a value of `buf[i]`'s type (a scalar stored into a line buffer is
@@ -298,6 +305,10 @@ class Builder(ExprMixin, CallMixin):
         target = node.target
         if isinstance(target, ast.Subscript):
             buf = self.expr(target.value)
+            if isinstance(buf, n.Expr) and isinstance(find(buf.ty), LineType):
+                cur = self.line_element(buf, target.slice)
+                new = self.materialize(self.binop(node.op, cur, self.expr(node.value), node))
+                return self.store_element(target, buf, new)
             if not isinstance(buf, Buf):
                 self.error("only tensors, arrays and shared memory can be indexed",
                            target.value)

@@ -63,6 +63,9 @@ class CallMixin:
             target = self.as_type(func, f)
             return self.cast_to(target, self.expr(node.args[0]), node.args[0])
         from ..kernel import CubeFunction
+        from ..lang import Line
+        if obj is Line:
+            return self.make_line(node)
         if isinstance(obj, CubeFunction):
             return self.inline(obj, node, want_value)
         self.error(f"{ast.unparse(f)} cannot be called in a kernel", f)

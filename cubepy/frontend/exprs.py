@@ -228,6 +228,44 @@ class ExprMixin:
             return n.Select(ty=ty, cond=hit, if_true=line, if_false=zero, loc=self.loc)
         return n.Extract(ty=ty.elem, value=line, index=index, loc=self.loc)
 
+    def make_line(self, node: ast.Call) -> n.Expr:
+        """`Line(a, b, ...)`: a line of the arguments (one argument: that scalar)."""
+        if node.keywords or not 1 <= len(node.args) <= 16:
+            self.error("Line(...) takes 1 to 16 scalar elements: Line(a, b, c, d)", node)
+        elems = [self.rvalue(a) for a in node.args]
+        ty = elems[0].ty
+        for e, a in zip(elems, node.args):
+            if isinstance(find(e.ty), LineType):
+                self.error("the elements of Line(...) are scalars, not lines", a)
+            ty = self.u.unify(ty, e.ty, self.loc, mix_message("Line(...)"))
+        if len(elems) == 1:
+            return elems[0]
+        line = LineType(resolve(ty), len(elems))  # literals alone take their default
+        return n.MakeLine(ty=line, elems=tuple(elems), loc=self.loc)
+
+    def line_with(self, line: n.Expr, index_node: ast.expr, value: n.Expr) -> n.Expr:
+        """The line `line` with element `index` replaced by the scalar `value`."""
+        ty = find(line.ty)
+        self.u.unify(value.ty, ty.elem, self.loc, lambda a, b: (
+            f"cannot store {a} into an element of a line of {b}: cast it, e.g. {b}(...)"))
+        k = self.ct_int(self.expr(index_node))
+        if k is not None and not 0 <= k < ty.size:
+            self.error(f"element {k} of a {ty.name}: a line of {ty.size} has elements 0 "
+                       f"to {ty.size - 1}", index_node)
+        index = self.index(index_node)
+        elems = []
+        for j in range(ty.size):
+            old = n.Extract(ty=ty.elem, value=line, index=n.Const(ty=u32, value=j,
+                                                                  loc=self.loc), loc=self.loc)
+            if k is not None:
+                elems.append(value if j == k else old)
+                continue
+            hit = n.Compare(ty=bool_, op="eq", lhs=index, loc=self.loc,
+                            rhs=n.Const(ty=index.ty, value=j, loc=self.loc))
+            elems.append(n.Select(ty=ty.elem, cond=hit, if_true=value, if_false=old,
+                                  loc=self.loc))
+        return n.MakeLine(ty=ty, elems=tuple(elems), loc=self.loc)
+
     def no_line(self, ty, what: str) -> None:
         """`what` does not take lines (checked once the type is known)."""
         self.u.require(ty, lambda t: not isinstance(t, LineType), self.loc,

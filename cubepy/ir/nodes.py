@@ -194,6 +194,14 @@ class Extract(Expr):
     index: Expr
 
 
+@dataclass(frozen=True, kw_only=True)
+class MakeLine(Expr):
+    """A line (`ty` a LineType) built from one scalar per element. Only before
+    scalarize_lines, which uses each element's scalar where that element is read."""
+
+    elems: tuple[Expr, ...] = ()
+
+
 # ----------------------------------------------------------------------------- statements
 
 @dataclass(frozen=True, kw_only=True)

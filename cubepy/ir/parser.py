@@ -283,6 +283,11 @@ class _Reader:
         if target is not None and name != "bool_":
             arity(1)
             return ir.Cast(ty=target, operand=ops[0], loc=loc)
+        if name == "make_line":
+            if len(ops) < 2:
+                self.fail(name_tok, "make_line takes at least 2 elements")
+            e = ir.MakeLine(ty=bool_, elems=tuple(ops), loc=loc)
+            return self.typed(e, ty_tok)
         if name == "extract":
             arity(2)
             e = ir.Extract(ty=bool_, value=ops[0], index=ops[1], loc=loc)

@@ -22,7 +22,7 @@ import json
 import math
 
 from . import nodes as ir
-from .types import DType, bool_, u32
+from .types import DType, LineType, bool_, u32
 
 # Words of the text syntax; a kernel called like one of them is printed quoted.
 KEYWORDS = frozenset({"kernel", "cube_dim", "shared", "var", "let", "if", "else", "for", "in",
@@ -51,6 +51,8 @@ def implied_type(expr: ir.Expr) -> DType | None:
         return call_type(expr.func, [a.ty for a in expr.args])
     if isinstance(expr, ir.Extract):
         return getattr(expr.value.ty, "elem", None)
+    if isinstance(expr, ir.MakeLine):
+        return LineType(expr.elems[0].ty, len(expr.elems)) if len(expr.elems) > 1 else None
     if isinstance(expr, ir.Plane):
         return expr.value.ty
     return None
@@ -129,6 +131,8 @@ class _Printer:
             return f"math.{e.func}{suffix}({', '.join(self.expr(a) for a in e.args)})"
         if isinstance(e, ir.Extract):
             return f"extract{suffix}({self.expr(e.value)}, {self.expr(e.index)})"
+        if isinstance(e, ir.MakeLine):
+            return f"make_line{suffix}({', '.join(self.expr(a) for a in e.elems)})"
         if isinstance(e, ir.Plane):
             args = [e.value] + ([e.arg] if e.arg is not None else [])
             return f"plane.{e.op}{suffix}({', '.join(self.expr(a) for a in args)})"

@@ -293,6 +293,14 @@ class _Verifier:
         self.same(e.if_true, e.ty, e, "select value")
         self.same(e.if_false, e.ty, e, "select value")
 
+    def e_makeline(self, e: ir.MakeLine) -> None:
+        for a in e.elems:
+            self.expr(a)
+        if not isinstance(e.ty, LineType) or e.ty.size != len(e.elems):
+            self.fail(e, f"a line of {len(e.elems)} elements typed {e.ty}")
+        for a in e.elems:
+            self.same(a, e.ty.elem, e, "line element")
+
     def e_extract(self, e: ir.Extract) -> None:
         self.expr(e.value)
         self.index(e.index, e)

@@ -10,7 +10,8 @@ pipeline, rewrites the kernel so that no LineType remains:
   the n element stores (the index is computed once, into a temporary); a line index is
   first clamped so that `i * n + k` cannot wrap around into the buffer;
 - every other line expression is rebuilt per element k (a broadcast gives the scalar);
-- `v[k]` (an `Extract`) is element k's scalar;
+- `v[k]` (an `Extract`) is element k's scalar, element k of a `MakeLine` its k-th
+  scalar;
 - `x.buffer_len()` of a line buffer counts lines: the element count `// n`. (`x.len()`
   already counts lines: the host packs the tensor's `len`, which is in lines.)
 
@@ -121,6 +122,8 @@ class _Scalarizer:
             base = self.hoist(_clamp(self.scalar(e.index), line.size), e.buffer.name)
             return ir.Index(ty=elem, buffer=e.buffer, loc=loc,
                             index=self.element_index(base, line.size, k))
+        if isinstance(e, ir.MakeLine):  # a line built from scalars: element k's own
+            return self.scalar(e.elems[k])
         if isinstance(e, ir.Cast):  # a conversion per element, or a broadcast
             src = self.element(e.operand, k)
             return src if src.ty is elem else ir.Cast(ty=elem, operand=src, loc=loc)
@@ -178,6 +181,19 @@ class _Scalarizer:
             self.hoisted[index] = tmp
         return ir.Load(ty=tmp.ty, var=tmp, loc=index.loc)
 
+    def settle(self, values: list[ir.Expr], base: str,
+               loc: ir.Loc) -> tuple[list[ir.Stmt], list[ir.Expr]]:
+        """Each element's value computed into a temporary first: needed when element k
+        reads another element (`v = Line(v[1], v[0])`) that an earlier assignment or
+        store of the same statement would already have changed."""
+        out, loads = [], []
+        for k, x in enumerate(values):
+            tmp = ir.Var(self.fresh(f"{base}_{k}_new"), x.ty)
+            self.temps.append(tmp)
+            out.append(ir.Assign(var=tmp, value=x, loc=loc))
+            loads.append(ir.Load(ty=x.ty, var=tmp, loc=loc))
+        return out, loads
+
     def block(self, block: ir.Block) -> ir.Block:
         out: list[ir.Stmt] = []
         for s in block.stmts:
@@ -198,9 +214,13 @@ class _Scalarizer:
         if isinstance(s, ir.Declare) and isinstance(s.var.ty, LineType):
             return [ir.Declare(var=v, loc=loc) for v in self.split(s.var)]
         if isinstance(s, ir.Assign) and isinstance(s.var.ty, LineType):
-            # elementwise: element k reads only elements k, so the order is free
-            return [ir.Assign(var=v, value=self.element(s.value, k), declare=s.declare,
-                              loc=loc) for k, v in enumerate(self.split(s.var))]
+            values = [self.element(s.value, k) for k in range(s.var.ty.size)]
+            out = []
+            if _crosses(s.value) and any(isinstance(x, ir.Load) and x.var.name == s.var.name
+                                         for x in walk_exprs(s.value)):
+                out, values = self.settle(values, s.var.name, loc)
+            return out + [ir.Assign(var=v, value=x, declare=s.declare, loc=loc)
+                          for v, x in zip(self.split(s.var), values)]
         if isinstance(s, ir.Store) and isinstance(s.value.ty, LineType):
             size = s.value.ty.size
             index = _clamp(self.scalar(s.index), size)
@@ -211,10 +231,13 @@ class _Scalarizer:
                 self.temps.append(tmp)
                 out.append(ir.Assign(var=tmp, value=index, loc=loc))
                 index = ir.Load(ty=tmp.ty, var=tmp, loc=loc)
-            # element k of the value never reads an element another store here writes
+            values = [self.element(s.value, k) for k in range(size)]
+            if _crosses(s.value) and any(isinstance(x, ir.Index) and x.buffer == s.buffer
+                                         for x in walk_exprs(s.value)):
+                pre, values = self.settle(values, s.buffer.name, loc)
+                out += pre
             out += [ir.Store(buffer=s.buffer, index=self.element_index(index, size, k),
-                             value=self.element(s.value, k), loc=loc)
-                    for k in range(size)]
+                             value=values[k], loc=loc) for k in range(size)]
             return out
         changes = {}
         for f in dataclasses.fields(s):
@@ -240,3 +263,9 @@ def _clamp(index: ir.Expr, size: int) -> ir.Expr:
     top = ((1 << (ty.bits - 1 if ty.is_signed else ty.bits)) - 1) // size
     return ir.Binary(ty=ty, op="min", lhs=index, rhs=ir.Const(ty=ty, value=top,
                                                               loc=index.loc), loc=index.loc)
+
+
+def _crosses(e: ir.Expr) -> bool:
+    """True when some element of `e` may read another element (element reads, lines
+    built from scalars); otherwise element k reads only elements k."""
+    return any(isinstance(x, (ir.Extract, ir.MakeLine)) for x in walk_exprs(e))
