@@ -354,7 +354,26 @@ def line_reduce(x: Tensor[cubepy.Line[f32]], out: Array[f32], mask: Array[cubepy
     out[i] = s + v[i % u32(3)] * 100.0
 
 
+@cube(launch=True)
+def line_shared_rotate(x: Array[cubepy.Line[f32]], out: Array[cubepy.Line[f32]]):
+    """Lines in shared memory: each unit stores its line, the cube rotates them by one
+    unit; lines built from elements, compound stores into shared lines."""
+    tile = SharedMemory(cubepy.Line[f32], 64, x.line_size())
+    u = UNIT_POS
+    tile[u] = x[ABSOLUTE_POS]
+    sync_cube()
+    tile[u] += 1.0
+    sync_cube()
+    v = tile[(u + u32(1)) % u32(64)]
+    out[ABSOLUTE_POS] = cubepy.Line(v[x.line_size() - 1], v[0]) + f32(len(tile)) \
+        if x.line_size() == 2 else v + f32(len(tile))
+
+
 SOURCE_CASES += [
+    ("line_shared_rotate_x2", line_shared_rotate, LINEAR, {"line_sizes": {"x": 2, "out": 2}},
+     ALL),
+    ("line_shared_rotate_x4", line_shared_rotate, LINEAR, {"line_sizes": {"x": 4, "out": 4}},
+     ALL),
     ("line_reduce_x4", line_reduce, LINEAR, {"line_sizes": {"x": 4, "mask": 4}}, ALL),
     ("line_reduce_x2", line_reduce, LINEAR, {"line_sizes": {"x": 2, "mask": 2}}, ALL),
     ("line_axpy_f32x4", line_axpy, LINEAR, {"Float": f32, "line_sizes": {"x": 4, "y": 4}},

@@ -9,7 +9,7 @@ import pytest
 
 import cubepy
 from cubepy import (ABSOLUTE_POS, Array, CompileError, CubeCount, CubeDim, Float, LaunchError,
-                    Line, Tensor, cube, f16, f32, i32, u32)
+                    Line, SharedMemory, Tensor, cube, f16, f32, i32, u32)
 from cubepy.frontend import build_kernel
 from cubepy.ir.parser import parse_kernel
 from cubepy.ir.printer import print_kernel
@@ -569,3 +569,37 @@ def _line_of_nothing():
     def k(x: Array[Line[f32]]):
         x[0] = Line()
     return k
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_lines_in_shared_memory(runtime_client, n):
+    c = runtime_client
+    x = np.arange(128 * n, dtype=np.float32)
+    out = c.zeros((128 * n,), f32).with_line_size(n)
+    corpus.line_shared_rotate.launch(c, CubeCount(2), CubeDim(64),
+                                     c.tensor(x).with_line_size(n), out)
+    lines = (x.reshape(2, 64, n) + 1)
+    want = np.roll(lines, -1, axis=1)
+    if n == 2:
+        want = want[:, :, ::-1]
+    np.testing.assert_array_equal(out.numpy(), (want + 64).reshape(-1))
+
+
+def test_shared_line_errors():
+    @cube(launch=True)
+    def k(x: Array[Line[f32]]):
+        tile = SharedMemory(Line[f32], 8)
+        tile[0] = x[0]
+    assert "third argument" in str(_error(k, x=2))
+
+    @cube(launch=True)
+    def k2(x: Array[Line[f32]]):
+        tile = SharedMemory(f32, 8, 2)
+        tile[0] = x[0][0]
+    assert "Line element type" in str(_error(k2, x=2))
+
+    @cube(launch=True)
+    def k3(x: Array[Line[f32]], n: u32):
+        tile = SharedMemory(Line[f32], 8, 3)
+        tile[0] = x[0]
+    assert "1, 2, 4 or 8" in str(_error(k3, x=2))

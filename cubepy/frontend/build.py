@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from ..errors import compile_error
 from ..ir import nodes as n
-from ..ir.types import DType, Generic, LineType, bool_
+from ..ir.types import DType, Generic, LineType, bool_, u32
 from ..lang import LineOf
 from ..spec import Specialization
 from .calls import CallMixin
@@ -275,7 +275,30 @@ class Builder(ExprMixin, CallMixin):
         index = self.index(target.slice)
         expr = self.materialize(value, value_node)  # a literal's errors point at it
         expr = self.unify_elem(buf, expr, "store")
-        self.emit(n.Store(buffer=buf.ref, index=index, value=expr, loc=self.loc))
+        self.write(buf, index, expr)
+
+    def write(self, buf: Buf, index: n.Expr, value: n.Expr) -> None:
+        """`buf[index] = value`; a line of shared memory is stored element by element,
+        from a temporary holding the whole line (computed before any element is
+        stored) and with the index computed once."""
+        if not (buf.kind == "shared" and buf.line > 1):
+            self.emit(n.Store(buffer=buf.ref, index=index, value=value, loc=self.loc))
+            return
+        value, index = self.once(value, "line"), self.once(index, "line_index")
+        for k in range(buf.line):
+            elem = n.Extract(ty=buf.ref.elem, value=value, loc=self.loc,
+                             index=n.Const(ty=u32, value=k, loc=self.loc))
+            self.emit(n.Store(buffer=buf.ref, index=self.shared_element(index, buf.line, k),
+                              value=elem, loc=self.loc))
+
+    def once(self, e: n.Expr, base: str) -> n.Expr:
+        """`e` itself when it is a variable or a constant, else a temporary holding it."""
+        if isinstance(e, (n.Load, n.Const)):
+            return e
+        var = self.new_var(base, e.ty)
+        self.use(var)
+        self.emit(n.Assign(var=var, value=e, loc=self.loc))
+        return n.Load(ty=var.ty, var=var, loc=self.loc)
 
     def store_element(self, target: ast.Subscript, line: n.Expr, value: n.Expr) -> None:
         """`v[k] = value` for a line variable `v`: v becomes a line with element k
@@ -313,10 +336,10 @@ class Builder(ExprMixin, CallMixin):
                 self.error("only tensors, arrays and shared memory can be indexed",
                            target.value)
             index = self.index(target.slice)  # built once: the target is evaluated once
-            cur = n.Index(ty=buf.value_type, buffer=buf.ref, index=index, loc=self.loc)
+            cur = self.read(buf, index)
             new = self.binop(node.op, cur, self.expr(node.value), node)
             new = self.unify_elem(buf, new, "store")
-            self.emit(n.Store(buffer=buf.ref, index=index, value=new, loc=self.loc))
+            self.write(buf, index, new)
             return
         if not isinstance(target, ast.Name):
             self.error("only names and t[i] can be assigned", target)

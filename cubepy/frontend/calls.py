@@ -289,8 +289,22 @@ class CallMixin:
         if target is None:
             self.error("SharedMemory(...) must be assigned to a name: "
                        "buf = SharedMemory(f32, 256)", node)
-        self.arity(node, "SharedMemory", 2)
-        ty = self.as_type(self.expr(node.args[0]), node.args[0])
+        self.arity(node, "SharedMemory", 2, 3)
+        kind = self.expr(node.args[0])
+        line = 1
+        if isinstance(kind, Py) and isinstance(kind.value, LineOf):  # lines of shared memory
+            if len(node.args) != 3:
+                self.error("SharedMemory(Line[T], size, line_size): the line size is the "
+                           "third argument, e.g. x.line_size()", node)
+            line = self.ct_int(self.expr(node.args[2]))
+            if line is None or line not in (1, 2, 4, 8):
+                self.error("the line size of SharedMemory must be 1, 2, 4 or 8, known at "
+                           "compile time (e.g. x.line_size())", node.args[2])
+            kind = Py(kind.value.elem)
+        elif len(node.args) == 3:
+            self.error("a line size needs a Line element type: SharedMemory(Line[T], size, "
+                       "line_size)", node.args[2])
+        ty = self.as_type(kind, node.args[0])
         if not isinstance(ty, DType):
             self.error("the element type of SharedMemory must be known here", node.args[0])
         size = self.ct_int(self.expr(node.args[1]))
@@ -301,8 +315,8 @@ class CallMixin:
             self.error(f"the size of SharedMemory must be positive, not {size}", node.args[1])
         name = target if self.frame.is_kernel else self.fresh(target)
         ref = n.BufferRef(name, ty, "shared")
-        self.shared.append(n.SharedDecl(ref, size, self.loc))
-        return Buf(ref, "shared", size)
+        self.shared.append(n.SharedDecl(ref, size * line, self.loc))
+        return Buf(ref, "shared", size, line=line)
 
     def atomic(self, op: str, node: ast.Call, want_value: bool):
         name = f"atomic_{op}"

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..ir import nodes as n
 from ..ir.types import DType, LineType, bool_, elem_of, i32, u32
-from ..lang import BuiltinVar
+from ..ir.types import Generic
+from ..lang import BuiltinVar, Line, LineOf
 from .infer import TVar, find, float_lit, int_lit, resolve
 from .parse import make_loc
 from .values import Buf, Dead, Py, is_number
@@ -181,6 +182,12 @@ class ExprMixin:
 
     def e_Subscript(self, node: ast.Subscript):
         buf = self.expr(node.value)
+        if isinstance(buf, Py) and buf.value is Line:  # Line[T] as a compile-time type
+            elem = self.expr(node.slice)
+            if not (isinstance(elem, Py) and isinstance(elem.value, (DType, Generic))):
+                self.error("Line[...] takes a dtype or a placeholder, e.g. Line[f32]",
+                           node.slice)
+            return Py(LineOf(elem.value))
         if isinstance(buf, n.Expr) and isinstance(find(buf.ty), LineType):
             return self.line_element(buf, node.slice)
         if isinstance(buf, n.Expr) and isinstance(find(buf.ty), DType) \
@@ -188,8 +195,28 @@ class ExprMixin:
             return self.line_element(buf, node.slice)  # a scalar is a line of 1
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", node.value)
-        index = self.index(node.slice)
+        return self.read(buf, self.index(node.slice))
+
+    def read(self, buf: Buf, index: n.Expr) -> n.Expr:
+        """`buf[index]`: an element, or a line (a line of shared memory is built from
+        its element reads: the IR has lines only in global buffers)."""
+        if buf.kind == "shared" and buf.line > 1:
+            elems = tuple(n.Index(ty=buf.ref.elem, buffer=buf.ref, loc=self.loc,
+                                  index=self.shared_element(index, buf.line, k))
+                          for k in range(buf.line))
+            return n.MakeLine(ty=buf.value_type, elems=elems, loc=self.loc)
         return n.Index(ty=buf.value_type, buffer=buf.ref, index=index, loc=self.loc)
+
+    def shared_element(self, index: n.Expr, size: int, k: int) -> n.Expr:
+        """The element index of element k of line `index` (clamped first, so that a
+        huge line index cannot wrap around into the array)."""
+        ty, loc = index.ty, self.loc
+        top = n.Const(ty=ty, value=(2**31 - 1) // size, loc=loc)
+        out = n.Binary(ty=ty, op="mul", lhs=n.Binary(ty=ty, op="min", lhs=index, rhs=top,
+                                                     loc=loc),
+                       rhs=n.Const(ty=ty, value=size, loc=loc), loc=loc)
+        return n.Binary(ty=ty, op="add", lhs=out, rhs=n.Const(ty=ty, value=k, loc=loc),
+                        loc=loc) if k else out
 
     # -- lines ------------------------------------------------------------------------
     def splat(self, e: n.Expr, line: LineType, what: str) -> n.Expr:
