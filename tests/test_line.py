@@ -603,3 +603,66 @@ def test_shared_line_errors():
         tile = SharedMemory(Line[f32], 8, 3)
         tile[0] = x[0]
     assert "1, 2, 4 or 8" in str(_error(k3, x=2))
+
+
+# ----------------------------------------------------------------------------- fuzz
+
+def _line_kernel_source(root) -> str:
+    """The random expression kernel of tests/fuzz_kernels.py with Line buffers."""
+    import fuzz_kernels as fk
+    text = fk.expr_kernel_source(root)
+    for ty in ("i32", "u32", "f32"):
+        text = text.replace(f": Array[{ty}]", f": Array[cubepy.Line[{ty}]]")
+    return text
+
+
+def _line_fuzz_cases():
+    from hypothesis import strategies as st
+    import fuzz_kernels as fk
+    ctx = fk.Ctx({"i32": ["a0", "a1"], "u32": ["b0", "b1"], "f32": ["c0", "c1"]})
+
+    @st.composite
+    def cases(draw):
+        ty = draw(st.sampled_from(fk.NUM_TYPES))
+        root = draw(fk.root_exprs(ty, ctx, draw(st.integers(2, 5))))
+        return root, draw(st.integers(0, 2**32 - 1)), draw(st.sampled_from((2, 4)))
+    return cases()
+
+
+def test_random_elementwise_expressions_on_lines_match_scalars():
+    """Random typed expressions (tests/fuzz_kernels.py) on lines give, element for
+    element and bit for bit, what the scalar kernel gives (cpu runtime); expressions
+    that use a comparison as a condition do not take lines and are left out."""
+    from hypothesis import HealthCheck, given, settings
+    import fuzz_kernels as fk
+    c = cubepy.client("cpu")
+    ran = []
+
+    @settings(max_examples=60, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(case=_line_fuzz_cases())
+    def check(case):
+        root, seed, n = case
+        lined = fk.load_kernel(_line_kernel_source(root))
+        try:
+            lined.ir(line_sizes={p.name: n for p in lined.params if p.kind != "scalar"})
+        except CompileError as e:
+            assert "bool" in str(e) or "not supported" in str(e), str(e)
+            return
+        scalar = fk.load_kernel(fk.expr_kernel_source(root))
+        rng = np.random.default_rng(seed)
+        names = fk.input_names(root)
+        data = [np.array(fk.random_inputs(rng, t, 64), dtype=getattr(np, {
+            "i32": "int32", "u32": "uint32", "f32": "float32"}[t])) for _, t in names]
+        out_ty = getattr(cubepy, root.ty)
+        want = c.zeros(64, out_ty)
+        scalar.launch(c, CubeCount(1), CubeDim(64), *[c.tensor(d) for d in data], want)
+        got = c.zeros(64, out_ty).with_line_size(n)
+        lined.launch(c, CubeCount(1), CubeDim(64 // n),
+                     *[c.tensor(d).with_line_size(n) for d in data], got)
+        np.testing.assert_array_equal(got.numpy(), want.numpy(),
+                                      err_msg=_line_kernel_source(root))
+        ran.append(n)
+
+    check()
+    assert len(ran) >= 20  # most random expressions take lines

@@ -321,8 +321,12 @@ class ExprMixin:
         a = self.materialize(lhs, lnode or node)
         if op in ("shl", "shr"):
             b = self.materialize(rhs, rnode or node)
-            if isinstance(find(b.ty), LineType):
-                a, b = self.broadcast([a, b], f"in '{sym}'")
+            la, lb = find(a.ty), find(b.ty)
+            if isinstance(lb, LineType) and not isinstance(la, LineType):
+                # the value broadcast to a line of its own type (amounts may differ)
+                a = n.Cast(ty=LineType(resolve(a.ty), lb.size), operand=a, loc=self.loc)
+            elif isinstance(lb, LineType) and la.size != lb.size:
+                self.error(f"cannot mix {la.name} and {lb.name} in '{sym}'", node)
             elif isinstance(rhs, Py):  # a literal amount takes the (element) type
                 self.u.unify(b.ty, elem_of(find(a.ty)), self.loc, mix_message(sym))
             for side in (a, b):
