@@ -498,3 +498,39 @@ def test_shared_line_errors():
         tile = SharedMemory(Line[f32], 8, 3)
         tile[0] = x[0]
     assert "1, 2, 4 or 8" in str(_error(k3, x=2))
+
+
+@cube
+def softplus_line(v: Line[Float]) -> Line[Float]:
+    """Line[Float] binds Float to the element type: Float(1.0) is a broadcast scalar."""
+    return cubepy.math.log(cubepy.math.exp(v) + Float(1.0))
+
+
+@cube
+def doubled(v: Line[f32]) -> Line[f32]:
+    return v * 2.0
+
+
+@cube(launch=True)
+def line_annotated_device_functions(x: Array[Line[Float]], out: Array[Line[Float]]):
+    i = ABSOLUTE_POS
+    if i < out.len():
+        out[i] = softplus_line(x[i]) + doubled(x[i])
+
+
+@pytest.mark.parametrize("n", (1, 4))
+def test_device_functions_annotated_with_lines(runtime_client, n):
+    c = runtime_client
+    x = np.random.default_rng(8).standard_normal(64).astype(np.float32)
+    out = c.zeros((64,), f32).with_line_size(n)
+    _launch(line_annotated_device_functions, c, 64 // n, c.tensor(x).with_line_size(n), out)
+    np.testing.assert_allclose(out.numpy(), np.log(np.exp(x) + 1) + 2 * x, rtol=1e-5,
+                               atol=1e-5)
+
+
+def test_device_function_line_element_type_is_checked():
+    @cube(launch=True)
+    def k(x: Array[Line[i32]], out: Array[Line[f32]]):
+        out[0] = doubled(x[0])
+    err = _error(k, x=4, out=4)
+    assert "takes elements of f32" in str(err) and "i32x4" in str(err)

@@ -509,6 +509,18 @@ class CallMixin:
             else:
                 self.u.unify(bound, e.ty, loc, lambda a, b: (
                     f"{elem.name} is {a} in this call, but {p.name!r} gets {b}"))
+        elif isinstance(elem, LineOf):  # Line[T]: a line (or a scalar) of T elements
+            got = elem_of(find(e.ty))
+            inner = env.get(elem.elem.name, elem.elem) if isinstance(elem.elem, Generic) \
+                else elem.elem
+            if isinstance(inner, Generic):  # binds the placeholder to the element type
+                if not isinstance(got, DType) or not inner.accepts(got):
+                    self.error(f"parameter {p.name!r} of {parsed.name}() is "
+                               f"Line[{inner.name}], got {describe(e.ty)}", a_node)
+                env[inner.name] = got
+            elif got is not find(inner):
+                self.error(f"parameter {p.name!r} of {parsed.name}() takes elements of "
+                           f"{describe(inner)}, got {describe(e.ty)}", a_node)
         # by value: a fresh variable, unless the argument cannot change meanwhile
         if parsed.assign_counts.get(p.name) is None and _stable(e):
             return e

@@ -374,10 +374,11 @@ def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
         if launch and parsed.returns is not None:
             compile_error(make_loc(filename, fdef.returns), "a kernel returns nothing: "
                                                             "remove the return annotation")
-        if parsed.returns is not None and not isinstance(parsed.returns, (DType, Generic)):
+        if parsed.returns is not None and not isinstance(parsed.returns,
+                                                         (DType, Generic, LineOf)):
             compile_error(make_loc(filename, fdef.returns),
                           f"invalid return annotation {ast.unparse(fdef.returns)}: expected "
-                          f"a dtype or a placeholder")
+                          f"a dtype, a placeholder or Line[...]")
     _Whitelist(filename).body(fdef.body, docstring_ok=True)
     _scan(parsed)
     _collect_generics(parsed)
