@@ -10,7 +10,7 @@ import pytest
 
 import cubepy
 from cubepy import (ABSOLUTE_POS, Array, CompileError, CubeCount, CubeDim, Float, LaunchError,
-                    Line, SharedMemory, Tensor, cube, f16, f32, i32, u32)
+                    Line, SharedMemory, Tensor, cube, f16, f32, i32, select, u32)
 
 import corpus
 
@@ -262,11 +262,21 @@ def test_element_at_runtime_index_folds_after_unroll():
     assert "%s = add(%s, %relu_1)" in text  # unrolled: element 1 directly
 
 
-def test_isnan_of_a_line_is_not_supported_yet():
-    @cube(launch=True)
-    def k(x: Array[Line[f32]], out: Array[Line[f32]]):
-        out[0] = f32(cubepy.math.isnan(x[0]))
-    assert "isnan()" in str(_error(k, x=2, out=2))
+@cube(launch=True)
+def nan_flags(x: Array[Line[f32]], out: Array[Line[u32]]):
+    i = ABSOLUTE_POS
+    v = x[i]
+    out[i] = u32(cubepy.math.isnan(v)) + u32(cubepy.math.isinf(v)) * u32(2)
+    out[i] += select(cubepy.math.isnan(v), u32(10), u32(0))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_isnan_and_isinf_of_lines_give_bool_lines(runtime_client, n):
+    c = runtime_client
+    x = np.array([0, np.nan, np.inf, -np.inf, 1, 2, np.nan, 3], np.float32)
+    out = c.zeros((8,), u32).with_line_size(n)
+    nan_flags.launch(c, CubeCount(8 // n), CubeDim(1), c.tensor(x).with_line_size(n), out)
+    np.testing.assert_array_equal(out.numpy(), np.isnan(x) * 11 + np.isinf(x) * 2)
 
 
 def test_atomic_on_a_line_buffer():

@@ -161,8 +161,6 @@ class CallMixin:
         want = n.MATH_FUNCS[name]
         self.arity(node, name, want)
         args = [self.rvalue(a) for a in node.args]
-        if name in ("isnan", "isinf"):
-            self.no_line(args[0].ty, f"{name}()")
         args = self.broadcast(args, f"in {name}()")
         ty = args[0].ty
         for a in args[1:]:
@@ -171,7 +169,12 @@ class CallMixin:
                 f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
         ty = self.u.require_float(ty, self.loc, lambda t: (
             f"{name}() needs float arguments, not {t}: cast it, e.g. f32(...)"))
-        out = bool_ if name in ("isnan", "isinf") else ty
+        out = ty
+        if name in ("isnan", "isinf"):
+            line = find(ty)
+            out = LineType(bool_, line.size) if isinstance(line, LineType) else bool_
+            if not isinstance(line, LineType):  # a line only later: not supported
+                self.no_line(ty, f"{name}() of a value typed after the call")
         return n.Call(ty=out, func=name, args=tuple(args), loc=self.loc)
 
     # -- casts ------------------------------------------------------------------------

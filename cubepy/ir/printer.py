@@ -60,8 +60,9 @@ def implied_type(expr: ir.Expr) -> DType | None:
 
 def call_type(func: str, arg_types: list[DType]) -> DType | None:
     """A math intrinsic's result type: the first float argument's (bool for isnan/isinf)."""
-    if func in ("isnan", "isinf"):
-        return bool_
+    if func in ("isnan", "isinf"):  # of a line: a line of bools
+        t = arg_types[0] if arg_types else None
+        return LineType(bool_, t.size) if isinstance(t, LineType) else bool_
     for t in arg_types:
         if t.is_float:
             return t
