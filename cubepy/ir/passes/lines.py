@@ -35,7 +35,11 @@ def scalarize_lines(kernel: ir.Kernel) -> ir.Kernel:
 
 
 def _has_lines(kernel: ir.Kernel) -> bool:
-    return any(isinstance(e.ty, LineType) for e in walk_all_exprs(kernel.body))
+    """True when some expression or variable of the kernel is a line."""
+    if any(isinstance(e.ty, LineType) for e in walk_all_exprs(kernel.body)):
+        return True
+    return any(isinstance(getattr(s, "var", None), ir.Var) and isinstance(s.var.ty, LineType)
+               for s in walk_stmts(kernel.body))
 
 
 class _Scalarizer:
@@ -67,9 +71,8 @@ class _Scalarizer:
         params = tuple(dataclasses.replace(p, line_size=1) if p.line_size > 1 else p
                        for p in self.kernel.params)
         out = dataclasses.replace(self.kernel, params=params, body=body)
-        for e in walk_all_exprs(out.body):  # a compiler bug, never a user's mistake
-            if isinstance(e.ty, LineType):
-                raise AssertionError(f"scalarize_lines left a line value at {e.loc}: {e}")
+        if _has_lines(out):  # a compiler bug, never a user's mistake
+            raise AssertionError(f"scalarize_lines left a line in {out.name}")
         return out
 
     # -- names --------------------------------------------------------------------------
