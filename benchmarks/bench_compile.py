@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -25,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from host import describe_host  # noqa: E402
 EXAMPLE = ROOT / "examples" / "fused_matmul_add_relu.py"
 
 COLD_SCRIPT = r"""
@@ -97,18 +98,6 @@ def _naga_time(source: str) -> float | None:
     return time.perf_counter() - s
 
 
-def _machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -121,7 +110,7 @@ def main() -> int:
     nvcc = _nvcc_time(sources["cuda"])
     naga = _naga_time(sources["wgsl"])
     result = {
-        "machine": _machine(),
+        "machine": describe_host(),
         "date": time.strftime("%Y-%m-%d"),
         "runs": args.runs,
         "import_cubepy_ms": med("import_s") * 1e3,

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -34,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 import cubepy  # noqa: E402
 from cubepy import ABSOLUTE_POS, Array, CubeDim, cube, f32  # noqa: E402
 from cubepy.abi import pack_info  # noqa: E402
+from host import describe_host  # noqa: E402
 
 N_ELEMS = 64
 CUBE_DIM = (64, 1, 1)
@@ -58,17 +57,8 @@ SEED_EXAMPLE = ROOT / "examples" / "fused_matmul_add_relu.py"  # the seed kernel
 
 
 def _machine(client) -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
     import wgpu
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-            f"{platform.system()}; wgpu-py {wgpu.__version__}, adapter {client.device}")
+    return f"{describe_host()}; wgpu-py {wgpu.__version__}, adapter {client.device}"
 
 
 def bench_cubepy(client, launches: int) -> tuple[float, float]:
