@@ -3,6 +3,7 @@
     cubepy emit path/to/file.py:kernel_name --target wgsl --cube-dim 16,16,1 -D Float=f32
     cubepy ir   path/to/file.py:kernel_name -D Float=f32
     cubepy info
+    cubepy cache [--clear]
 """
 from __future__ import annotations
 
@@ -120,6 +121,24 @@ def _cmd_info(args) -> int:
     return 0
 
 
+def _cmd_cache(args) -> int:
+    from . import cache
+    root = cache.cache_dir()
+    if root is None:
+        print(f"the disk cache is off ({cache.NO_CACHE_ENV} is set)")
+        return 0
+    if args.clear:
+        for folder in cache.clear():
+            print(f"removed {folder}")
+        return 0
+    print(f"cache folder: {root} (docs/CACHE.md)")
+    for folder in sorted(root.iterdir()) if root.is_dir() else ():
+        files = [f for f in folder.iterdir() if f.is_file()] if folder.is_dir() else []
+        size = sum(f.stat().st_size for f in files)
+        print(f"  {folder.name:8} {len(files)} entries, {size / 1024:.1f} KiB")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="cubepy", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -141,8 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                            choices=("cuda", "wgsl", "metal", "cpu"),
                            help="also run that target's legalisation passes")
     sub.add_parser("info", help="list the runtimes and devices found")
+    p = sub.add_parser("cache", help="show the on-disk cache folder, or clear it")
+    p.add_argument("--clear", action="store_true", help="delete every cache entry")
     args = parser.parse_args(argv)
-    commands = {"emit": _cmd_emit, "ir": _cmd_ir, "info": _cmd_info}
+    commands = {"emit": _cmd_emit, "ir": _cmd_ir, "info": _cmd_info, "cache": _cmd_cache}
     try:
         return commands[args.command](args)
     except CompileError as e:

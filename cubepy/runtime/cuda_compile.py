@@ -3,37 +3,34 @@ nvcc command line, with an on-disk cache of cubins.
 
 NVRTC compiles a kernel in tens of milliseconds where nvcc takes about half a second, so
 it goes first; any NVRTC failure (missing library, unsupported architecture) falls back
-to nvcc. The cache key is a hash of the source, the architecture and the compiler's
-version, so a new toolkit never loads a stale cubin.
+to nvcc.
 
-Environment: CUBEPY_CACHE_DIR moves the cache (default ~/.cache/cubepy, or under
-$XDG_CACHE_HOME); CUBEPY_DISABLE_CACHE=1 turns the on-disk cache off;
+Cubins live in the `cuda` folder of the cubepy cache (cubepy/cache.py: trusted folders,
+checksummed entries, atomic writes; docs/CACHE.md). The key covers everything that
+changes the cubin: the source, the architecture, the compiler options (include folders
+among them), the compiler's identity and the cubepy version. The compiler's identity is
+the path, size and modification time of its files (libnvrtc, or nvcc with ptxas and
+cicc) plus NVRTC's version: a new or rebuilt toolkit never loads a stale cubin, and for
+nvcc a cache hit needs no `nvcc --version` subprocess.
+
+Environment: CUBEPY_CACHE_DIR moves the cache, CUBEPY_NO_CACHE=1 turns it off;
 CUBEPY_CUDA_COMPILER=nvcc or =nvrtc forces one compiler.
 """
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import shutil
 import tempfile
-from pathlib import Path
 
+from ..cache import DiskCache, cache_key
 from ..errors import LaunchError
 
 # Plain IEEE arithmetic: no fast-math, the DSL's NaN/rounding semantics depend on it.
 _COMMON_OPTIONS = ("--std=c++17",)
 
 
-def cache_dir() -> Path | None:
-    """Where cubins are kept, or None when the on-disk cache is off."""
-    if os.environ.get("CUBEPY_DISABLE_CACHE", "") not in ("", "0"):
-        return None
-    root = os.environ.get("CUBEPY_CACHE_DIR")
-    if root:
-        return Path(root) / "cuda"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "cubepy" / "cuda"
+CUBINS = DiskCache("cuda", ".cubin")
 
 
 @functools.lru_cache(maxsize=None)
@@ -118,6 +115,87 @@ def nvcc_version() -> str | None:
     return "nvcc-" + (out.splitlines()[-1] if out else "unknown")
 
 
+def file_identity(path: str | None) -> str:
+    """"path:size:mtime_ns" of the file `path` resolves to ("" when missing): changes
+    whenever the file is replaced or rebuilt, and costs one stat."""
+    if not path:
+        return ""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return ""
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+
+
+@functools.lru_cache(maxsize=None)
+def nvrtc_identity() -> str | None:
+    """NVRTC's version and the identity of the libnvrtc this process loaded, or None
+    when NVRTC is not available. NVRTC must be loaded to learn which library serves."""
+    version = nvrtc_version()
+    if version is None:
+        return None
+    return f"{version}|{file_identity(_loaded_library('libnvrtc'))}"
+
+
+def _loaded_library(stem: str) -> str | None:
+    """The path of a shared library mapped into this process whose name starts with
+    `stem` (Linux /proc/self/maps), or None."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.rstrip("\n").partition("/")[2]
+                if path and os.path.basename(path).startswith(stem):
+                    return "/" + path
+    except OSError:
+        pass
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def nvcc_identity() -> str | None:
+    """The identity of nvcc and of the ptxas and cicc beside it (path, size and mtime of
+    each), or None when nvcc is not usable. A real nvcc binary costs no subprocess, so a
+    cache hit stays cheap; an nvcc that is a script (a wrapper around some toolkit) also
+    adds the text of `nvcc --version`, since its own file says nothing of the toolkit."""
+    if os.environ.get("CUBEPY_CUDA_COMPILER") == "nvrtc":
+        return None
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return None
+    bin_dir = os.path.dirname(os.path.realpath(nvcc))
+    parts = [file_identity(nvcc), file_identity(os.path.join(bin_dir, "ptxas")),
+             file_identity(os.path.join(os.path.dirname(bin_dir), "nvvm", "bin", "cicc"))]
+    if not _is_elf(nvcc):
+        version = nvcc_version()
+        if version is None:
+            return None
+        parts.append(version)
+    return "nvcc|" + "|".join(parts)
+
+
+def _is_elf(path: str) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def nvrtc_options(arch: str) -> list[str]:
+    """NVRTC's options for `arch` (they are part of the cache key)."""
+    opts = [f"--gpu-architecture={arch}", *_COMMON_OPTIONS]
+    for inc in dict.fromkeys((cuda_include_dir(), cccl_include_dir())):
+        if inc:
+            opts.append(f"--include-path={inc}")
+    return opts
+
+
+def nvcc_options(arch: str) -> list[str]:
+    """nvcc's options for `arch` (they are part of the cache key)."""
+    return ["-cubin", f"-arch={arch}", *_COMMON_OPTIONS]
+
+
 def compile_nvrtc(source: str, arch: str) -> bytes:
     """A cubin for `arch` ("sm_90") through NVRTC; raises RuntimeError with the log."""
     nvrtc = _nvrtc_module()
@@ -125,10 +203,7 @@ def compile_nvrtc(source: str, arch: str) -> bytes:
     if int(err) != 0:
         raise RuntimeError(f"nvrtcCreateProgram failed: {err}")
     try:
-        opts = [f"--gpu-architecture={arch}".encode()] + [o.encode() for o in _COMMON_OPTIONS]
-        for inc in dict.fromkeys((cuda_include_dir(), cccl_include_dir())):
-            if inc:
-                opts.append(f"--include-path={inc}".encode())
+        opts = [o.encode() for o in nvrtc_options(arch)]
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if int(err) != 0:
             _, size = nvrtc.nvrtcGetProgramLogSize(prog)
@@ -158,8 +233,8 @@ def compile_nvcc(source: str, arch: str) -> bytes:
         src, out = os.path.join(tmp, "kernel.cu"), os.path.join(tmp, "kernel.cubin")
         with open(src, "w") as f:
             f.write(source)
-        proc = subprocess.run([nvcc, "-cubin", f"-arch={arch}", *_COMMON_OPTIONS,
-                               "-o", out, src], capture_output=True, text=True)
+        proc = subprocess.run([nvcc, *nvcc_options(arch), "-o", out, src],
+                              capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError((proc.stderr or proc.stdout).strip())
         with open(out, "rb") as f:
@@ -177,56 +252,34 @@ class CudaCompiler:
         self.arch = arch
         self.last_compiler = ""
 
-    def _key(self, source: str, compiler: str) -> str:
-        h = hashlib.sha256()
-        for part in (compiler, self.arch, source):
-            h.update(part.encode())
-            h.update(b"\x00")
-        return h.hexdigest()
+    def key(self, source: str, compiler: str, options: list[str]) -> str:
+        """The cache key of a cubin: source, architecture, compiler identity, options
+        and (through cache_key) the cubepy version."""
+        return cache_key("cubin", compiler, self.arch, "\x00".join(options), source)
 
     def compile(self, source: str) -> bytes:
         """The cubin for `source`; raises LaunchError when no compiler accepts it."""
-        folder = cache_dir()
         errors = []
-        for which, fn in (("nvrtc", compile_nvrtc), ("nvcc", compile_nvcc)):
-            # nvcc's version costs a subprocess: ask only when NVRTC did not serve.
-            version = nvrtc_version() if which == "nvrtc" else nvcc_version()
-            if version is None:
+        # Module globals looked up per call, so tests can substitute fake compilers.
+        compilers = (("nvrtc", nvrtc_identity, nvrtc_options, compile_nvrtc, nvrtc_version),
+                     ("nvcc", nvcc_identity, nvcc_options, compile_nvcc, nvcc_version))
+        for which, identity, options, fn, version in compilers:
+            compiler = identity()
+            if compiler is None:
                 continue
-            key = self._key(source, version)
-            if folder is not None:
-                cubin = _read(folder / f"{key}.cubin")
-                if cubin is not None:
-                    self.last_compiler = "disk"
-                    return cubin
+            key = self.key(source, compiler, options(self.arch))
+            cubin = CUBINS.get(key)
+            if cubin is not None:
+                self.last_compiler = "disk"
+                return cubin
             try:
                 cubin = fn(source, self.arch)
             except Exception as e:  # compiler missing or rejecting: try the next one
-                errors.append(f"{version}: {e}")
+                errors.append(f"{version() or which}: {e}")
                 continue
-            self.last_compiler = version
-            if folder is not None:
-                _write(folder, f"{key}.cubin", cubin)
+            self.last_compiler = version() or which
+            CUBINS.put(key, cubin)
             return cubin
         detail = "\n".join(errors) or "neither NVRTC (cuda-python) nor nvcc was found"
         raise LaunchError(f"the CUDA compiler rejected the generated source for {self.arch}:"
                           f"\n{detail}")
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-def _write(folder: Path, name: str, data: bytes) -> None:
-    """Atomic write (tmp + rename) so concurrent processes never see half a cubin."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, folder / name)
-    except OSError:
-        pass  # a read-only home only costs recompiles

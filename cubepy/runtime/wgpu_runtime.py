@@ -40,16 +40,19 @@ from .base import Client, DeviceLimits, DeviceTensor
 def _quiet_vulkan_loader() -> None:
     """Vulkan drivers (Mesa's among them) print "error: XDG_RUNTIME_DIR is invalid or not
     set" when that variable is missing, as it is in containers and CI, although compute
-    works. Point it at a private folder so that probing for a device stays silent."""
+    works. Point it at a private folder so that probing for a device stays silent.
+
+    The folder's name is predictable and the temp folder is shared, so another user may
+    have made it first: it is used only when the current user owns it and nobody else can
+    write it (the rules of cubepy/cache.py); otherwise one CacheWarning, and the variable
+    stays unset."""
     if os.environ.get("XDG_RUNTIME_DIR"):
         return
+    from ..cache import trusted_dir
     uid = getattr(os, "getuid", lambda: 0)()
     folder = os.path.join(tempfile.gettempdir(), f"cubepy-runtime-{uid}")
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-    except OSError:
-        return
-    os.environ["XDG_RUNTIME_DIR"] = folder
+    if trusted_dir(folder, create=True):
+        os.environ["XDG_RUNTIME_DIR"] = folder
 
 
 MAX_BATCH = 64  # dispatches recorded before a submit is forced
