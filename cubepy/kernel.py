@@ -3,7 +3,8 @@ launches a kernel."""
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -17,10 +18,15 @@ from .ir.passes import run_pipeline
 from .ir.printer import print_kernel
 from .ir.types import DType, Generic, dtype_from_name, f32, i32
 from .lang import LineOf
+from .lru import LRU
 from .spec import Specialization
 
 SOURCE_TARGETS = ("cuda", "wgsl", "metal")
 LINE_SIZES = (1, 2, 4, 8)  # line sizes a Line parameter may take
+# Per-kernel in-memory caches, least recently used dropped first (docs/CACHE.md): compiled
+# specialisations (IR, ABI, source, and one executable per client) and launch plans.
+COMPILED_CACHE = 64
+PLAN_CACHE = 256
 
 
 @dataclass
@@ -31,6 +37,10 @@ class Compiled:
     abi: KernelABI
     source: str | None  # None for the cpu target (it runs the IR)
     checked: bool
+    # client -> its executable of this specialisation, shared by every plan for it (other
+    # cube counts, scalar types); weak, so a dropped client does not stay alive here.
+    executables: weakref.WeakKeyDictionary = field(
+        default_factory=weakref.WeakKeyDictionary, repr=False, compare=False)
 
 
 @dataclass
@@ -54,8 +64,10 @@ class CubeFunction:
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
         self._parsed: ParsedFunction | None = None
-        self._compiled: dict[tuple, Compiled] = {}
-        self._plans: dict[tuple, _LaunchPlan] = {}
+        # Bounded, and owned by this object: they (and the executables they hold) go
+        # with the kernel.
+        self._compiled: LRU[tuple, Compiled] = LRU(COMPILED_CACHE)
+        self._plans: LRU[tuple, _LaunchPlan] = LRU(PLAN_CACHE)
         self._key_of: Callable[[tuple], tuple] | None = None  # see _make_key_of
         self._parse()  # syntax errors surface at decoration
 
@@ -120,7 +132,7 @@ class CubeFunction:
                 from .codegen import emit
                 source = emit(kernel, target, abi, checked)
             compiled = Compiled(kernel, abi, source, checked)
-            self._compiled[key] = compiled
+            self._compiled.put(key, compiled)
         return compiled
 
     def source(self, target: str = "cuda", cube_dim=(1, 1, 1), checked: bool = True,
@@ -175,17 +187,21 @@ class CubeFunction:
             count = _dim3_cached(cube_count, "cube_count")
             dim = _dim3_cached(cube_dim, "cube_dim")
         key_of = self._key_of or self._make_key_of()
+        plans = self._plans
         try:
             key = (id(client), count, dim, checked) + key_of(args)
-            plan = self._plans.get(key)
-            if plan is not None and plan.client is not client:  # a reused id()
+            plan = plans[key]  # the LRU's plain lookup, then its refresh: no Python frame
+            plans.move_to_end(key)
+            if plan.client is not client:  # a reused id()
                 plan = None
-        except (AttributeError, TypeError, IndexError):  # a wrong argument: _plan says which
+        except KeyError:
+            plan = None
+        except (AttributeError, TypeError, IndexError, struct.error):  # _plan says which
             key = plan = None
         if plan is None:
             plan = self._plan(client, count, dim, args, checked)
             if key is not None:
-                self._plans[key] = plan
+                self._plans.put(key, plan)
         buffers = [args[i] for i in plan.buffer_args]
         for b in buffers:
             if b.client is not client:  # re-plan: raises the LaunchError naming it
@@ -201,16 +217,23 @@ class CubeFunction:
     def _make_key_of(self) -> Callable[[tuple], tuple]:
         """A generated function args -> what decides the launch plan: the argument count,
         each buffer's dtype, line size and rank, each scalar's Python type and each
-        comptime's type and value (one call, no per-argument dispatch)."""
+        comptime's type and value (one call, no per-argument dispatch). A comptime float
+        counts by its bit pattern: -0.0 gets its own plan, and NaN finds its plan again."""
         parts = ["len(a)"]
         for i, p in enumerate(self.params):
             if p.kind in ("tensor", "array"):
                 parts += [f"a[{i}].dtype", f"a[{i}].line_size", f"len(a[{i}].shape)"]
+            elif p.kind == "comptime" and p.pytype is float:
+                # Non-zero, non-NaN floats are equal exactly when their bits are: only
+                # zeros and NaNs pay for the bit pattern.
+                parts += [f"type(a[{i}])",
+                          f"(a[{i}] if a[{i}] == a[{i}] and a[{i}] else _bits(a[{i}]))"]
             elif p.kind == "comptime":
                 parts += [f"type(a[{i}])", f"a[{i}]"]
             else:
                 parts.append(f"type(a[{i}])")
-        self._key_of = eval(f"lambda a: ({', '.join(parts)},)")
+        self._key_of = eval(f"lambda a: ({', '.join(parts)},)",
+                            {"_bits": struct.Struct("<d").pack})
         return self._key_of
 
     def _merge_kwargs(self, args: tuple, kwargs: dict) -> tuple:
@@ -259,7 +282,10 @@ class CubeFunction:
         spec = Specialization.make({k: v for k, (v, _) in generics.items()}, comptime, dim,
                                    line_sizes)
         compiled = self._compile(spec, client.target, checked)
-        executable = client.compile(compiled.kernel, compiled.abi, checked)
+        executable = compiled.executables.get(client)
+        if executable is None:
+            executable = client.compile(compiled.kernel, compiled.abi, checked)
+            compiled.executables[client] = executable
         index = {p.name: i for i, p in enumerate(params)}
         buffer_args = tuple(index[b.name] for b in compiled.abi.buffers)
         return _LaunchPlan(client, executable, buffer_args, _make_packer(compiled.abi, index))

@@ -1,17 +1,31 @@
 """The specialisation key: everything that makes one compiled variant of a kernel.
 
 Everything after the frontend is a pure function of (kernel, Specialization, target,
-checked), which makes caching simple and safe.
+checked), which makes caching simple and safe. Two specialisations are equal only when
+they compile to the same code: comptime floats compare by bit pattern (`-0.0` is not
+`0.0`, and a NaN equals a NaN with the same bits).
 """
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Any
 
 from .ir.types import DType
 
 
-@dataclass(frozen=True)
+def exact_key(value: Any) -> Any:
+    """`value` as a cache key that tells apart every value compiling differently: floats
+    by their IEEE bit pattern, containers element by element, others by type and value
+    (so True is not 1)."""
+    if isinstance(value, float):
+        return (float, struct.pack("<d", value))
+    if isinstance(value, (tuple, list)):
+        return (type(value), tuple(exact_key(v) for v in value))
+    return (type(value), value)
+
+
+@dataclass(frozen=True, eq=False)
 class Specialization:
     """generics: placeholder name -> DType; comptime: parameter name -> Python value;
     cube_dim: (x, y, z); line_sizes: buffer parameter name -> line size (1 if absent)."""
@@ -29,6 +43,18 @@ class Specialization:
             tuple(sorted((comptime or {}).items(), key=lambda kv: kv[0])),
             tuple(int(v) for v in cube_dim),
             tuple(sorted((k, v) for k, v in (line_sizes or {}).items() if v != 1)))
+
+    def _identity(self) -> tuple:
+        return (self.generics, tuple((k, exact_key(v)) for k, v in self.comptime),
+                self.cube_dim, self.line_sizes)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Specialization):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
 
     def generic(self, name: str) -> DType | None:
         for k, v in self.generics:

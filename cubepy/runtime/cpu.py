@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import platform
 import struct
+import weakref
 from typing import Any, Sequence
 
 import numpy as np
@@ -160,7 +161,10 @@ class CpuClient(Client):
             max_cube_dim=(1024, 1024, 64), max_units_per_cube=1024,
             max_cube_count=(2**31 - 1, 65535, 65535), dtypes=_CPU_DTYPES,
             atomic_dtypes=frozenset({i32, u32, f32, i64, u64}), plane_dim=PLANE_DIM)
-        self._programs: dict[int, tuple[ir.Kernel, KernelABI, CpuExecutable]] = {}
+        # id(kernel) -> executable; weak, so an executable (and the kernel it holds)
+        # goes when the kernel's own caches drop it.
+        self._programs: weakref.WeakValueDictionary[int, CpuExecutable] = \
+            weakref.WeakValueDictionary()
 
     def _alloc(self, size: int, dtype: DType) -> np.ndarray:
         return np.zeros(size, dtype.numpy)
@@ -175,10 +179,10 @@ class CpuClient(Client):
         """Compiles the kernel to Python once; later calls with the same kernel object
         (the caller caches specialisations) reuse it. Accesses are always checked."""
         found = self._programs.get(id(kernel))
-        if found is not None and found[0] is kernel and found[1] == abi:
-            return found[2]
+        if found is not None and found.program.kernel is kernel and found.abi == abi:
+            return found
         exe = CpuExecutable(compile_kernel(kernel, abi))
-        self._programs[id(kernel)] = (kernel, abi, exe)
+        self._programs[id(kernel)] = exe
         return exe
 
     def dispatch(self, executable: CpuExecutable, cube_count: tuple[int, int, int],

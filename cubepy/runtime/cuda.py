@@ -5,7 +5,8 @@
 - Memory: `mem_alloc` buffers, zeroed on allocation; uploads and zeroing go on the
   client's stream, downloads wait for it.
 - Compilation: cuda_compile.py (NVRTC, else nvcc, with an on-disk cubin cache) then
-  `module_from_buffer`; modules are cached in memory by source.
+  `module_from_buffer`; loaded modules and executables are found again by source while
+  some kernel still uses them (weak references: they are unloaded with their kernels).
 - Launch: the info struct travels BY VALUE after the buffer pointers. Pointers are 8
   bytes and the struct's alignment is at most 8, so appending its bytes right after the
   pointers reproduces the C parameter layout; one precompiled `struct.Struct` packs the
@@ -18,6 +19,7 @@ from __future__ import annotations
 import atexit
 import struct
 import threading
+import weakref
 from typing import Any, Sequence
 
 import numpy as np
@@ -44,12 +46,25 @@ class _Buffer:
         self.nbytes = nbytes
 
 
+class _LoadedModule:
+    """A loaded PyCUDA module; executables hold it, the client's index refers to it
+    weakly, so the module is unloaded once no executable of it is left."""
+
+    __slots__ = ("module", "__weakref__")
+
+    def __init__(self, module):
+        self.module = module
+
+
 class CudaExecutable:
     """A loaded kernel and what launching it needs."""
 
-    __slots__ = ("function", "launch", "pack", "name", "source", "abi", "compiler")
+    __slots__ = ("function", "launch", "pack", "name", "source", "abi", "compiler",
+                 "module", "__weakref__")
 
-    def __init__(self, function, name: str, source: str, abi: KernelABI, compiler: str):
+    def __init__(self, function, name: str, source: str, abi: KernelABI, compiler: str,
+                 module: _LoadedModule | None = None):
+        self.module = module  # keeps the module loaded while this executable lives
         self.function = function
         self.name = name
         self.source = source
@@ -105,8 +120,11 @@ class CudaClient(Client):
         self.device = f"{self._device.name()} ({self.arch}, cuda:{index})"
         self.limits = self._read_limits(major)
         self.compiler = CudaCompiler(self.arch)
-        self._modules: dict[str, Any] = {}  # source -> loaded module
-        self._executables: dict[tuple[str, str], CudaExecutable] = {}
+        # Weak: entries live as long as some kernel's caches hold the executable.
+        self._modules: weakref.WeakValueDictionary[str, _LoadedModule] = \
+            weakref.WeakValueDictionary()
+        self._executables: weakref.WeakValueDictionary[tuple[str, str], CudaExecutable] = \
+            weakref.WeakValueDictionary()
 
     def _read_limits(self, major: int) -> DeviceLimits:
         attr = self._cuda.device_attribute
@@ -185,15 +203,15 @@ class CudaClient(Client):
         if exe is not None:
             return exe
         self._activate()
-        module = self._modules.get(source)
+        loaded = self._modules.get(source)
         compiler = "memory"
-        if module is None:
+        if loaded is None:
             cubin = self.compiler.compile(source)
             compiler = self.compiler.last_compiler
-            module = self._cuda.module_from_buffer(cubin)
-            self._modules[source] = module
-        function = module.get_function(name)
-        exe = CudaExecutable(function, name, source, abi, compiler)
+            loaded = _LoadedModule(self._cuda.module_from_buffer(cubin))
+            self._modules[source] = loaded
+        function = loaded.module.get_function(name)
+        exe = CudaExecutable(function, name, source, abi, compiler, loaded)
         self._executables[key] = exe
         return exe
 

@@ -418,7 +418,10 @@ class WgpuClient(Client):
             return
         cpass, encoder, used = self._pass, self._encoder, self._info_used
         # Reset first: a validation error surfacing here must not wedge the client.
-        self._pass = self._encoder = self._pass_pipeline = None
+        # The bind group goes too: it references its buffers natively, so keeping it
+        # would keep the memory of tensors dropped before this submit.
+        self._pass = self._encoder = self._pass_pipeline = self._pass_bind_group = None
+        self._pass_info = b""
         self._pending = 0
         self._info_used = 0
         self._unsynced = True
