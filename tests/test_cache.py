@@ -385,6 +385,29 @@ def test_nvcc_identity_changes_with_the_toolkit_files_and_needs_no_subprocess(
         cuda_compile.nvcc_identity.cache_clear()
 
 
+def test_nvrtc_identity_names_the_loaded_library_file(tmp_path, monkeypatch):
+    lib = tmp_path / "libnvrtc.so.13"
+    lib.write_bytes(b"\x7fELF" + b"\0" * 100)
+    monkeypatch.setattr(cuda_compile, "nvrtc_version", lambda: "nvrtc-13.0")
+    monkeypatch.setattr(cuda_compile, "_loaded_library", lambda stem: str(lib))
+    cuda_compile.nvrtc_identity.cache_clear()
+    try:
+        first = cuda_compile.nvrtc_identity()
+        assert first.startswith("nvrtc-13.0|") and str(lib) in first
+        cuda_compile.nvrtc_identity.cache_clear()
+        lib.write_bytes(b"\x7fELF" + b"\0" * 101)  # a patched library, same version
+        assert cuda_compile.nvrtc_identity() != first
+    finally:
+        cuda_compile.nvrtc_identity.cache_clear()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="Linux only")
+def test_loaded_library_is_found_in_the_process_maps():
+    found = cuda_compile._loaded_library("libc.so")
+    assert found and os.path.basename(found).startswith("libc.so") and os.path.isfile(found)
+    assert cuda_compile._loaded_library("libsurely-not-loaded-xyz") is None
+
+
 # -- the jinja2 bytecode cache -----------------------------------------------------------
 
 def _render_fresh(template="wgsl_kernel.wgsl.j2"):
@@ -524,3 +547,49 @@ def test_cli_cache_command(cache_root):
                          capture_output=True, text=True, env=env,
                          cwd=Path(cubepy.__file__).parent.parent)
     assert out.returncode == 0 and not (cache_root / "a").exists()
+
+
+# -- on a CUDA machine: real compilers, real cubins --------------------------------------
+
+@pytest.mark.cuda
+def test_cuda_cubin_cache_with_real_compiler_and_device(cache_root):
+    """A real cubin is cached, a corrupted entry is recompiled and replaced, an entry
+    another user could write is refused, and every cubin served runs correctly."""
+    import struct
+
+    import numpy as np
+
+    from cubepy.runtime.cuda import CudaExecutable
+    from test_runtime_cuda import FILL_ABI, FILL_SOURCE
+    try:
+        client = cubepy.client("cuda")
+    except cubepy.LaunchError:
+        pytest.skip("no CUDA device")
+    import pycuda.driver as drv
+
+    def run(cubin: bytes) -> np.ndarray:
+        client._activate()
+        module = drv.module_from_buffer(cubin)
+        exe = CudaExecutable(module.get_function("fill"), "fill", FILL_SOURCE, FILL_ABI,
+                             "test")
+        out = client.zeros(64, cubepy.u32)
+        client.dispatch(exe, (1, 1, 1), (64, 1, 1), [out], struct.pack("<I", 64))
+        return out.numpy()
+
+    want = np.arange(64, dtype=np.uint32) * 3 + 1
+    first = cuda_compile.CudaCompiler(client.arch)
+    cubin = first.compile(FILL_SOURCE)
+    assert first.last_compiler != "disk" and np.array_equal(run(cubin), want)
+    path = _cubin_file(cache_root)
+    hit = cuda_compile.CudaCompiler(client.arch)
+    assert hit.compile(FILL_SOURCE) == cubin and hit.last_compiler == "disk"
+    path.write_bytes(path.read_bytes()[:100])  # truncated
+    again = cuda_compile.CudaCompiler(client.arch)
+    assert np.array_equal(run(again.compile(FILL_SOURCE)), want)
+    assert again.last_compiler != "disk" and cache.decode_entry(
+        path.stem, path.read_bytes()) is not None
+    os.chmod(path, 0o666)
+    refused = cuda_compile.CudaCompiler(client.arch)
+    got, warned = _caught(lambda: refused.compile(FILL_SOURCE))
+    assert refused.last_compiler != "disk" and len(warned) == 1
+    assert np.array_equal(run(got), want)

@@ -135,7 +135,7 @@ def nvrtc_identity() -> str | None:
     version = nvrtc_version()
     if version is None:
         return None
-    return f"{version}|{file_identity(_loaded_library('libnvrtc'))}"
+    return f"{version}|{file_identity(_loaded_library('libnvrtc.so'))}"
 
 
 def _loaded_library(stem: str) -> str | None:
