@@ -44,17 +44,18 @@ class Specialization:
             tuple(int(v) for v in cube_dim),
             tuple(sorted((k, v) for k, v in (line_sizes or {}).items() if v != 1)))
 
-    def _identity(self) -> tuple:
-        return (self.generics, tuple((k, exact_key(v)) for k, v in self.comptime),
-                self.cube_dim, self.line_sizes)
+    def __post_init__(self) -> None:  # the exact key, computed once
+        object.__setattr__(self, "_key", (
+            self.generics, tuple((k, exact_key(v)) for k, v in self.comptime),
+            self.cube_dim, self.line_sizes))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Specialization):
             return NotImplemented
-        return self._identity() == other._identity()
+        return self._key == other._key
 
     def __hash__(self) -> int:
-        return hash(self._identity())
+        return hash(self._key)
 
     def generic(self, name: str) -> DType | None:
         for k, v in self.generics:
