@@ -68,6 +68,7 @@ class CubeFunction:
         # with the kernel.
         self._compiled: LRU[tuple, Compiled] = LRU(COMPILED_CACHE)
         self._plans: LRU[tuple, _LaunchPlan] = LRU(PLAN_CACHE)
+        self._newest_plan: _LaunchPlan | None = None  # the one at the end of _plans
         self._key_of: Callable[[tuple], tuple] | None = None  # see _make_key_of
         self._parse()  # syntax errors surface at decoration
 
@@ -190,8 +191,10 @@ class CubeFunction:
         plans = self._plans
         try:
             key = (id(client), count, dim, checked) + key_of(args)
-            plan = plans[key]  # the LRU's plain lookup, then its refresh: no Python frame
-            plans.move_to_end(key)
+            plan = plans[key]  # the LRU's plain lookup; refreshed below when needed
+            if plan is not self._newest_plan:  # (a refresh hashes the key again)
+                plans.move_to_end(key)
+                self._newest_plan = plan
             if plan.client is not client:  # a reused id()
                 plan = None
         except KeyError:
@@ -202,6 +205,7 @@ class CubeFunction:
             plan = self._plan(client, count, dim, args, checked)
             if key is not None:
                 self._plans.put(key, plan)
+                self._newest_plan = plan
         buffers = [args[i] for i in plan.buffer_args]
         for b in buffers:
             if b.client is not client:  # re-plan: raises the LaunchError naming it

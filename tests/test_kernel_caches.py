@@ -106,6 +106,22 @@ def test_per_kernel_caches_are_bounded(monkeypatch):
     assert len(add_const._compiled) == 3 and len(add_const._plans) == 4
 
 
+def test_plan_cache_drops_the_least_recently_used(monkeypatch):
+    monkeypatch.setattr(kernel_mod, "PLAN_CACHE", 2)
+
+    @cube(launch=True)
+    def add_const(c: Comptime[int], x: Array[u32], out: Array[u32]):
+        i = ABSOLUTE_POS
+        if i < len(out):
+            out[i] = x[i] + u32(c)
+
+    client = cubepy.client("cpu")
+    x, out = client.tensor(np.zeros(4, np.uint32)), client.zeros(4, u32)
+    for c in (1, 2, 1, 1, 3):  # 1 was used after 2: 2 is the one to go
+        add_const.launch(client, 1, 4, c, x, out)
+    assert sorted(key[-7] for key in add_const._plans) == [1, 3]
+
+
 def test_plans_of_one_specialisation_share_the_executable(runtime_client):
     x = runtime_client.tensor(np.arange(64, dtype=np.uint32))
     out = runtime_client.zeros(64, u32)
