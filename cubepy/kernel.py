@@ -382,6 +382,9 @@ def _bind_buffer(kernel: str, client, p: ParamInfo, a, generics, line_sizes) -> 
     if len(a.shape) > abi_mod.MAX_RANK:
         raise LaunchError(f"parameter {p.name!r} has rank {len(a.shape)}; at most "
                           f"{abi_mod.MAX_RANK} dimensions are supported", p.name)
+    if a.buffer_len > _U32_MAX or a.len > _U32_MAX:
+        raise LaunchError(f"parameter {p.name!r} has {max(a.buffer_len, a.len)} elements; "
+                          f"kernels index with u32, so at most {_U32_MAX} fit", p.name)
     elem = p.elem
     if isinstance(elem, LineOf):
         elem = elem.elem
@@ -399,6 +402,8 @@ def _bind_buffer(kernel: str, client, p: ParamInfo, a, generics, line_sizes) -> 
         raise LaunchError(f"parameter {p.name!r} expects {elem.name} elements, got "
                           f"{a.dtype.name}", p.name)
 
+
+_U32_MAX = 2**32 - 1
 
 _INT_RANGES = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
                "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}

@@ -160,6 +160,16 @@ def test_device_tensor_views_inside_their_buffer_are_accepted():
     assert broadcast.numpy().shape == (4, 6)
 
 
+def test_tensors_beyond_u32_elements_are_refused_at_launch():
+    client = cubepy.client("cpu")
+    small = client.zeros(4, f32)
+    fill32.launch(client, 1, 4, small, 1.0)  # a plan for (Tensor[f32], float) exists
+    huge = DeviceTensor(client, small.handle, (2**16, 2**16), (0, 0), f32, 2**32 + 4)
+    with pytest.raises(LaunchError, match="parameter 'x' has 4294967300 elements") as info:
+        fill32.launch(client, 1, 4, huge, 1.0)
+    assert info.value.param == "x"
+
+
 # -- runtime names ------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["cpu:abc", "wgpu:-1", "cuda:-1", "cpu:1", "cpu:", ":0",
