@@ -168,3 +168,30 @@ def test_wgpu_threads_never_share_an_info_slot():
             np.testing.assert_array_equal(out.numpy(), np.full(64, t * 100 + j, np.float32))
 
     _run_threads(work)
+
+
+@pytest.mark.wgpu
+def test_wgpu_buffer_freed_while_another_thread_holds_the_lock_does_not_wait():
+    """A buffer's finalizer runs in the thread that frees it; it must not wait for a
+    lock another thread holds (two clients' threads could deadlock), and the freed
+    buffer's bind groups are still dropped before a new buffer is bound."""
+    from cubepy.runtime.wgpu_runtime import WgpuClient
+    try:
+        client = WgpuClient(0)
+    except cubepy.LaunchError:
+        pytest.skip("no wgpu adapter")
+    box = [client.zeros(64, f32)]
+    add_index.launch(client, 1, 64, box[0], 0)
+    client.sync()
+    freed_id = id(box[0].handle)
+    assert freed_id in client._bind_group_users
+    thread = threading.Thread(target=box.clear)  # drops the last reference there
+    with client._lock:
+        thread.start()
+        thread.join(timeout=10)
+        assert not thread.is_alive(), "freeing a buffer waited for the client's lock"
+        assert freed_id in client._freed
+    y = client.zeros(64, f32)
+    add_index.launch(client, 1, 64, y, 1)
+    assert client._freed == []
+    np.testing.assert_array_equal(y.numpy(), np.arange(64, dtype=np.float32) + 1)

@@ -198,6 +198,7 @@ class WgpuClient(Client):
         self._staging = None
         self._staging_size = 0
         self._bind_group_users: dict[int, set] = {}  # buffer id -> {(executable, key)}
+        self._freed: list[int] = []  # ids of freed buffers whose bind groups must go
         self.submits = 0  # counters for tests and benchmarks
         self.staging_allocations = 0
 
@@ -371,6 +372,8 @@ class WgpuClient(Client):
         """The bind group for these buffers, cached under their ids. The cache does not
         keep buffers alive: when a buffer is freed, its bind groups are dropped (before
         its id can be reused)."""
+        if self._freed:
+            self._drop_freed()
         cache = exe.bind_groups
         bg = cache.get(key)
         if bg is not None:
@@ -396,8 +399,21 @@ class WgpuClient(Client):
         return bg
 
     def _forget_buffer(self, handle_id: int) -> None:
-        with self._lock:  # a finalizer: runs in whichever thread frees the buffer
-            for exe, key in self._bind_group_users.pop(handle_id, ()):
+        """A buffer's finalizer: runs in whichever thread frees it, possibly while another
+        thread holds the lock (or this one holds another client's), so it never waits:
+        the id is queued, and dropped now if the lock is free, else by the next
+        `_bind_group` (which runs before any new buffer can be bound under that id)."""
+        self._freed.append(handle_id)
+        if self._lock.acquire(blocking=False):
+            try:
+                self._drop_freed()
+            finally:
+                self._lock.release()
+
+    def _drop_freed(self) -> None:
+        """Drops the bind groups of freed buffers (the caller holds the lock)."""
+        while self._freed:
+            for exe, key in self._bind_group_users.pop(self._freed.pop(), ()):
                 exe.bind_groups.pop(key, None)
 
     def _grid(self, cube_count: tuple[int, int, int]) -> tuple[int, int, int]:
