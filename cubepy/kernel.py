@@ -340,11 +340,12 @@ def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel) -> None:
     reaches the driver (some drivers hang on such a pipeline instead of rejecting it)."""
     if not kernel.shared:
         return
-    # WGSL stores bools (and atomics) in 4-byte words; CUDA and cpu use the dtype's size.
-    word = 4 if client.target == "wgsl" else 0
-    sizes = [(d.buffer.name, d.size * max(d.buffer.elem.itemsize, word if
-                                          d.buffer.elem.is_bool else 0))
-             for d in kernel.shared]
+    sizes = []
+    for decl in kernel.shared:
+        elem = decl.buffer.elem
+        # WGSL stores bools in 4-byte words; CUDA and cpu use the dtype's size.
+        itemsize = 4 if elem.is_bool and client.target == "wgsl" else elem.itemsize
+        sizes.append((decl.buffer.name, decl.size * itemsize))
     total = sum(n for _, n in sizes)
     limit = client.limits.max_shared_bytes
     if total > limit:

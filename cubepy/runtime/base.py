@@ -156,18 +156,17 @@ class Client:
         """Raises LaunchError when the device was lost: every call after a loss fails
         at once instead of reaching (and possibly hanging in) the driver."""
         if self.lost is not None:
-            raise LaunchError(f"the {self.runtime} device {self.device!r} was lost "
-                              f"({self.lost}); create a new client (cubepy.client() makes "
-                              f"one) and upload the data again")
+            raise self._lost_error()
 
     def _mark_lost(self, reason: str) -> LaunchError:
         """Records that the device is unusable; the LaunchError to raise now."""
         self.lost = reason
-        try:
-            self.check_alive()
-        except LaunchError as e:
-            return e
-        raise AssertionError("unreachable")
+        return self._lost_error()
+
+    def _lost_error(self) -> LaunchError:
+        return LaunchError(f"the {self.runtime} device {self.device!r} was lost "
+                           f"({self.lost}); create a new client (cubepy.client() makes "
+                           f"one) and upload the data again")
 
     # -- memory -----------------------------------------------------------------------
     def tensor(self, array) -> DeviceTensor:

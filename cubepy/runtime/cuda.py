@@ -39,10 +39,9 @@ from .cuda_compile import CudaCompiler
 _tls = threading.local()  # .ctx: the context this module made current on this thread
 _pushed: list = []  # (thread id, context) pairs pushed by this module, popped at exit
 # CUDA errors after which the context is unusable for good (cuGetErrorString wording).
-_STICKY = re.compile(r"illegal|launch failed|unspecified launch failure|misaligned|"
-                     r"hardware stack|uncorrectable ECC|device-side assert|invalid program "
-                     r"counter|address space|context is destroyed|timeout|"
-                     r"ILLEGAL|LAUNCH_FAILED|MISALIGNED|ECC|ASSERT|CONTEXT_IS_DESTROYED",
+_STICKY = re.compile(r"illegal|launch[ _]failed|unspecified launch failure|misaligned|"
+                     r"hardware stack|uncorrectable|\becc\b|assert|invalid program counter|"
+                     r"address space|context[ _]is[ _]destroyed|launch[ _]timeout",
                      re.IGNORECASE)
 
 
