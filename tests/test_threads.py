@@ -195,3 +195,22 @@ def test_wgpu_buffer_freed_while_another_thread_holds_the_lock_does_not_wait():
     add_index.launch(client, 1, 64, y, 1)
     assert client._freed == []
     np.testing.assert_array_equal(y.numpy(), np.arange(64, dtype=np.float32) + 1)
+
+
+def test_threads_asking_for_a_new_client_get_the_same_one(monkeypatch):
+    import cubepy.runtime as runtime_mod
+    from cubepy.runtime.cpu import CpuClient
+    monkeypatch.setattr(runtime_mod, "_CLIENTS", {})
+    made = []
+
+    class SlowCpuClient(CpuClient):
+        def __init__(self):
+            made.append(self)
+            threading.Event().wait(0.05)  # creation takes a while: threads overlap
+            super().__init__()
+
+    import cubepy.runtime.cpu as cpu_mod
+    monkeypatch.setattr(cpu_mod, "CpuClient", SlowCpuClient)
+    clients = _run_threads(lambda t: cubepy.client("cpu"))
+    assert len(made) == 1
+    assert all(c is clients[0] for c in clients)
