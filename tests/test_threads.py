@@ -59,7 +59,8 @@ def test_eight_threads_launch_upload_download_exact(runtime_client):
             a, b = float(t + 1), float(j)
             scale_add.launch(client, _cube_count(N), 64, x, out, a, b)
             add_index.launch(client, _cube_count(N), 64, out, t)
-            want = host * np.float32(a) + np.float32(b) + (np.arange(N) + t).astype(np.float32)
+            index = (np.arange(N) + t).astype(np.float32)
+            want = host * np.float32(a) + np.float32(b) + index
             got = out.numpy()
             np.testing.assert_array_equal(got, want, err_msg=f"thread {t}, launch {j}")
             checked += 1

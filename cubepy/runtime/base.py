@@ -146,6 +146,9 @@ class Client:
     device: str = ""  # human-readable device description
     limits: DeviceLimits
     lost: str | None = None  # why the device is unusable, once it is (see check_alive)
+    # What a user can do after a loss (the cuda runtime says otherwise).
+    _after_loss = ("create a new client (cubepy.client(name) makes one) and upload the "
+                   "data again")
 
     def __init__(self) -> None:
         # Held around everything that touches the client's shared mutable state (open
@@ -165,8 +168,7 @@ class Client:
 
     def _lost_error(self) -> LaunchError:
         return LaunchError(f"the {self.runtime} device {self.device!r} was lost "
-                           f"({self.lost}); create a new client (cubepy.client() makes "
-                           f"one) and upload the data again")
+                           f"({self.lost}); {self._after_loss}")
 
     # -- memory -----------------------------------------------------------------------
     def tensor(self, array) -> DeviceTensor:

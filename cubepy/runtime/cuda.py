@@ -90,6 +90,8 @@ class CudaClient(Client):
 
     runtime = "cuda"
     target = "cuda"
+    _after_loss = ("such a fault poisons the process's CUDA context: restart the process "
+                   "(for a kernel fault, run it with launch() to find the access)")
 
     def __init__(self, index: int = 0):
         super().__init__()
