@@ -2,7 +2,9 @@
 launches a kernel."""
 from __future__ import annotations
 
+import math
 import struct
+import threading
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -70,6 +72,9 @@ class CubeFunction:
         self._plans: LRU[tuple, _LaunchPlan] = LRU(PLAN_CACHE)
         self._newest_plan: _LaunchPlan | None = None  # the one at the end of _plans
         self._key_of: Callable[[tuple], tuple] | None = None  # see _make_key_of
+        # Held while specialising, compiling and planning (rare: launches that hit a
+        # plan never take it), so threads sharing a kernel compile each variant once.
+        self._lock = threading.RLock()
         self._parse()  # syntax errors surface at decoration
 
     # -- compilation ------------------------------------------------------------------
@@ -124,6 +129,14 @@ class CubeFunction:
 
     def _compile(self, spec: Specialization, target: str, checked: bool) -> Compiled:
         key = (spec, target, checked)
+        compiled = self._compiled.get(key)
+        if compiled is not None:
+            return compiled
+        with self._lock:
+            return self._compile_locked(key, spec, target, checked)
+
+    def _compile_locked(self, key: tuple, spec: Specialization, target: str,
+                        checked: bool) -> Compiled:
         compiled = self._compiled.get(key)
         if compiled is None:
             kernel = run_pipeline(build_kernel(self._parse(), spec), target)
@@ -202,10 +215,13 @@ class CubeFunction:
         except (AttributeError, TypeError, IndexError, struct.error):  # _plan says which
             key = plan = None
         if plan is None:
-            plan = self._plan(client, count, dim, args, checked)
-            if key is not None:
-                self._plans.put(key, plan)
-                self._newest_plan = plan
+            with self._lock:
+                plan = plans.get(key) if key is not None else None
+                if plan is None or plan.client is not client:
+                    plan = self._plan(client, count, dim, args, checked)
+                    if key is not None:
+                        plans.put(key, plan)
+                        self._newest_plan = plan
         buffers = [args[i] for i in plan.buffer_args]
         for b in buffers:
             if b.client is not client:  # re-plan: raises the LaunchError naming it
@@ -286,6 +302,7 @@ class CubeFunction:
         spec = Specialization.make({k: v for k, (v, _) in generics.items()}, comptime, dim,
                                    line_sizes)
         compiled = self._compile(spec, client.target, checked)
+        _check_shared_memory(self.__name__, client, compiled.kernel)
         executable = compiled.executables.get(client)
         if executable is None:
             executable = client.compile(compiled.kernel, compiled.abi, checked)
@@ -348,6 +365,27 @@ def _check_dims(client, count, dim) -> None:
                               f"({client.device})", "cube_count")
 
 
+def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel) -> None:
+    """Refuses a kernel whose SharedMemory exceeds the device's per-cube limit before it
+    reaches the driver (some drivers hang on such a pipeline instead of rejecting it)."""
+    if not kernel.shared:
+        return
+    sizes = []
+    for decl in kernel.shared:
+        elem = decl.buffer.elem
+        # WGSL stores bools in 4-byte words; CUDA and cpu use the dtype's size.
+        itemsize = 4 if elem.is_bool and client.target == "wgsl" else elem.itemsize
+        sizes.append((decl.buffer.name, decl.size * itemsize))
+    total = sum(n for _, n in sizes)
+    limit = client.limits.max_shared_bytes
+    if total > limit:
+        detail = ", ".join(f"{name}: {n} bytes" for name, n in sizes)
+        raise LaunchError(f"{kernel_name} uses {total} bytes of SharedMemory ({detail}); "
+                          f"the {client.runtime} device {client.device!r} allows "
+                          f"{limit} bytes per cube (max_shared_bytes)",
+                          sizes[0][0] if len(sizes) == 1 else None)
+
+
 def _bind_generic(placeholder: Generic, dtype: DType, param: str,
                   generics: dict[str, tuple[DType, str]]) -> None:
     if not placeholder.accepts(dtype):
@@ -375,6 +413,9 @@ def _bind_buffer(kernel: str, client, p: ParamInfo, a, generics, line_sizes) -> 
     if len(a.shape) > abi_mod.MAX_RANK:
         raise LaunchError(f"parameter {p.name!r} has rank {len(a.shape)}; at most "
                           f"{abi_mod.MAX_RANK} dimensions are supported", p.name)
+    if a.buffer_len > _U32_MAX or a.len > _U32_MAX:
+        raise LaunchError(f"parameter {p.name!r} has {max(a.buffer_len, a.len)} elements; "
+                          f"kernels index with u32, so at most {_U32_MAX} fit", p.name)
     elem = p.elem
     if isinstance(elem, LineOf):
         elem = elem.elem
@@ -392,6 +433,8 @@ def _bind_buffer(kernel: str, client, p: ParamInfo, a, generics, line_sizes) -> 
         raise LaunchError(f"parameter {p.name!r} expects {elem.name} elements, got "
                           f"{a.dtype.name}", p.name)
 
+
+_U32_MAX = 2**32 - 1
 
 _INT_RANGES = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
                "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
@@ -431,9 +474,31 @@ def _bind_scalar(client, p: ParamInfo, a, generics) -> None:
         if not lo <= int(a) <= hi:
             raise LaunchError(f"parameter {p.name!r}: {a} does not fit in {elem.name}",
                               p.name)
+    elif elem.is_float:
+        _check_float_fits(p.name, a, elem)
     if elem not in client.limits.dtypes:
         raise LaunchError(f"parameter {p.name!r}: the {client.runtime} device does not "
                           f"support {elem.name}", p.name)
+
+
+def _check_float_fits(param: str, value, dtype: DType) -> None:
+    """LaunchError when a finite number overflows the float type it is passed as (the
+    info struct would otherwise fail to pack). inf and nan are values like any other."""
+    try:
+        x = float(value)
+    except OverflowError:  # an int beyond every float
+        x = None
+    if x is not None and (not math.isfinite(x) or dtype.name == "f64"):
+        return
+    if x is not None:
+        with np.errstate(over="ignore"):  # bf16 travels as f32
+            rounded = (np.float32 if dtype.name == "bf16" else dtype.numpy.type)(x)
+        if np.isfinite(rounded):
+            return
+    shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}... (an int)"
+    top = np.finfo(np.float32 if dtype.name == "bf16" else dtype.numpy).max
+    raise LaunchError(f"parameter {param!r}: {shown} does not fit in {dtype.name} (its "
+                      f"largest finite value is about {float(top):g})", param)
 
 
 def _convert_comptime(p: ParamInfo, value) -> Any:

@@ -1,17 +1,22 @@
 """Runtimes: `cubepy.client(name)` picks one. cuda (PyCUDA), wgpu (wgpu-py), cpu (numpy).
 
 Clients are created once per name and shared, so tensors from `client("cpu")` work with
-every later `client("cpu")`.
+every later `client("cpu")`; a client whose device was lost is replaced by a new one.
+Clients may be shared by threads (see docs/RUNTIMES.md, "Threads").
 """
 from __future__ import annotations
 
 import os
+import re
+import threading
 
 from ..errors import LaunchError
 from .base import Client, DeviceLimits, DeviceTensor
 
 _CLIENTS: dict[str, Client] = {}
 _ORDER = ("cuda", "wgpu", "cpu")
+_CREATING = threading.Lock()  # two threads asking for a new client get the same one
+_NAME = re.compile(r"([a-z]+)(?::(\d+))?")
 
 
 def _create(kind: str, index: int) -> Client:
@@ -46,18 +51,34 @@ def client(name: str | None = None) -> Client:
             if not getattr(found, "is_software", False):
                 return found
         return client("cpu")
-    kind, _, idx = name.partition(":")
-    key = f"{kind}:{int(idx or 0)}" if idx or kind != "cpu" else "cpu"
+    kind, index = _parse_name(name)
+    key = "cpu" if kind == "cpu" else f"{kind}:{index}"
     found = _CLIENTS.get(key)
-    if found is None:
-        try:
-            found = _create(kind, int(idx or 0))
-        except LaunchError:
-            raise
-        except Exception as e:  # missing package, no driver, no adapter...
-            raise LaunchError(f"runtime {name!r} is not available: {e}") from e
-        _CLIENTS[key] = found
+    if found is not None and found.lost is None:
+        return found
+    with _CREATING:
+        found = _CLIENTS.get(key)
+        if found is None or found.lost is not None:
+            try:
+                found = _create(kind, index)
+            except LaunchError:
+                raise
+            except Exception as e:  # missing package, no driver, no adapter...
+                raise LaunchError(f"runtime {name!r} is not available: {e}") from e
+            _CLIENTS[key] = found
     return found
+
+
+def _parse_name(name) -> tuple[str, int]:
+    """("wgpu", 1) for "wgpu:1"; LaunchError for anything that is not a runtime name."""
+    match = _NAME.fullmatch(name) if isinstance(name, str) else None
+    if match is None or match.group(1) not in _ORDER:
+        raise LaunchError(f"unknown runtime {name!r}: expected one of {', '.join(_ORDER)}, "
+                          f"optionally with a device index (\"cuda:1\")", "name")
+    kind, index = match.group(1), int(match.group(2) or 0)
+    if kind == "cpu" and index != 0:
+        raise LaunchError(f"runtime {name!r}: the cpu runtime has one device, cpu:0", "name")
+    return kind, index
 
 
 def available_runtimes() -> list[str]:

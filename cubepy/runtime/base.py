@@ -8,6 +8,8 @@ the info struct (cubepy/abi.py) and calls `compile` once per specialisation, the
 """
 from __future__ import annotations
 
+import math
+import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -48,12 +50,13 @@ class DeviceTensor:
                  strides: Sequence[int], dtype: DType, buffer_len: int, line_size: int = 1):
         self.client = client
         self.handle = handle
-        self.shape = tuple(int(s) for s in shape)
+        self.shape = check_shape(shape)
         self.strides = tuple(int(s) for s in strides)
         self.dtype = dtype
         self.buffer_len = int(buffer_len)
         self.line_size = line_size
-        self.len = int(np.prod(self.shape, dtype=np.int64)) // line_size
+        _check_view(self.shape, self.strides, self.buffer_len)
+        self.len = math.prod(self.shape) // line_size
 
     @property
     def ndim(self) -> int:
@@ -87,6 +90,46 @@ class DeviceTensor:
                 f"dtype={self.dtype}, runtime={self.client.runtime})")
 
 
+MAX_DIM = 2**32 - 1  # shapes and strides travel as u32 in the info struct
+
+
+def check_shape(shape) -> tuple[int, ...]:
+    """`shape` as a tuple of ints, or LaunchError for anything that is not a shape:
+    negative sizes, sizes beyond u32 (the info struct's type), non-integers."""
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+        shape = (shape,)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise LaunchError(f"a shape is an int or a sequence of ints, not {shape!r}",
+                          "shape") from None
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
+            raise LaunchError(f"shape {shape!r}: {d!r} is not an int", "shape")
+        if not 0 <= d <= MAX_DIM:
+            raise LaunchError(f"shape {shape!r}: size {d} is outside 0..{MAX_DIM}",
+                              "shape")
+    return tuple(int(d) for d in dims)
+
+
+def _check_view(shape: tuple, strides: tuple, buffer_len: int) -> None:
+    """Refuses a shape and strides that address elements outside the buffer."""
+    if len(strides) != len(shape):
+        raise LaunchError(f"strides {strides} do not match shape {shape} (one stride per "
+                          f"dimension)", "strides")
+    if buffer_len < 0:
+        raise LaunchError(f"buffer_len {buffer_len} is negative", "buffer_len")
+    if any(s < 0 or s > MAX_DIM for s in strides):
+        raise LaunchError(f"strides {strides}: each stride is in 0..{MAX_DIM} elements",
+                          "strides")
+    if 0 in shape:
+        return  # addresses nothing
+    last = sum((d - 1) * s for d, s in zip(shape, strides))
+    if last >= buffer_len:
+        raise LaunchError(f"shape {shape} with strides {strides} reaches element {last}, "
+                          f"outside the buffer of {buffer_len} elements", "strides")
+
+
 def _contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     strides, acc = [], 1
     for s in reversed(shape):
@@ -102,6 +145,30 @@ class Client:
     target: str = ""  # code generation target: "cuda", "wgsl" or "cpu"
     device: str = ""  # human-readable device description
     limits: DeviceLimits
+    lost: str | None = None  # why the device is unusable, once it is (see check_alive)
+    # What a user can do after a loss (the cuda runtime says otherwise).
+    _after_loss = ("create a new client (cubepy.client(name) makes one) and upload the "
+                   "data again")
+
+    def __init__(self) -> None:
+        # Held around everything that touches the client's shared mutable state (open
+        # command recording, staging buffers, caches): clients are shared by threads.
+        self._lock = threading.RLock()
+
+    def check_alive(self) -> None:
+        """Raises LaunchError when the device was lost: every call after a loss fails
+        at once instead of reaching (and possibly hanging in) the driver."""
+        if self.lost is not None:
+            raise self._lost_error()
+
+    def _mark_lost(self, reason: str) -> LaunchError:
+        """Records that the device is unusable; the LaunchError to raise now."""
+        self.lost = reason
+        return self._lost_error()
+
+    def _lost_error(self) -> LaunchError:
+        return LaunchError(f"the {self.runtime} device {self.device!r} was lost "
+                           f"({self.lost}); {self._after_loss}")
 
     # -- memory -----------------------------------------------------------------------
     def tensor(self, array) -> DeviceTensor:
@@ -109,7 +176,8 @@ class Client:
         array = np.asarray(array)
         dtype = self._dtype_of(array.dtype)
         data = array if array.flags.c_contiguous else np.ascontiguousarray(array)  # keeps 0-d
-        handle = self._upload(data.reshape(-1), dtype)
+        handle = self._allocating(lambda: self._upload(data.reshape(-1), dtype),
+                                  data.size, dtype)
         return DeviceTensor(self, handle, data.shape, _contiguous_strides(data.shape),
                             dtype, max(data.size, 0))
 
@@ -119,11 +187,20 @@ class Client:
 
     def zeros(self, shape, dtype: DType) -> DeviceTensor:
         """A new zero-filled tensor; `dtype` is a DType, its name or a numpy dtype."""
-        shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        shape = check_shape(shape)
         dtype = self._check_dtype(dtype)
-        size = int(np.prod(shape, dtype=np.int64))
-        handle = self._alloc(size, dtype)
+        size = math.prod(shape)
+        handle = self._allocating(lambda: self._alloc(size, dtype), size, dtype)
         return DeviceTensor(self, handle, shape, _contiguous_strides(shape), dtype, size)
+
+    def _allocating(self, make, size: int, dtype: DType) -> Any:
+        """`make()`, with running out of memory reported as a LaunchError."""
+        self.check_alive()
+        try:
+            return make()
+        except (MemoryError, OverflowError, ValueError) as e:
+            raise LaunchError(f"cannot allocate a {dtype.name} tensor of {size} elements "
+                              f"on {self.device}: {e or type(e).__name__}") from None
 
     def _dtype_of(self, np_dtype) -> DType:
         try:

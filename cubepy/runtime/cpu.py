@@ -156,6 +156,7 @@ class CpuClient(Client):
     target = "cpu"
 
     def __init__(self):
+        super().__init__()
         self.device = f"numpy on {platform.processor() or platform.machine() or 'cpu'}"
         self.limits = DeviceLimits(
             max_cube_dim=(1024, 1024, 64), max_units_per_cube=1024,
@@ -178,16 +179,19 @@ class CpuClient(Client):
     def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool) -> CpuExecutable:
         """Compiles the kernel to Python once; later calls with the same kernel object
         (the caller caches specialisations) reuse it. Accesses are always checked."""
-        found = self._programs.get(id(kernel))
-        if found is not None and found.program.kernel is kernel and found.abi == abi:
-            return found
-        exe = CpuExecutable(compile_kernel(kernel, abi))
-        self._programs[id(kernel)] = exe
-        return exe
+        with self._lock:
+            found = self._programs.get(id(kernel))
+            if found is not None and found.program.kernel is kernel and found.abi == abi:
+                return found
+            exe = CpuExecutable(compile_kernel(kernel, abi))
+            self._programs[id(kernel)] = exe
+            return exe
 
     def dispatch(self, executable: CpuExecutable, cube_count: tuple[int, int, int],
                  cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],
                  info: bytes) -> None:
+        # No lock: a run only reads the executable and writes the launch's own buffers,
+        # so threads launching on one cpu client run their kernels concurrently.
         executable.run(tuple(cube_count), tuple(cube_dim), [b.handle for b in buffers], info)
 
     def sync(self) -> None:

@@ -13,10 +13,17 @@
   whole parameter buffer and PyCUDA's `_launch_kernel` (what `prepared_async_call` ends
   in) queues it with cuLaunchKernel's CU_LAUNCH_PARAM_BUFFER_POINTER, asynchronously on
   one stream.
+- Threads: a client may be shared by threads. Each thread makes the primary context
+  current on its first call (`_activate`); module and executable caches are filled under
+  the client's lock; launches and copies go to the one stream (the driver is
+  thread-safe), so work from all threads runs in the order it was queued.
+- Errors: a fault that poisons the context (an illegal address, a trap, ECC) marks the
+  client lost; every later call raises LaunchError at once.
 """
 from __future__ import annotations
 
 import atexit
+import re
 import struct
 import threading
 import weakref
@@ -33,6 +40,11 @@ from .cuda_compile import CudaCompiler
 
 _tls = threading.local()  # .ctx: the context this module made current on this thread
 _pushed: list = []  # (thread id, context) pairs pushed by this module, popped at exit
+# CUDA errors after which the context is unusable for good (cuGetErrorString wording).
+_STICKY = re.compile(r"illegal|launch[ _]failed|unspecified launch failure|misaligned|"
+                     r"hardware stack|uncorrectable|\becc\b|assert|invalid program counter|"
+                     r"address space|context[ _]is[ _]destroyed|launch[ _]timeout",
+                     re.IGNORECASE)
 
 
 class _Buffer:
@@ -93,8 +105,11 @@ class CudaClient(Client):
 
     runtime = "cuda"
     target = "cuda"
+    _after_loss = ("such a fault poisons the process's CUDA context: restart the process "
+                   "(for a kernel fault, run it with launch() to find the access)")
 
     def __init__(self, index: int = 0):
+        super().__init__()
         try:
             import pycuda.driver as cuda
         except ImportError as e:
@@ -159,31 +174,50 @@ class CudaClient(Client):
         _tls.ctx = ctx
         _pushed.append((threading.get_ident(), ctx))
 
+    def _cuda_error(self, error: Exception, what: str) -> LaunchError:
+        """The LaunchError for a failed driver call; a fault that poisons the context
+        marks the client lost (CUDA then fails every later call the same way)."""
+        if _STICKY.search(str(error)):
+            return self._mark_lost(f"while {what}: {error}")
+        return LaunchError(f"{what} on {self.device} failed: {error}")
+
     # -- memory -------------------------------------------------------------------------
     def _alloc(self, size: int, dtype: DType) -> _Buffer:
+        self.check_alive()
         self._activate()
         nbytes = size * dtype.itemsize
-        alloc = self._cuda.mem_alloc(max(nbytes, 4))  # a zero-byte allocation is refused
-        self._cuda.memset_d8_async(alloc, 0, max(nbytes, 4), self._stream)
+        try:
+            alloc = self._cuda.mem_alloc(max(nbytes, 4))  # a zero-byte one is refused
+            self._cuda.memset_d8_async(alloc, 0, max(nbytes, 4), self._stream)
+        except self._cuda.Error as e:
+            raise self._cuda_error(e, f"allocating {nbytes} bytes") from None
         return _Buffer(alloc, nbytes)
 
     def _upload(self, flat: np.ndarray, dtype: DType) -> _Buffer:
+        self.check_alive()
         self._activate()
         nbytes = flat.nbytes
-        alloc = self._cuda.mem_alloc(max(nbytes, 4))
-        if nbytes:
-            # Pageable source: the driver stages it before returning, so `flat` may go.
-            self._cuda.memcpy_htod_async(alloc, flat, self._stream)
+        try:
+            alloc = self._cuda.mem_alloc(max(nbytes, 4))
+            if nbytes:
+                # Pageable source: the driver stages it before returning, so `flat` may go.
+                self._cuda.memcpy_htod_async(alloc, flat, self._stream)
+        except self._cuda.Error as e:
+            raise self._cuda_error(e, f"uploading {nbytes} bytes") from None
         return _Buffer(alloc, nbytes)
 
     def _download(self, tensor: DeviceTensor) -> np.ndarray:
+        self.check_alive()
         self._activate()
         buf: _Buffer = tensor.handle
         bf = tensor.dtype is bf16
         host = np.empty(tensor.buffer_len, np.uint16 if bf else tensor.dtype.numpy)
         self._sync_stream()
         if host.nbytes:
-            self._cuda.memcpy_dtoh(host, buf.alloc)
+            try:
+                self._cuda.memcpy_dtoh(host, buf.alloc)
+            except self._cuda.Error as e:
+                raise self._cuda_error(e, "downloading a tensor") from None
         if bf:  # numpy has no bfloat16: widen to the f32 it stands for
             return (host.astype(np.uint32) << 16).view(np.float32)
         return host
@@ -202,22 +236,34 @@ class CudaClient(Client):
         exe = self._executables.get(key)
         if exe is not None:
             return exe
+        self.check_alive()
         self._activate()
+        with self._lock:  # one compile per source, whichever threads ask at once
+            exe = self._executables.get(key)
+            if exe is None:
+                exe = self._load_locked(source, name, abi)
+                self._executables[key] = exe
+            return exe
+
+    def _load_locked(self, source: str, name: str, abi: KernelABI) -> CudaExecutable:
         loaded = self._modules.get(source)
         compiler = "memory"
-        if loaded is None:
-            cubin = self.compiler.compile(source)
-            compiler = self.compiler.last_compiler
-            loaded = _LoadedModule(self._cuda.module_from_buffer(cubin))
-            self._modules[source] = loaded
-        function = loaded.module.get_function(name)
-        exe = CudaExecutable(function, name, source, abi, compiler, loaded)
-        self._executables[key] = exe
-        return exe
+        try:
+            if loaded is None:
+                cubin = self.compiler.compile(source)
+                compiler = self.compiler.last_compiler
+                loaded = _LoadedModule(self._cuda.module_from_buffer(cubin))
+                self._modules[source] = loaded
+            function = loaded.module.get_function(name)
+        except self._cuda.Error as e:
+            raise self._cuda_error(e, f"loading {name}") from None
+        return CudaExecutable(function, name, source, abi, compiler, loaded)
 
     def dispatch(self, executable: CudaExecutable, cube_count: tuple[int, int, int],
                  cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],
                  info: bytes) -> None:
+        if self.lost is not None:
+            self.check_alive()
         if _tls.__dict__.get("ctx") is not self._ctx:
             self._activate()
         params = executable.pack(buffers, info)
@@ -227,8 +273,7 @@ class CudaClient(Client):
             else:  # a PyCUDA without _launch_kernel: the public prepared path
                 self._prepared_fallback(executable, cube_count, cube_dim, params)
         except self._cuda.Error as e:
-            raise LaunchError(f"launching {executable.name} on {self.device} failed: "
-                              f"{e}") from None
+            raise self._cuda_error(e, f"launching {executable.name}") from None
 
     def _prepared_fallback(self, exe: CudaExecutable, count, dim, params: bytes) -> None:
         fn = exe.function
@@ -237,6 +282,7 @@ class CudaClient(Client):
         fn.prepared_async_call(count, dim, self._stream, params)
 
     def sync(self) -> None:
+        self.check_alive()
         self._activate()
         self._sync_stream()
 
@@ -244,7 +290,7 @@ class CudaClient(Client):
         try:
             self._stream.synchronize()
         except self._cuda.Error as e:  # a kernel fault surfaces here
-            raise LaunchError(f"a kernel on {self.device} failed: {e}") from None
+            raise self._cuda_error(e, "running a kernel") from None
 
 
 def _pop_contexts() -> None:

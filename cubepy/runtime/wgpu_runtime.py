@@ -14,6 +14,11 @@ How a launch travels:
   `write_buffer` after a submit is ordered after that submit's work.
 - Downloads copy into a persistent staging buffer (grown as needed) and map it.
 
+Threads: every method that touches the device or the batch runs under the client's lock
+(`Client._lock`), so threads may share a client; their launches interleave in the batch.
+A device reported lost (or any wgpu call failing with "device is lost") marks the client
+lost: every later call raises LaunchError at once, without reaching wgpu.
+
 Bool tensors are u32 on the device (WGSL has no bool in storage); conversion happens on
 upload and download. Cube counts beyond the device's per-dimension limit are folded
 into a 2-D (or 3-D) dispatch; the shader rebuilds the logical cube position from the
@@ -54,6 +59,8 @@ def _quiet_vulkan_loader() -> None:
     if trusted_dir(folder, create=True):
         os.environ["XDG_RUNTIME_DIR"] = folder
 
+
+_LOST = re.compile(r"\blost\b", re.IGNORECASE)  # how wgpu words a lost device's errors
 
 MAX_BATCH = 64  # dispatches recorded before a submit is forced
 INFO_CAPACITY = 256 * 1024  # bytes of info structs per batch
@@ -119,6 +126,7 @@ class WgpuClient(Client):
     target = "wgsl"
 
     def __init__(self, index: int = 0):
+        super().__init__()
         _quiet_vulkan_loader()
         try:
             import wgpu
@@ -193,6 +201,7 @@ class WgpuClient(Client):
         self._staging = None
         self._staging_size = 0
         self._bind_group_users: dict[int, set] = {}  # buffer id -> {(executable, key)}
+        self._freed: list[int] = []  # ids of freed buffers whose bind groups must go
         self.submits = 0  # counters for tests and benchmarks
         self.staging_allocations = 0
 
@@ -207,11 +216,34 @@ class WgpuClient(Client):
                               f"{self._max_buffer} bytes ({self.device})")
         return nbytes
 
+    def _device_error(self, error: Exception, what: str) -> LaunchError:
+        """The LaunchError for a wgpu call that failed while `what`; a lost device marks
+        the client lost, so that later calls fail at once instead of waiting on it."""
+        if isinstance(error, LaunchError):
+            return error
+        text = str(error).strip()
+        if _LOST.search(text):
+            return self._mark_lost(f"while {what}: {text.splitlines()[-1].strip()}")
+        return LaunchError(f"wgpu failed while {what} on {self.device}: {text}")
+
     def _alloc(self, size: int, dtype: DType) -> Any:
         nbytes = self._buffer_bytes(size, dtype)
-        return self._device.create_buffer(size=nbytes, usage=self._storage_usage)
+        with self._lock:
+            self.check_alive()
+            try:
+                return self._device.create_buffer(size=nbytes, usage=self._storage_usage)
+            except Exception as e:
+                raise self._device_error(e, "allocating a buffer") from None
 
     def _upload(self, flat: np.ndarray, dtype: DType) -> Any:
+        with self._lock:
+            self.check_alive()
+            try:
+                return self._upload_locked(flat, dtype)
+            except Exception as e:
+                raise self._device_error(e, "uploading a tensor") from None
+
+    def _upload_locked(self, flat: np.ndarray, dtype: DType) -> Any:
         nbytes = self._buffer_bytes(flat.size, dtype)
         if dtype is bool_:
             flat = flat.astype(np.uint32)
@@ -222,6 +254,14 @@ class WgpuClient(Client):
         return self._device.create_buffer_with_data(data=data, usage=self._storage_usage)
 
     def _download(self, tensor: DeviceTensor) -> np.ndarray:
+        with self._lock:
+            self.check_alive()
+            try:
+                return self._download_locked(tensor)
+            except Exception as e:
+                raise self._device_error(e, "downloading a tensor") from None
+
+    def _download_locked(self, tensor: DeviceTensor) -> np.ndarray:
         self._flush()
         buf = tensor.handle
         nbytes = buf.size
@@ -281,6 +321,12 @@ class WgpuClient(Client):
             if needs.search(source) and feature not in self.features:
                 raise LaunchError(f"{label or 'the kernel'} uses {what}, which the device "
                                   f"{self.device!r} does not support (no {feature!r})")
+        with self._lock:
+            self.check_alive()
+            return self._build_pipeline(source, abi, label, writable, entries, info_size)
+
+    def _build_pipeline(self, source: str, abi: KernelABI, label: str, writable: tuple,
+                        entries: list, info_size: int) -> WgpuExecutable:
         device = self._device
         try:
             module = device.create_shader_module(label=label, code=source)
@@ -290,6 +336,8 @@ class WgpuClient(Client):
                 layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
                 compute={"module": module, "entry_point": "main"})
         except Exception as e:
+            if _LOST.search(str(e)):
+                raise self._device_error(e, f"building {label or 'a kernel'}") from None
             # Generated WGSL the device rejects is a compiler bug, not a user's mistake;
             # say so and show the source.
             raise LaunchError(f"the wgpu device rejected the generated WGSL of "
@@ -327,6 +375,8 @@ class WgpuClient(Client):
         """The bind group for these buffers, cached under their ids. The cache does not
         keep buffers alive: when a buffer is freed, its bind groups are dropped (before
         its id can be reused)."""
+        if self._freed:
+            self._drop_freed()
         cache = exe.bind_groups
         bg = cache.get(key)
         if bg is not None:
@@ -352,8 +402,22 @@ class WgpuClient(Client):
         return bg
 
     def _forget_buffer(self, handle_id: int) -> None:
-        for exe, key in self._bind_group_users.pop(handle_id, ()):
-            exe.bind_groups.pop(key, None)
+        """A buffer's finalizer: runs in whichever thread frees it, possibly while another
+        thread holds the lock (or this one holds another client's), so it never waits:
+        the id is queued, and dropped now if the lock is free, else by the next
+        `_bind_group` (which runs before any new buffer can be bound under that id)."""
+        self._freed.append(handle_id)
+        if self._lock.acquire(blocking=False):
+            try:
+                self._drop_freed()
+            finally:
+                self._lock.release()
+
+    def _drop_freed(self) -> None:
+        """Drops the bind groups of freed buffers (the caller holds the lock)."""
+        while self._freed:
+            for exe, key in self._bind_group_users.pop(self._freed.pop(), ()):
+                exe.bind_groups.pop(key, None)
 
     def _grid(self, cube_count: tuple[int, int, int]) -> tuple[int, int, int]:
         """The workgroup grid for a logical cube count (folded when too large)."""
@@ -377,6 +441,17 @@ class WgpuClient(Client):
                  cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],
                  info: bytes) -> None:
         """Records one launch; it is submitted with the batch (see the module doc)."""
+        with self._lock:
+            if self.lost is not None:
+                self.check_alive()
+            try:
+                self._record(executable, cube_count, buffers, info)
+            except Exception as e:
+                raise self._device_error(e, f"recording {executable.label or 'a launch'}") \
+                    from None
+
+    def _record(self, executable: WgpuExecutable, cube_count: tuple[int, int, int],
+                buffers: Sequence[DeviceTensor], info: bytes) -> None:
         m = self._max_groups
         if cube_count[0] > m or cube_count[1] > m or cube_count[2] > m:
             grid = self._grid(cube_count)
@@ -433,11 +508,24 @@ class WgpuClient(Client):
 
     def flush(self) -> None:
         """Submits queued launches without waiting for them."""
-        self._flush()
+        with self._lock:
+            self.check_alive()
+            try:
+                self._flush()
+            except Exception as e:
+                raise self._device_error(e, "submitting launches") from None
 
     def sync(self) -> None:
         """Waits for every launch so far (a small mapped read after the last submit:
         `on_submitted_work_done_sync` is unreliable in wgpu-py 0.32)."""
+        with self._lock:
+            self.check_alive()
+            try:
+                self._sync_locked()
+            except Exception as e:
+                raise self._device_error(e, "waiting for launches") from None
+
+    def _sync_locked(self) -> None:
         self._flush()
         if not self._unsynced:
             return
