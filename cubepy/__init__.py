@@ -8,7 +8,7 @@ on CUDA, WebGPU or the CPU.
         out[ABSOLUTE_POS] = x[ABSOLUTE_POS] * Float(2.0)
 """
 from . import math
-from .errors import CompileError, LaunchError
+from .errors import CompileError, CubepyError, LaunchError, OptionError, exit_on_error
 from .ir.types import (DType, Generic, Float, Int, UInt, Numeric, generic,
                        f16, bf16, f32, f64, i32, i64, u32, u64, bool_)
 from .kernel import CubeFunction, cube

@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from .errors import CompileError, LaunchError
+from .errors import (CubepyError, LaunchError, command_line_phrasing, debug_enabled,
+                     report_error)
 
 
 def _load_kernel(spec: str):
@@ -35,6 +36,9 @@ def _load_kernel(spec: str):
     from .kernel import CubeFunction
     if not isinstance(kernel, CubeFunction):
         raise SystemExit(f"cubepy: {name!r} in {path} is not a @cube function")
+    if not kernel.is_kernel:
+        raise SystemExit(f"cubepy: {name!r} in {path} is a device function (@cube without "
+                         f"launch=True); emit and ir take a kernel")
     return kernel
 
 
@@ -120,20 +124,23 @@ def _cmd_info(args) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
     parser = argparse.ArgumentParser(prog="cubepy", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"cubepy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in (("emit", "print the generated source of a kernel"),
                             ("ir", "print the IR of a kernel")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("kernel", help="FILE.py:KERNEL_NAME")
         p.add_argument("--cube-dim", default="1,1,1", help="X,Y,Z (default 1,1,1)")
-        p.add_argument("-D", "--define", action="append", default=[],
-                       help="NAME=VALUE: bind a generic (Float=f32) or a comptime parameter")
+        p.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                       help="bind a generic (Float=f32) or a comptime parameter (n=4)")
         p.add_argument("--line-size", action="append", default=[], metavar="NAME=N",
                        help="the line size of a Line parameter (x=4; default 1)")
         if name == "emit":
-            p.add_argument("--target", "-t", default="cuda", choices=("cuda", "wgsl", "metal"))
+            p.add_argument("--target", "-t", default="cuda", choices=("cuda", "wgsl", "metal"),
+                           help="the language to emit (default cuda)")
             p.add_argument("--unchecked", action="store_true",
                            help="emit the variant without bounds checks")
         else:
@@ -141,16 +148,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                            choices=("cuda", "wgsl", "metal", "cpu"),
                            help="also run that target's legalisation passes")
     sub.add_parser("info", help="list the runtimes and devices found")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `cubepy` command. Errors print as one message: exit status 1 for a kernel the
+    compiler rejects, 2 for a usage or environment problem (CUBEPY_DEBUG=1: a traceback)."""
+    args = _parser().parse_args(argv)
     commands = {"emit": _cmd_emit, "ir": _cmd_ir, "info": _cmd_info}
     try:
-        return commands[args.command](args)
-    except CompileError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except (TypeError, ValueError, LaunchError) as e:
-        print(f"cubepy: {e}", file=sys.stderr)
-        return 2
+        with command_line_phrasing():
+            return commands[args.command](args)
+    except CubepyError as exc:
+        if debug_enabled():
+            raise
+        return report_error(exc, "cubepy")
 
 
 if __name__ == "__main__":

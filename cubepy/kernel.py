@@ -10,7 +10,8 @@ import numpy as np
 
 from . import abi as abi_mod
 from .abi import KernelABI, compute_abi
-from .errors import LaunchError
+from .errors import (CubepyError, LaunchError, OptionError, hide_internal_frames,
+                     line_sizes_option, public_entry)
 from .frontend import ParamInfo, ParsedFunction, build_kernel, parse_function
 from .ir import nodes as ir
 from .ir.passes import run_pipeline
@@ -86,11 +87,11 @@ class CubeFunction:
                  and p.kind in ("tensor", "array")}
         for name, size in (line_sizes or {}).items():
             if name not in lines:
-                raise TypeError(f"line_sizes: {self.__name__} has no Line parameter "
+                raise OptionError(f"{line_sizes_option()}: {self.__name__} has no Line parameter "
                                 f"{name!r} (Line parameters: "
                                 f"{', '.join(sorted(lines)) or 'none'})")
             if size not in LINE_SIZES or isinstance(size, bool):
-                raise TypeError(f"line_sizes: {name}={size!r}: a line size is one of "
+                raise OptionError(f"{line_sizes_option()}: {name}={size!r}: a line size is one of "
                                 f"{', '.join(map(str, LINE_SIZES))}")
         generics, comptime = {}, {}
         for name, value in options.items():
@@ -99,12 +100,12 @@ class CubeFunction:
             elif name in parsed.generics:
                 dtype = _as_dtype(value)
                 if dtype is None or not parsed.generics[name].accepts(dtype):
-                    raise TypeError(f"{name}={value!r}: expected one of "
+                    raise OptionError(f"{name}={value!r}: expected one of "
                                     f"{', '.join(t.name for t in parsed.generics[name].bound)}")
                 generics[name] = dtype
             else:
                 known = sorted(set(comptime_names) | set(parsed.generics))
-                raise TypeError(f"{self.__name__} has no generic placeholder or comptime "
+                raise OptionError(f"{self.__name__} has no generic placeholder or comptime "
                                 f"parameter {name!r} (known: {', '.join(known) or 'none'})")
         return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"),
                                    line_sizes)
@@ -123,6 +124,7 @@ class CubeFunction:
             self._compiled[key] = compiled
         return compiled
 
+    @public_entry
     def source(self, target: str = "cuda", cube_dim=(1, 1, 1), checked: bool = True,
                line_sizes: dict[str, int] | None = None, **specialization) -> str:
         """The generated source for `target` ("cuda", "wgsl" or "metal").
@@ -132,11 +134,13 @@ class CubeFunction:
         `line_sizes={"x": 4}` gives Line parameters their line size (default 1).
         """
         if target not in SOURCE_TARGETS:
-            raise ValueError(f"unknown target {target!r}: expected one of {SOURCE_TARGETS}")
+            raise OptionError(f"unknown target {target!r}: expected one of "
+                              f"{', '.join(SOURCE_TARGETS)}")
         self._require_kernel("source")
         spec = self._specialization(cube_dim, specialization, line_sizes)
         return self._compile(spec, target, checked).source
 
+    @public_entry
     def ir(self, cube_dim=(1, 1, 1), target: str | None = None,
            line_sizes: dict[str, int] | None = None, **specialization) -> str:
         """The IR as text, after the target-independent passes (or after the passes for
@@ -147,19 +151,27 @@ class CubeFunction:
 
     def _require_kernel(self, what: str) -> None:
         if not self.is_kernel:
-            raise TypeError(f"{self.__name__} is a device function (@cube without "
-                            f"launch=True); {what}() needs a kernel")
+            raise OptionError(f"{self.__name__} is a device function (@cube without "
+                              f"launch=True); {what}() needs a kernel")
 
     # -- launching --------------------------------------------------------------------
     def launch(self, client, cube_count, cube_dim, *args, **kwargs) -> None:
         """Launches the kernel with bounds-checked buffer accesses: an out-of-range read
         gives 0 and an out-of-range write is dropped."""
-        self._launch(client, cube_count, cube_dim, args, kwargs, True)
+        try:  # free unless raised (zero-cost try): the user sees only their own frames
+            self._launch(client, cube_count, cube_dim, args, kwargs, True)
+        except CubepyError as exc:
+            hide_internal_frames(exc)
+            raise
 
     def launch_unchecked(self, client, cube_count, cube_dim, *args, **kwargs) -> None:
         """Launches without bounds checks: faster, and the caller guarantees every access
         is in range."""
-        self._launch(client, cube_count, cube_dim, args, kwargs, False)
+        try:
+            self._launch(client, cube_count, cube_dim, args, kwargs, False)
+        except CubepyError as exc:
+            hide_internal_frames(exc)
+            raise
 
     def _launch(self, client, cube_count, cube_dim, args: tuple, kwargs: dict,
                 checked: bool) -> None:
@@ -463,5 +475,9 @@ def cube(fn: Callable | None = None, *, launch: bool = False):
     a device function that other cube functions call (it is inlined).
     """
     if fn is None:
-        return lambda f: CubeFunction(f, launch)
-    return CubeFunction(fn, launch)
+        return public_entry(lambda f: CubeFunction(f, launch))
+    try:
+        return CubeFunction(fn, launch)
+    except CubepyError as exc:
+        hide_internal_frames(exc)
+        raise

@@ -5,11 +5,13 @@ every later `client("cpu")`.
 """
 from __future__ import annotations
 
+import logging
 import os
 
-from ..errors import LaunchError
+from ..errors import LaunchError, public_entry
 from .base import Client, DeviceLimits, DeviceTensor
 
+_log = logging.getLogger("cubepy.runtime")
 _CLIENTS: dict[str, Client] = {}
 _ORDER = ("cuda", "wgpu", "cpu")
 
@@ -24,19 +26,37 @@ def _create(kind: str, index: int) -> Client:
     if kind == "cuda":
         from .cuda import CudaClient
         return CudaClient(index)
-    raise LaunchError(f"unknown runtime {kind!r}: expected one of {', '.join(_ORDER)}")
+    raise AssertionError(kind)  # _parse_name accepts only the kinds above
 
 
+_NAMES = "cuda, cuda:N, wgpu, wgpu:N or cpu"
+
+
+def _parse_name(name: str, origin: str) -> tuple[str, int]:
+    """("cuda", 1) for "cuda:1"; a LaunchError listing the valid names otherwise."""
+    kind, colon, idx = name.strip().lower().partition(":")
+    index = int(idx) if idx.isdigit() else -1
+    if kind not in _ORDER or (colon and (index < 0 or kind == "cpu" and index != 0)):
+        hint = ""
+        if kind == "metal":
+            hint = " (Metal source comes from kernel.source(\"metal\"); there is no Metal runtime)"
+        raise LaunchError(f"unknown runtime {name!r}{origin}: expected {_NAMES}{hint}")
+    return kind, max(index, 0)
+
+
+@public_entry
 def client(name: str | None = None) -> Client:
     """The client for runtime `name` ("cuda", "cuda:1", "wgpu", "cpu").
 
     Without a name: $CUBEPY_RUNTIME if set, else the best one present: cuda, then wgpu on
     a real GPU, then cpu (a software WebGPU adapter such as llvmpipe is slower than the cpu
     runtime, so it is used only when asked for by name). Raises LaunchError when the named
-    runtime is not available here.
+    runtime is not available here (saying what to install) or the name is unknown.
     """
+    origin = ""
     if name is None:
         name = os.environ.get("CUBEPY_RUNTIME") or None
+        origin = " (from $CUBEPY_RUNTIME)"
     if name is None:
         for kind in _ORDER:
             try:
@@ -46,17 +66,20 @@ def client(name: str | None = None) -> Client:
             if not getattr(found, "is_software", False):
                 return found
         return client("cpu")
-    kind, _, idx = name.partition(":")
-    key = f"{kind}:{int(idx or 0)}" if idx or kind != "cpu" else "cpu"
+    if not isinstance(name, str):
+        raise LaunchError(f"a runtime name is a string ({_NAMES}), not {name!r}")
+    kind, index = _parse_name(name, origin)
+    key = f"{kind}:{index}" if kind != "cpu" else "cpu"
     found = _CLIENTS.get(key)
     if found is None:
         try:
-            found = _create(kind, int(idx or 0))
+            found = _create(kind, index)
         except LaunchError:
             raise
-        except Exception as e:  # missing package, no driver, no adapter...
+        except Exception as e:  # no driver, no adapter...
             raise LaunchError(f"runtime {name!r} is not available: {e}") from e
         _CLIENTS[key] = found
+        _log.debug("runtime %s: %s", key, found.device)
     return found
 
 
