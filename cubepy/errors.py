@@ -53,7 +53,8 @@ class CompileError(CubepyError):
         return cls(msg, loc.filename, loc.lineno, loc.col, loc.end_col)
 
     def _render(self) -> str:
-        text = f"{self.msg}\n  --> {self.filename}:{self.lineno}:{self.col_offset + 1}"
+        text = (f"{self.msg}\n  --> {_display_name(self.filename)}:{self.lineno}:"
+                f"{self.col_offset + 1}")
         if self.source_line:
             line = self.source_line.expandtabs()
             stripped = line.lstrip()
@@ -68,6 +69,21 @@ class CompileError(CubepyError):
     def __reduce__(self):
         return (type(self), (self.msg, self.filename, self.lineno, self.col_offset,
                              self.end_col_offset, self.source_line))
+
+
+def _display_name(filename: str) -> str:
+    """`Cell In[3]` for the code of an IPython/Jupyter cell (its file name is opaque:
+    `<ipython-input-3-...>` or `/tmp/ipykernel_.../....py`), else the file name."""
+    if not filename.startswith("<") and "ipykernel" not in filename \
+            or "IPython" not in sys.modules:
+        return filename
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+        label = shell.compile.format_code_name(filename) if shell is not None else None
+    except Exception:  # an IPython without these APIs: the plain name is still right
+        return filename
+    return " ".join(label) if label else filename
 
 
 def compile_error(loc: Loc, msg: str) -> NoReturn:
