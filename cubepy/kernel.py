@@ -2,7 +2,9 @@
 launches a kernel."""
 from __future__ import annotations
 
+import logging
 import struct
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -18,6 +20,7 @@ from .ir.passes import run_pipeline
 from .ir.printer import print_kernel
 from .ir.types import DType, Generic, dtype_from_name, f32, i32
 from .lang import LineOf
+from .log import describe, elapsed_ms, logger
 from .spec import Specialization
 
 SOURCE_TARGETS = ("cuda", "wgsl", "metal")
@@ -113,15 +116,23 @@ class CubeFunction:
     def _compile(self, spec: Specialization, target: str, checked: bool) -> Compiled:
         key = (spec, target, checked)
         compiled = self._compiled.get(key)
-        if compiled is None:
-            kernel = run_pipeline(build_kernel(self._parse(), spec), target)
-            abi = compute_abi(kernel, checked, needs_cube_count=(target == "wgsl"))
-            source = None
-            if target in SOURCE_TARGETS:
-                from .codegen import emit
-                source = emit(kernel, target, abi, checked)
-            compiled = Compiled(kernel, abi, source, checked)
-            self._compiled[key] = compiled
+        if compiled is not None:
+            if logger.isEnabledFor(logging.DEBUG):  # describe() only when it is printed
+                logger.debug("compile cache hit: %s for %s (%s)", self.__name__, target,
+                             describe(spec))
+            return compiled
+        start = time.perf_counter()
+        kernel = run_pipeline(build_kernel(self._parse(), spec), target)
+        abi = compute_abi(kernel, checked, needs_cube_count=(target == "wgsl"))
+        source = None
+        if target in SOURCE_TARGETS:
+            from .codegen import emit
+            source = emit(kernel, target, abi, checked)
+        compiled = Compiled(kernel, abi, source, checked)
+        self._compiled[key] = compiled
+        if logger.isEnabledFor(logging.INFO):
+            logger.info("compiled %s for %s (%s%s) in %.1f ms", self.__name__, target,
+                        describe(spec), "" if checked else ", unchecked", elapsed_ms(start))
         return compiled
 
     @public_entry
@@ -270,8 +281,14 @@ class CubeFunction:
             _bind_scalar(client, p, a, generics)
         spec = Specialization.make({k: v for k, (v, _) in generics.items()}, comptime, dim,
                                    line_sizes)
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("launch plan miss: %s on %s (%s)", self.__name__, client.runtime,
+                         describe(spec))
         compiled = self._compile(spec, client.target, checked)
+        start = time.perf_counter()
         executable = client.compile(compiled.kernel, compiled.abi, checked)
+        logger.info("built the %s executable of %s in %.1f ms", client.runtime,
+                    self.__name__, elapsed_ms(start))
         index = {p.name: i for i, p in enumerate(params)}
         buffer_args = tuple(index[b.name] for b in compiled.abi.buffers)
         return _LaunchPlan(client, executable, buffer_args, _make_packer(compiled.abi, index))

@@ -61,10 +61,14 @@ def client(name: str | None = None) -> Client:
         for kind in _ORDER:
             try:
                 found = client(kind)
-            except LaunchError:
+            except LaunchError as e:
+                _log.debug("runtime %s unavailable: %s", kind, e)
                 continue
             if not getattr(found, "is_software", False):
+                _log.info("chose the %s runtime (%s)", kind, found.device)
                 return found
+            _log.debug("skipped %s: %s is a software adapter", kind, found.device)
+        _log.info("chose the cpu runtime (no GPU runtime found)")
         return client("cpu")
     if not isinstance(name, str):
         raise LaunchError(f"a runtime name is a string ({_NAMES}), not {name!r}")
@@ -79,7 +83,7 @@ def client(name: str | None = None) -> Client:
         except Exception as e:  # no driver, no adapter...
             raise LaunchError(f"runtime {name!r} is not available: {e}") from e
         _CLIENTS[key] = found
-        _log.debug("runtime %s: %s", key, found.device)
+        _log.info("opened runtime %s: %s", key, found.device)
     return found
 
 
