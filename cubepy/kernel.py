@@ -160,6 +160,16 @@ class CubeFunction:
         spec = self._specialization(cube_dim, specialization, line_sizes)
         return print_kernel(run_pipeline(build_kernel(self._parse(), spec), target))
 
+    @public_entry
+    def explore(self, cube_dim=(1, 1, 1), checked: bool = True,
+                line_sizes: dict[str, int] | None = None, **specialization):
+        """The Python source beside the IR, CUDA, WGSL and Metal it becomes, line by line
+        (arguments as for source()). In Jupyter it shows as a page; `.save("k.html")`
+        writes one self-contained HTML file. Needs pygments."""
+        self._require_kernel("explore")
+        from .explore import explore
+        return explore(self, cube_dim, checked, line_sizes, **specialization)
+
     def _require_kernel(self, what: str) -> None:
         if not self.is_kernel:
             raise OptionError(f"{self.__name__} is a device function (@cube without "

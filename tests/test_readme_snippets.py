@@ -14,14 +14,15 @@ Each script runs in a subprocess with CUBEPY_RUNTIME=cpu, from an empty temporar
 directory where only the `cubepy` package is importable (as after `pip install cubepy`):
 a snippet cannot lean on the repository's examples/ or tests/. A top-level
 `print(...)  # TEXT` line claims that output: the test checks that stdout contains TEXT.
-```bash blocks: each command line starting with `cubepy ` is run from the repository
-root (as `python -m cubepy ...`) and must exit 0.
+```bash blocks: each command line starting with `cubepy ` is run (as `python -m cubepy ...`)
+from a temporary directory holding a copy of the repository's examples/, and must exit 0.
 """
 from __future__ import annotations
 
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -165,9 +166,12 @@ def test_python_snippet_runs_as_written(script: Script, installed_like, tmp_path
 
 @pytest.mark.parametrize("line,command", cli_commands(BLOCKS),
                          ids=lambda v: str(v) if isinstance(v, int) else v.split()[1])
-def test_cli_command_runs_from_the_repository_root(line, command, installed_like):
+def test_cli_command_runs_as_written(line, command, installed_like, tmp_path):
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
     args = command.split()[1:]
-    run = subprocess.run([sys.executable, "-m", "cubepy", *args], cwd=ROOT,
+    run = subprocess.run([sys.executable, "-m", "cubepy", *args], cwd=tmp_path,
                          env=_env(installed_like), capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, f"README.md:{line}: {command}\n{run.stderr[-4000:]}"
     assert run.stdout.strip()
+    if "-o" in args:
+        assert (tmp_path / args[args.index("-o") + 1]).stat().st_size > 0
