@@ -245,3 +245,13 @@ def test_internal_frames_are_recognised():
     assert not _is_internal(frame)
     import cubepy.kernel as kernel_mod
     assert kernel_mod.__file__.startswith(PACKAGE)
+
+
+def test_device_limit_errors_end_at_the_user_call_on_every_runtime(runtime_client):
+    """The same trimming on each runtime (cuda and wgpu check their own device limits)."""
+    x = runtime_client.zeros(4, f32)
+    too_wide = runtime_client.limits.max_cube_dim[0] + 1
+    with pytest.raises(cubepy.LaunchError, match="cube_dim.x") as info:
+        _scale.launch(runtime_client, CubeCount(1), CubeDim(too_wide), x, 2.0)
+    assert info.value.param == "cube_dim"
+    assert all(f == __file__ for f in _user_frames_only(info.value))

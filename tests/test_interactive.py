@@ -61,6 +61,14 @@ def test_kernel_defined_in_an_ipython_cell_launches(shell):
     assert "// 9: x[i] = x[i] * a" in shell.user_ns["scale"].source("cuda", Float=cubepy.f32)
 
 
+def test_kernel_from_a_cell_runs_on_every_runtime(shell, runtime_client):
+    assert shell.run_cell(KERNEL_CELL, store_history=True).success
+    scale = shell.user_ns["scale"]
+    t = runtime_client.tensor(np.arange(100, dtype=np.float32))
+    scale.launch(runtime_client, cubepy.CubeCount.cover(100, 32), 32, t, 0.5)
+    np.testing.assert_allclose(t.numpy(), np.arange(100, dtype=np.float32) * 0.5)
+
+
 def test_errors_in_an_ipython_cell_point_at_the_cell_line(shell):
     assert shell.run_cell(KERNEL_CELL, store_history=True).success
     run = shell.run_cell(BAD_CELL, store_history=True)
