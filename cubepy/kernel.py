@@ -90,12 +90,12 @@ class CubeFunction:
                  and p.kind in ("tensor", "array")}
         for name, size in (line_sizes or {}).items():
             if name not in lines:
-                raise OptionError(f"{line_sizes_option()}: {self.__name__} has no Line parameter "
-                                f"{name!r} (Line parameters: "
-                                f"{', '.join(sorted(lines)) or 'none'})")
+                raise OptionError(f"{line_sizes_option()}: {self.__name__} has no Line "
+                                  f"parameter {name!r} (Line parameters: "
+                                  f"{', '.join(sorted(lines)) or 'none'})")
             if size not in LINE_SIZES or isinstance(size, bool):
-                raise OptionError(f"{line_sizes_option()}: {name}={size!r}: a line size is one of "
-                                f"{', '.join(map(str, LINE_SIZES))}")
+                raise OptionError(f"{line_sizes_option()}: {name}={size!r}: a line size is "
+                                  f"one of {', '.join(map(str, LINE_SIZES))}")
         generics, comptime = {}, {}
         for name, value in options.items():
             if name in comptime_names:
@@ -103,13 +103,14 @@ class CubeFunction:
             elif name in parsed.generics:
                 dtype = _as_dtype(value)
                 if dtype is None or not parsed.generics[name].accepts(dtype):
+                    bound = parsed.generics[name].bound
                     raise OptionError(f"{name}={value!r}: expected one of "
-                                    f"{', '.join(t.name for t in parsed.generics[name].bound)}")
+                                      f"{', '.join(t.name for t in bound)}")
                 generics[name] = dtype
             else:
                 known = sorted(set(comptime_names) | set(parsed.generics))
                 raise OptionError(f"{self.__name__} has no generic placeholder or comptime "
-                                f"parameter {name!r} (known: {', '.join(known) or 'none'})")
+                                  f"parameter {name!r} (known: {', '.join(known) or 'none'})")
         return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"),
                                    line_sizes)
 
