@@ -8,7 +8,7 @@ on CUDA, WebGPU or the CPU.
         out[ABSOLUTE_POS] = x[ABSOLUTE_POS] * Float(2.0)
 """
 from . import math
-from .errors import CompileError, LaunchError
+from .errors import CompileError, CubepyError, LaunchError, OptionError, exit_on_error
 from .ir.types import (DType, Generic, Float, Int, UInt, Numeric, generic,
                        f16, bf16, f32, f64, i32, i64, u32, u64, bool_)
 from .kernel import CubeFunction, cube
@@ -27,5 +27,8 @@ from .lang import (Tensor, Array, Line, Comptime,
                    plane_shuffle_down, plane_inclusive_sum, plane_exclusive_sum)
 from .launch_config import CubeCount, CubeDim
 from .runtime import client, available_runtimes
+from .log import configure_from_env as _configure_logging
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
+
+_configure_logging()

@@ -2,6 +2,7 @@
 
     cubepy emit path/to/file.py:kernel_name --target wgsl --cube-dim 16,16,1 -D Float=f32
     cubepy ir   path/to/file.py:kernel_name -D Float=f32
+    cubepy explore path/to/file.py:kernel_name -D Float=f32 -o kernel.html
     cubepy info
     cubepy cache [--clear]
 """
@@ -13,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from .errors import CompileError, LaunchError
+from .errors import (CubepyError, LaunchError, command_line_phrasing, debug_enabled,
+                     report_error)
 
 
 def _load_kernel(spec: str):
@@ -36,6 +38,9 @@ def _load_kernel(spec: str):
     from .kernel import CubeFunction
     if not isinstance(kernel, CubeFunction):
         raise SystemExit(f"cubepy: {name!r} in {path} is not a @cube function")
+    if not kernel.is_kernel:
+        raise SystemExit(f"cubepy: {name!r} in {path} is a device function (@cube without "
+                         f"launch=True); emit and ir take a kernel")
     return kernel
 
 
@@ -102,6 +107,16 @@ def _cmd_ir(args) -> int:
     return 0
 
 
+def _cmd_explore(args) -> int:
+    kernel = _load_kernel(args.kernel)
+    page = kernel.explore(cube_dim=_parse_dims(args.cube_dim), checked=not args.unchecked,
+                          line_sizes=_parse_line_sizes(args.line_size),
+                          **_parse_defines(args.define))
+    out = page.save(args.output or f"{kernel.__name__}.html")
+    print(f"wrote {out}")
+    return 0
+
+
 def _cmd_info(args) -> int:
     from .runtime import client
     print("cubepy runtimes:")
@@ -139,22 +154,31 @@ def _cmd_cache(args) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
     parser = argparse.ArgumentParser(prog="cubepy", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"cubepy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in (("emit", "print the generated source of a kernel"),
-                            ("ir", "print the IR of a kernel")):
+                            ("ir", "print the IR of a kernel"),
+                            ("explore", "write an HTML page showing the kernel's Python "
+                                        "beside its IR, CUDA, WGSL and Metal")):
         p = sub.add_parser(name, help=help_text)
         p.add_argument("kernel", help="FILE.py:KERNEL_NAME")
         p.add_argument("--cube-dim", default="1,1,1", help="X,Y,Z (default 1,1,1)")
-        p.add_argument("-D", "--define", action="append", default=[],
-                       help="NAME=VALUE: bind a generic (Float=f32) or a comptime parameter")
+        p.add_argument("-D", "--define", action="append", default=[], metavar="NAME=VALUE",
+                       help="bind a generic (Float=f32) or a comptime parameter (n=4)")
         p.add_argument("--line-size", action="append", default=[], metavar="NAME=N",
                        help="the line size of a Line parameter (x=4; default 1)")
-        if name == "emit":
-            p.add_argument("--target", "-t", default="cuda", choices=("cuda", "wgsl", "metal"))
+        if name in ("emit", "explore"):
             p.add_argument("--unchecked", action="store_true",
-                           help="emit the variant without bounds checks")
+                           help="the variant without bounds checks")
+        if name == "emit":
+            p.add_argument("--target", "-t", default="cuda", choices=("cuda", "wgsl", "metal"),
+                           help="the language to emit (default cuda)")
+        elif name == "explore":
+            p.add_argument("-o", "--output", metavar="PAGE.html",
+                           help="where to write the page (default KERNEL.html)")
         else:
             p.add_argument("--target", "-t", default=None,
                            choices=("cuda", "wgsl", "metal", "cpu"),
@@ -162,16 +186,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub.add_parser("info", help="list the runtimes and devices found")
     p = sub.add_parser("cache", help="show the on-disk cache folder, or clear it")
     p.add_argument("--clear", action="store_true", help="delete every cache entry")
-    args = parser.parse_args(argv)
-    commands = {"emit": _cmd_emit, "ir": _cmd_ir, "info": _cmd_info, "cache": _cmd_cache}
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `cubepy` command. Errors print as one message: exit status 1 for a kernel the
+    compiler rejects, 2 for a usage or environment problem (CUBEPY_DEBUG=1: a traceback)."""
+    args = _parser().parse_args(argv)
+    commands = {"emit": _cmd_emit, "ir": _cmd_ir, "explore": _cmd_explore, "info": _cmd_info,
+                "cache": _cmd_cache}
     try:
-        return commands[args.command](args)
-    except CompileError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except (TypeError, ValueError, LaunchError) as e:
-        print(f"cubepy: {e}", file=sys.stderr)
-        return 2
+        with command_line_phrasing():
+            return commands[args.command](args)
+    except CubepyError as exc:
+        if debug_enabled():
+            raise
+        return report_error(exc, "cubepy")
 
 
 if __name__ == "__main__":

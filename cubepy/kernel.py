@@ -2,9 +2,11 @@
 launches a kernel."""
 from __future__ import annotations
 
+import logging
 import math
 import struct
 import threading
+import time
 import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -13,13 +15,15 @@ import numpy as np
 
 from . import abi as abi_mod
 from .abi import KernelABI, compute_abi
-from .errors import LaunchError
+from .errors import (CubepyError, LaunchError, OptionError, hide_internal_frames,
+                     line_sizes_option, public_entry)
 from .frontend import ParamInfo, ParsedFunction, build_kernel, parse_function
 from .ir import nodes as ir
 from .ir.passes import run_pipeline
 from .ir.printer import print_kernel
 from .ir.types import DType, Generic, dtype_from_name, f32, i32
 from .lang import LineOf
+from .log import describe, elapsed_ms, logger
 from .lru import LRU
 from .spec import Specialization
 
@@ -104,12 +108,12 @@ class CubeFunction:
                  and p.kind in ("tensor", "array")}
         for name, size in (line_sizes or {}).items():
             if name not in lines:
-                raise TypeError(f"line_sizes: {self.__name__} has no Line parameter "
-                                f"{name!r} (Line parameters: "
-                                f"{', '.join(sorted(lines)) or 'none'})")
+                raise OptionError(f"{line_sizes_option()}: {self.__name__} has no Line "
+                                  f"parameter {name!r} (Line parameters: "
+                                  f"{', '.join(sorted(lines)) or 'none'})")
             if size not in LINE_SIZES or isinstance(size, bool):
-                raise TypeError(f"line_sizes: {name}={size!r}: a line size is one of "
-                                f"{', '.join(map(str, LINE_SIZES))}")
+                raise OptionError(f"{line_sizes_option()}: {name}={size!r}: a line size is "
+                                  f"one of {', '.join(map(str, LINE_SIZES))}")
         generics, comptime = {}, {}
         for name, value in options.items():
             if name in comptime_names:
@@ -117,13 +121,14 @@ class CubeFunction:
             elif name in parsed.generics:
                 dtype = _as_dtype(value)
                 if dtype is None or not parsed.generics[name].accepts(dtype):
-                    raise TypeError(f"{name}={value!r}: expected one of "
-                                    f"{', '.join(t.name for t in parsed.generics[name].bound)}")
+                    bound = parsed.generics[name].bound
+                    raise OptionError(f"{name}={value!r}: expected one of "
+                                      f"{', '.join(t.name for t in bound)}")
                 generics[name] = dtype
             else:
                 known = sorted(set(comptime_names) | set(parsed.generics))
-                raise TypeError(f"{self.__name__} has no generic placeholder or comptime "
-                                f"parameter {name!r} (known: {', '.join(known) or 'none'})")
+                raise OptionError(f"{self.__name__} has no generic placeholder or comptime "
+                                  f"parameter {name!r} (known: {', '.join(known) or 'none'})")
         return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"),
                                    line_sizes)
 
@@ -131,6 +136,9 @@ class CubeFunction:
         key = (spec, target, checked)
         compiled = self._compiled.get(key)
         if compiled is not None:
+            if logger.isEnabledFor(logging.DEBUG):  # describe() only when it is printed
+                logger.debug("compile cache hit: %s for %s (%s)", self.__name__, target,
+                             describe(spec))
             return compiled
         with self._lock:
             return self._compile_locked(key, spec, target, checked)
@@ -139,6 +147,7 @@ class CubeFunction:
                         checked: bool) -> Compiled:
         compiled = self._compiled.get(key)
         if compiled is None:
+            start = time.perf_counter()
             kernel = run_pipeline(build_kernel(self._parse(), spec), target)
             abi = compute_abi(kernel, checked, needs_cube_count=(target == "wgsl"))
             source = None
@@ -147,8 +156,13 @@ class CubeFunction:
                 source = emit(kernel, target, abi, checked)
             compiled = Compiled(kernel, abi, source, checked)
             self._compiled.put(key, compiled)
+            if logger.isEnabledFor(logging.INFO):
+                logger.info("compiled %s for %s (%s%s) in %.1f ms", self.__name__, target,
+                            describe(spec), "" if checked else ", unchecked",
+                            elapsed_ms(start))
         return compiled
 
+    @public_entry
     def source(self, target: str = "cuda", cube_dim=(1, 1, 1), checked: bool = True,
                line_sizes: dict[str, int] | None = None, **specialization) -> str:
         """The generated source for `target` ("cuda", "wgsl" or "metal").
@@ -158,11 +172,13 @@ class CubeFunction:
         `line_sizes={"x": 4}` gives Line parameters their line size (default 1).
         """
         if target not in SOURCE_TARGETS:
-            raise ValueError(f"unknown target {target!r}: expected one of {SOURCE_TARGETS}")
+            raise OptionError(f"unknown target {target!r}: expected one of "
+                              f"{', '.join(SOURCE_TARGETS)}")
         self._require_kernel("source")
         spec = self._specialization(cube_dim, specialization, line_sizes)
         return self._compile(spec, target, checked).source
 
+    @public_entry
     def ir(self, cube_dim=(1, 1, 1), target: str | None = None,
            line_sizes: dict[str, int] | None = None, **specialization) -> str:
         """The IR as text, after the target-independent passes (or after the passes for
@@ -171,21 +187,39 @@ class CubeFunction:
         spec = self._specialization(cube_dim, specialization, line_sizes)
         return print_kernel(run_pipeline(build_kernel(self._parse(), spec), target))
 
+    @public_entry
+    def explore(self, cube_dim=(1, 1, 1), checked: bool = True,
+                line_sizes: dict[str, int] | None = None, **specialization):
+        """The Python source beside the IR, CUDA, WGSL and Metal it becomes, line by line
+        (arguments as for source()). In Jupyter it shows as a page; `.save("k.html")`
+        writes one self-contained HTML file. Needs pygments."""
+        self._require_kernel("explore")
+        from .explore import explore
+        return explore(self, cube_dim, checked, line_sizes, **specialization)
+
     def _require_kernel(self, what: str) -> None:
         if not self.is_kernel:
-            raise TypeError(f"{self.__name__} is a device function (@cube without "
-                            f"launch=True); {what}() needs a kernel")
+            raise OptionError(f"{self.__name__} is a device function (@cube without "
+                              f"launch=True); {what}() needs a kernel")
 
     # -- launching --------------------------------------------------------------------
     def launch(self, client, cube_count, cube_dim, *args, **kwargs) -> None:
         """Launches the kernel with bounds-checked buffer accesses: an out-of-range read
         gives 0 and an out-of-range write is dropped."""
-        self._launch(client, cube_count, cube_dim, args, kwargs, True)
+        try:  # free unless raised (zero-cost try): the user sees only their own frames
+            self._launch(client, cube_count, cube_dim, args, kwargs, True)
+        except CubepyError as exc:
+            hide_internal_frames(exc)
+            raise
 
     def launch_unchecked(self, client, cube_count, cube_dim, *args, **kwargs) -> None:
         """Launches without bounds checks: faster, and the caller guarantees every access
         is in range."""
-        self._launch(client, cube_count, cube_dim, args, kwargs, False)
+        try:
+            self._launch(client, cube_count, cube_dim, args, kwargs, False)
+        except CubepyError as exc:
+            hide_internal_frames(exc)
+            raise
 
     def _launch(self, client, cube_count, cube_dim, args: tuple, kwargs: dict,
                 checked: bool) -> None:
@@ -301,12 +335,18 @@ class CubeFunction:
             _bind_scalar(client, p, a, generics)
         spec = Specialization.make({k: v for k, (v, _) in generics.items()}, comptime, dim,
                                    line_sizes)
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug("launch plan miss: %s on %s (%s)", self.__name__, client.runtime,
+                         describe(spec))
         compiled = self._compile(spec, client.target, checked)
         _check_shared_memory(self.__name__, client, compiled.kernel)
         executable = compiled.executables.get(client)
         if executable is None:
+            start = time.perf_counter()
             executable = client.compile(compiled.kernel, compiled.abi, checked)
             compiled.executables[client] = executable
+            logger.info("built the %s executable of %s in %.1f ms", client.runtime,
+                        self.__name__, elapsed_ms(start))
         index = {p.name: i for i, p in enumerate(params)}
         buffer_args = tuple(index[b.name] for b in compiled.abi.buffers)
         return _LaunchPlan(client, executable, buffer_args, _make_packer(compiled.abi, index))
@@ -558,5 +598,9 @@ def cube(fn: Callable | None = None, *, launch: bool = False):
     a device function that other cube functions call (it is inlined).
     """
     if fn is None:
-        return lambda f: CubeFunction(f, launch)
-    return CubeFunction(fn, launch)
+        return public_entry(lambda f: CubeFunction(f, launch))
+    try:
+        return CubeFunction(fn, launch)
+    except CubepyError as exc:
+        hide_internal_frames(exc)
+        raise

@@ -13,7 +13,6 @@ from rhs's last dimension, so it multiplies [.., rows, K] by [.., K, cols] with 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 import numpy as np
@@ -59,15 +58,19 @@ def launch_forward(client, lhs, rhs, bias, out) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runtime", default=None,
-                        help="cuda, wgpu or cpu (default: best present, or $CUBEPY_RUNTIME)")
+    parser.add_argument("--runtime", default=None, choices=("cuda", "wgpu", "cpu"),
+                        help="where to run (default: $CUBEPY_RUNTIME, else the best present: "
+                             "cuda, then wgpu on a GPU, then cpu)")
     parser.add_argument("--show-source", choices=("cuda", "wgsl", "metal"),
                         help="print the generated source for this target and exit")
-    parser.add_argument("--batches", type=int, default=32)
-    parser.add_argument("--rows", type=int, default=32)
-    parser.add_argument("--cols", type=int, default=32)
-    parser.add_argument("--dtype", default="f32", choices=("f32", "f16"))
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batches", type=int, default=32,
+                        help="batches of rhs and bias; lhs is broadcast over them (default 32)")
+    parser.add_argument("--rows", type=int, default=32, help="rows of lhs and out (default 32)")
+    parser.add_argument("--cols", type=int, default=32,
+                        help="columns of out, also the reduction length K (default 32)")
+    parser.add_argument("--dtype", default="f32", choices=("f32", "f16"),
+                        help="element type of every tensor (default f32)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     args = parser.parse_args(argv)
 
     dtype = cubepy.f32 if args.dtype == "f32" else cubepy.f16
@@ -112,4 +115,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with cubepy.exit_on_error():  # a missing runtime or a rejected kernel: one message
+        raise SystemExit(main())

@@ -137,11 +137,15 @@ def numpy_backward(lhs, rhs, bias, grad_out):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runtime", default=None, help="cuda, wgpu or cpu")
-    parser.add_argument("--batches", type=int, default=8)
-    parser.add_argument("--rows", type=int, default=32)
-    parser.add_argument("--cols", type=int, default=32)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--runtime", default=None, choices=("cuda", "wgpu", "cpu"),
+                        help="where to run (default: $CUBEPY_RUNTIME, else the best present: "
+                             "cuda, then wgpu on a GPU, then cpu)")
+    parser.add_argument("--batches", type=int, default=8,
+                        help="batches of rhs and bias; lhs is broadcast over them (default 8)")
+    parser.add_argument("--rows", type=int, default=32, help="rows of lhs and out (default 32)")
+    parser.add_argument("--cols", type=int, default=32,
+                        help="columns of out, also the reduction length K (default 32)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     args = parser.parse_args(argv)
 
     client = cubepy.client(args.runtime)
@@ -175,4 +179,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with cubepy.exit_on_error():  # a missing runtime or a rejected kernel: one message
+        raise SystemExit(main())

@@ -56,12 +56,16 @@ def row_stats(x: Tensor[f32], sums: Array[f32], maxes: Array[f32]):
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runtime", default=None, help="cuda, wgpu or cpu")
+    parser.add_argument("--runtime", default=None, choices=("cuda", "wgpu", "cpu"),
+                        help="where to run (default: $CUBEPY_RUNTIME, else the best present: "
+                             "cuda, then wgpu on a GPU, then cpu)")
     parser.add_argument("--show-source", choices=("cuda", "wgsl", "metal"),
                         help="print the generated source and exit")
-    parser.add_argument("--rows", type=int, default=64)
-    parser.add_argument("--cols", type=int, default=1000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rows", type=int, default=64,
+                        help="rows of the matrix, one cube each (default 64)")
+    parser.add_argument("--cols", type=int, default=1000,
+                        help="columns of the matrix (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random input")
     args = parser.parse_args(argv)
     if args.show_source:
         print(row_stats.source(args.show_source, cube_dim=CubeDim(UNITS)))
@@ -92,4 +96,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with cubepy.exit_on_error():  # a missing runtime or a rejected kernel: one message
+        raise SystemExit(main())

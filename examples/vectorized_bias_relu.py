@@ -56,13 +56,17 @@ def u32_line_size(t: Tensor[Line[Float]]) -> cubepy.u32:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runtime", default=None, help="cuda, wgpu or cpu")
+    parser.add_argument("--runtime", default=None, choices=("cuda", "wgpu", "cpu"),
+                        help="where to run (default: $CUBEPY_RUNTIME, else the best present: "
+                             "cuda, then wgpu on a GPU, then cpu)")
     parser.add_argument("--show-source", choices=("cuda", "wgsl", "metal"),
                         help="print the generated source (line size 4) and exit")
-    parser.add_argument("--rows", type=int, default=256)
-    parser.add_argument("--cols", type=int, default=512)
-    parser.add_argument("--line-size", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rows", type=int, default=256, help="rows of x (default 256)")
+    parser.add_argument("--cols", type=int, default=512,
+                        help="columns of x, a multiple of the line size (default 512)")
+    parser.add_argument("--line-size", type=int, default=4, choices=(1, 2, 4, 8),
+                        help="elements each unit reads and writes at once (default 4)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     args = parser.parse_args(argv)
     n = args.line_size
     if args.show_source:
@@ -99,4 +103,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    with cubepy.exit_on_error():  # a missing runtime or a rejected kernel: one message
+        raise SystemExit(main())

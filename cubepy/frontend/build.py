@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ..errors import compile_error
+from ..errors import compile_error, how_to_bind
 from ..ir import nodes as n
 from ..ir.types import DType, Generic, LineType, bool_, u32
 from ..lang import LineOf
@@ -465,7 +465,7 @@ class Builder(ExprMixin, CallMixin):
             if p.kind == "comptime":
                 if not self.spec.has_comptime(p.name):
                     compile_error(p.loc, f"the comptime parameter {p.name!r} is not bound: "
-                                         f"pass {p.name}=... to source()/ir()/launch()")
+                                         f"pass {how_to_bind(p.name + '=...', True)}")
                 frame.scope[p.name] = Py(self.spec.comptime_value(p.name))
                 frame.comptime_names.add(p.name)
                 continue

@@ -6,7 +6,7 @@ import ast
 import os
 from typing import Any
 
-from ..errors import compile_error
+from ..errors import compile_error, how_to_bind
 from ..ir import nodes as n
 from ..ir.types import DType, Generic, bool_, f16, f32, i32, u32
 from ..ir.types import LineType, elem_of
@@ -183,10 +183,14 @@ class CallMixin:
         if t is None:
             t = self.spec.generic(g.name)
         if t is None:
-            compile_error(loc, f"{g.name} is not bound: pass {g.name}="
-                               f"{g.bound[0].name if g.bound[0] is not f32 and f32 not in g.bound else 'f32'}"
-                               f" (one of {', '.join(b.name for b in g.bound)}) to "
-                               f"source()/ir(), or use it in a parameter annotation")
+            example = "f32" if f32 in g.bound else g.bound[0].name
+            in_params = any(getattr(p.elem, "elem", p.elem) is g
+                            for p in self.frame.parsed.params)
+            compile_error(loc, f"{g.name} is not bound: pass "
+                               f"{how_to_bind(f'{g.name}={example}')} (one of "
+                               f"{', '.join(b.name for b in g.bound)})"
+                               + ("" if in_params else
+                                  ", or use it in a parameter annotation"))
         return t
 
     def cast_to(self, target, value, node: ast.AST | None = None) -> n.Expr:

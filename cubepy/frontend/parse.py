@@ -329,14 +329,35 @@ def _check_decorators(parsed: ParsedFunction, node: ast.FunctionDef) -> None:
                           "a @cube function takes no other decorators")
 
 
+_SOURCELESS = {
+    "<string>": "code run by `python -c` or exec()",
+    "<stdin>": "code read from standard input (piped in, or typed in the REPL of "
+               "Python 3.12 or older)",
+}
+
+
+def _no_source_message(fn: Callable, exc: Exception) -> str:
+    """Why the source of `fn` cannot be read, and what to do instead. cubepy compiles a
+    kernel from its source text, which Python keeps only for files and for the cells of
+    IPython/Jupyter and the Python 3.13+ REPL (both put it in linecache)."""
+    filename = fn.__code__.co_filename
+    if filename.startswith("<") and filename.endswith(">"):
+        where = _SOURCELESS.get(filename, f"{filename}, which keeps no source text")
+        return (f"cannot read the source of {fn.__name__}: it was defined in {where}, and "
+                f"cubepy compiles a kernel from its source. Put the kernel in a .py file "
+                f"(run or import it), or define it in IPython/Jupyter or the Python 3.13+ "
+                f"REPL, which keep the source of what you type")
+    return f"cannot read the source of {fn.__name__} from {filename}: {exc}"
+
+
 def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
     """Parses `fn` at decoration time and checks its syntax (raises CompileError)."""
     try:
         filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
         lines, first = inspect.getsourcelines(fn)
     except (OSError, TypeError) as exc:
-        raise CompileError(f"cannot read the source of {fn.__name__}: {exc}",
-                           fn.__code__.co_filename, fn.__code__.co_firstlineno) from None
+        raise CompileError(_no_source_message(fn, exc), fn.__code__.co_filename,
+                           fn.__code__.co_firstlineno) from None
     raw = "".join(lines)
     source = textwrap.dedent(raw)
     indent = len(lines[0]) - len(lines[0].lstrip()) if source != raw else 0

@@ -6,17 +6,17 @@ Clients may be shared by threads (see docs/RUNTIMES.md, "Threads").
 """
 from __future__ import annotations
 
+import logging
 import os
-import re
 import threading
 
-from ..errors import LaunchError
+from ..errors import LaunchError, public_entry
 from .base import Client, DeviceLimits, DeviceTensor
 
+_log = logging.getLogger("cubepy.runtime")
 _CLIENTS: dict[str, Client] = {}
 _ORDER = ("cuda", "wgpu", "cpu")
 _CREATING = threading.Lock()  # two threads asking for a new client get the same one
-_NAME = re.compile(r"([a-z]+)(?::(\d+))?")
 
 
 def _create(kind: str, index: int) -> Client:
@@ -29,29 +29,53 @@ def _create(kind: str, index: int) -> Client:
     if kind == "cuda":
         from .cuda import CudaClient
         return CudaClient(index)
-    raise LaunchError(f"unknown runtime {kind!r}: expected one of {', '.join(_ORDER)}")
+    raise AssertionError(kind)  # _parse_name accepts only the kinds above
 
 
+_NAMES = "cuda, cuda:N, wgpu, wgpu:N or cpu"
+
+
+def _parse_name(name: str, origin: str) -> tuple[str, int]:
+    """("cuda", 1) for "cuda:1"; a LaunchError listing the valid names otherwise."""
+    kind, colon, idx = name.partition(":")
+    index = int(idx) if idx.isdigit() else -1
+    if kind not in _ORDER or (colon and (index < 0 or kind == "cpu" and index != 0)):
+        hint = ""
+        if kind == "metal":
+            hint = " (Metal source comes from kernel.source(\"metal\"); there is no Metal runtime)"
+        raise LaunchError(f"unknown runtime {name!r}{origin}: expected {_NAMES}{hint}")
+    return kind, max(index, 0)
+
+
+@public_entry
 def client(name: str | None = None) -> Client:
     """The client for runtime `name` ("cuda", "cuda:1", "wgpu", "cpu").
 
     Without a name: $CUBEPY_RUNTIME if set, else the best one present: cuda, then wgpu on
     a real GPU, then cpu (a software WebGPU adapter such as llvmpipe is slower than the cpu
     runtime, so it is used only when asked for by name). Raises LaunchError when the named
-    runtime is not available here.
+    runtime is not available here (saying what to install) or the name is unknown.
     """
+    origin = ""
     if name is None:
         name = os.environ.get("CUBEPY_RUNTIME") or None
+        origin = " (from $CUBEPY_RUNTIME)"
     if name is None:
         for kind in _ORDER:
             try:
                 found = client(kind)
-            except LaunchError:
+            except LaunchError as e:
+                _log.debug("runtime %s unavailable: %s", kind, e)
                 continue
             if not getattr(found, "is_software", False):
+                _log.info("chose the %s runtime (%s)", kind, found.device)
                 return found
+            _log.debug("skipped %s: %s is a software adapter", kind, found.device)
+        _log.info("chose the cpu runtime (no GPU runtime found)")
         return client("cpu")
-    kind, index = _parse_name(name)
+    if not isinstance(name, str):
+        raise LaunchError(f"a runtime name is a string ({_NAMES}), not {name!r}")
+    kind, index = _parse_name(name, origin)
     key = "cpu" if kind == "cpu" else f"{kind}:{index}"
     found = _CLIENTS.get(key)
     if found is not None and found.lost is None:
@@ -63,22 +87,11 @@ def client(name: str | None = None) -> Client:
                 found = _create(kind, index)
             except LaunchError:
                 raise
-            except Exception as e:  # missing package, no driver, no adapter...
+            except Exception as e:  # no driver, no adapter...
                 raise LaunchError(f"runtime {name!r} is not available: {e}") from e
             _CLIENTS[key] = found
+            _log.info("opened runtime %s: %s", key, found.device)
     return found
-
-
-def _parse_name(name) -> tuple[str, int]:
-    """("wgpu", 1) for "wgpu:1"; LaunchError for anything that is not a runtime name."""
-    match = _NAME.fullmatch(name) if isinstance(name, str) else None
-    if match is None or match.group(1) not in _ORDER:
-        raise LaunchError(f"unknown runtime {name!r}: expected one of {', '.join(_ORDER)}, "
-                          f"optionally with a device index (\"cuda:1\")", "name")
-    kind, index = match.group(1), int(match.group(2) or 0)
-    if kind == "cpu" and index != 0:
-        raise LaunchError(f"runtime {name!r}: the cpu runtime has one device, cpu:0", "name")
-    return kind, index
 
 
 def available_runtimes() -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..abi import KernelABI
-from ..errors import LaunchError
+from ..errors import LaunchError, public_entry
 from ..ir import nodes as ir
 from ..ir.types import DType, dtype_from_name, dtype_from_numpy
 
@@ -77,6 +77,7 @@ class DeviceTensor:
             flat, self.shape, tuple(s * itemsize for s in self.strides))
         return np.array(view)
 
+    @public_entry
     def with_line_size(self, n: int) -> "DeviceTensor":
         """The same buffer, read as lines (vectors) of `n` elements."""
         if n < 1 or self.shape and self.shape[-1] % n:
@@ -171,6 +172,7 @@ class Client:
                            f"({self.lost}); {self._after_loss}")
 
     # -- memory -----------------------------------------------------------------------
+    @public_entry
     def tensor(self, array) -> DeviceTensor:
         """Uploads a numpy array (any strides; stored contiguous) and keeps its shape."""
         array = np.asarray(array)
@@ -181,10 +183,12 @@ class Client:
         return DeviceTensor(self, handle, data.shape, _contiguous_strides(data.shape),
                             dtype, max(data.size, 0))
 
+    @public_entry
     def empty(self, shape, dtype: DType) -> DeviceTensor:
         """A new tensor with unspecified contents (zeroed on every runtime today)."""
         return self.zeros(shape, dtype)
 
+    @public_entry
     def zeros(self, shape, dtype: DType) -> DeviceTensor:
         """A new zero-filled tensor; `dtype` is a DType, its name or a numpy dtype."""
         shape = check_shape(shape)

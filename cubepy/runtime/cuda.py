@@ -32,7 +32,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..abi import KernelABI
-from ..errors import LaunchError
+from ..errors import LaunchError, missing_package
 from ..ir import nodes as ir
 from ..ir.types import ALL_DTYPES, DType, bf16, f32, i32, u32
 from .base import Client, DeviceLimits, DeviceTensor
@@ -113,7 +113,9 @@ class CudaClient(Client):
         try:
             import pycuda.driver as cuda
         except ImportError as e:
-            raise LaunchError(f"pycuda is not installed ({e})") from None
+            raise missing_package("the cuda runtime", "pycuda", "cuda", e,
+                                  " (on a machine with an NVIDIA driver and the CUDA "
+                                  "toolkit)") from None
         try:
             cuda.init()
             count = cuda.Device.count()

@@ -37,7 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..abi import KernelABI
-from ..errors import LaunchError
+from ..errors import LaunchError, missing_package
 from ..ir import nodes as ir
 from ..ir.types import DType, bool_, f16, f32, i32, u32
 from .base import Client, DeviceLimits, DeviceTensor
@@ -131,7 +131,7 @@ class WgpuClient(Client):
         try:
             import wgpu
         except ImportError as e:
-            raise LaunchError(f"the wgpu runtime needs the wgpu package: {e}") from None
+            raise missing_package("the wgpu runtime", "wgpu", "wgpu", e) from None
         self._wgpu = wgpu
         try:
             if index == 0:
@@ -147,7 +147,9 @@ class WgpuClient(Client):
         except Exception as e:  # no driver, no adapter
             raise LaunchError(f"no wgpu adapter: {e}") from None
         if adapter is None:
-            raise LaunchError("no wgpu adapter")
+            raise LaunchError("no wgpu adapter (no GPU driver with Vulkan, Metal or D3D12 "
+                              "support was found; on Linux without a GPU, "
+                              "`apt-get install mesa-vulkan-drivers` gives a software one)")
         features = [f for f in _WANTED_FEATURES if f in adapter.features]
         limits = {k: adapter.limits[k] for k in _WANTED_LIMITS if k in adapter.limits}
         try:
