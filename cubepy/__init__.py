@@ -27,5 +27,6 @@ from .lang import (Tensor, Array, Line, Comptime,
                    plane_shuffle_down, plane_inclusive_sum, plane_exclusive_sum)
 from .launch_config import CubeCount, CubeDim
 from .runtime import client, available_runtimes
+from .interop import client_for
 
 __version__ = "0.1.0"

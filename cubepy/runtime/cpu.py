@@ -171,6 +171,20 @@ class CpuClient(Client):
     def _download(self, tensor: DeviceTensor) -> np.ndarray:
         return tensor.handle.copy()
 
+    def _write_view(self, tensor: DeviceTensor, values: np.ndarray) -> None:
+        from ..interop import host_view
+        host_view(tensor)[...] = values
+
+    def _write(self, handle: np.ndarray, flat: np.ndarray, dtype: DType) -> None:
+        handle[:flat.size] = flat
+
+    def _view_handle(self, handle: np.ndarray, offset: int, length: int,
+                     dtype: DType) -> np.ndarray:
+        return handle[offset:offset + length]
+
+    def _data_pointer(self, handle: np.ndarray) -> int:
+        return handle.__array_interface__["data"][0]
+
     def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool) -> CpuExecutable:
         """Compiles the kernel to Python once; later calls with the same kernel object
         (the caller caches specialisations) reuse it. Accesses are always checked."""

@@ -1,0 +1,402 @@
+"""Arrays of other libraries as kernel arguments (zero copy), and cubepy tensors for them.
+
+Import: `import_arguments` turns each foreign array among a launch's buffer arguments
+into a DeviceTensor viewing the same memory, with its shape and strides. What kind of
+array a Python type is gets decided once per (type, runtime) and cached (`_ADAPTERS`), so
+a launch pays only for reading the array's pointer, shape, strides and dtype.
+
+Export: `dlpack`, `dlpack_device`, `cuda_array_interface` and `array` implement the
+protocol methods of DeviceTensor.
+
+Buffers: a cubepy kernel indexes a flat buffer (`t[i]`). A foreign view's buffer starts
+at the view's first element and spans every element its strides reach, so kernels that
+compute offsets from `shape`/`stride` see the view exactly; negative strides cannot be
+expressed (strides are u32 in kernels) and are refused.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+from . import dlpack
+from .errors import LaunchError
+from .ir.types import ALL_DTYPES, DType, bf16, dtype_from_numpy
+
+_ADAPTERS: dict[tuple[type, str], Callable | None] = {}
+_NUMPY_DTYPES: dict[Any, DType | None] = {}
+_TORCH_DTYPES: dict[Any, DType] = {}
+_TYPESTR = {"f16": "<f2", "f32": "<f4", "f64": "<f8", "i32": "<i4", "i64": "<i8",
+            "u32": "<u4", "u64": "<u8", "bool": "|b1"}
+_HOW = "use client.tensor(...) for a copy"
+
+
+class _Refused(Exception):
+    """An array this client cannot use in place; the message says why."""
+
+
+# -- small helpers -----------------------------------------------------------------------
+def buffer_extent(shape, strides) -> int:
+    """Elements a view spans from its first element: 1 + sum((n - 1) * stride)."""
+    if 0 in shape:
+        return 0
+    return 1 + sum((n - 1) * s for n, s in zip(shape, strides))
+
+
+def _elem_strides(byte_strides, itemsize: int) -> tuple[int, ...]:
+    if any(s < 0 for s in byte_strides):
+        raise _Refused("it has negative strides (a reversed view); pass a copy "
+                       "(x.copy() / x.contiguous())")
+    if any(s % itemsize for s in byte_strides):
+        raise _Refused("its strides are not a multiple of its element size")
+    return tuple(s // itemsize for s in byte_strides)
+
+
+def _numpy_dtype(np_dtype) -> DType:
+    found = _NUMPY_DTYPES.get(np_dtype, False)
+    if found is False:
+        try:
+            found = dtype_from_numpy(np_dtype)
+        except TypeError:
+            found = None
+        _NUMPY_DTYPES[np_dtype] = found
+    if found is None:
+        raise _Refused(f"its dtype {np_dtype} has no cubepy equivalent "
+                       f"({', '.join(t.name for t in ALL_DTYPES)})")
+    return found
+
+
+def _torch_dtype(torch_dtype) -> DType:
+    if not _TORCH_DTYPES:
+        import torch
+        _TORCH_DTYPES.update({torch.float16: _by("f16"), torch.bfloat16: bf16,
+                              torch.float32: _by("f32"), torch.float64: _by("f64"),
+                              torch.int32: _by("i32"), torch.int64: _by("i64"),
+                              torch.bool: _by("bool")})
+        for name in ("uint32", "uint64"):
+            if hasattr(torch, name):
+                _TORCH_DTYPES[getattr(torch, name)] = _by("u" + name[-2:])
+    found = _TORCH_DTYPES.get(torch_dtype)
+    if found is None:
+        raise _Refused(f"its dtype {torch_dtype} has no cubepy equivalent")
+    return found
+
+
+def _by(name: str) -> DType:
+    return next(t for t in ALL_DTYPES if t.name == name)
+
+
+def _make_tensor(client, handle, shape, strides, dtype: DType, buffer_len: int):
+    """A DeviceTensor without __init__'s conversions (the launch hot path)."""
+    from .runtime.base import DeviceTensor
+    t = DeviceTensor.__new__(DeviceTensor)
+    t.client, t.handle, t.shape, t.strides = client, handle, shape, strides
+    t.dtype, t.buffer_len, t.line_size = dtype, buffer_len, 1
+    t.len = math.prod(shape)
+    return t
+
+
+# -- adapters: (client, array) -> (DeviceTensor, stream handle or None) -------------------
+def _from_numpy(client, a: np.ndarray):
+    """cpu: a numpy array in place (its memory becomes the buffer)."""
+    dtype = _numpy_dtype(a.dtype)
+    shape = a.shape
+    if a.flags.c_contiguous:
+        return _make_tensor(client, a.reshape(-1), shape, _contiguous(shape), dtype,
+                            a.size), None
+    strides = _elem_strides(a.strides, a.itemsize)
+    n = buffer_extent(shape, strides)
+    handle = np.lib.stride_tricks.as_strided(a, (n,), (a.itemsize,),
+                                             writeable=a.flags.writeable)
+    return _make_tensor(client, handle, shape, strides, dtype, n), None
+
+
+def _contiguous(shape) -> tuple[int, ...]:
+    """C-contiguous strides in elements (numpy may give size-1 dimensions any stride; a
+    contiguous view gets the usual ones)."""
+    acc, out = 1, []
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return tuple(reversed(out))
+
+
+def _torch_cpu(client, t):
+    if t.device.type != "cpu":
+        raise _Refused(f"it is a torch tensor on {t.device}, and this client is "
+                       f"{client.runtime}: move it (x.cpu()) or use cubepy.client_for(x)")
+    _torch_dtype(t.dtype)  # a clear message for dtypes cubepy lacks
+    try:
+        a = t.detach().numpy()
+    except (TypeError, RuntimeError) as e:
+        raise _Refused(f"torch cannot share it with numpy ({e})") from None
+    return _from_numpy(client, a)
+
+
+def _dlpack_cpu(client, x):
+    kind, _ = x.__dlpack_device__()
+    if kind != dlpack.KDL_CPU:
+        raise _Refused(f"it lives on DLPack device type {kind}, not in host memory "
+                       f"(use cubepy.client_for(x))")
+    return _from_numpy(client, np.from_dlpack(x))
+
+
+def _torch_current_stream(index: int) -> int:
+    torch = sys.modules["torch"]
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
+
+
+def _torch_cuda(client, t):
+    if not t.is_cuda or t.get_device() != client.index:
+        raise _Refused(f"it is a torch tensor on {t.device}, and this client is "
+                       f"cuda:{client.index}: move it (x.to('cuda:{client.index}')) or use "
+                       f"cubepy.client_for(x)")
+    dtype = _torch_dtype(t.dtype)
+    shape, strides = tuple(t.shape), t.stride()
+    if any(s < 0 for s in strides):
+        raise _Refused("it has negative strides")
+    n = buffer_extent(shape, strides)
+    handle = client._wrap_pointer(t.data_ptr(), n * dtype.itemsize, t)
+    return (_make_tensor(client, handle, shape, strides, dtype, n),
+            _torch_current_stream(client.index))
+
+
+def _cupy_cuda(client, a):
+    if a.device.id != client.index:
+        raise _Refused(f"it is a CuPy array on cuda:{a.device.id}, and this client is "
+                       f"cuda:{client.index} (use cubepy.client_for(x))")
+    dtype = _numpy_dtype(a.dtype)
+    shape, strides = a.shape, _elem_strides(a.strides, a.itemsize)
+    n = buffer_extent(shape, strides)
+    handle = client._wrap_pointer(a.data.ptr, n * dtype.itemsize, a)
+    stream = sys.modules["cupy"].cuda.get_current_stream().ptr
+    return _make_tensor(client, handle, shape, strides, dtype, n), stream
+
+
+def _cai_cuda(client, x):
+    cai = x.__cuda_array_interface__
+    ptr = cai["data"][0]
+    from .runtime import cuda_driver
+    if ptr and cuda_driver.pointer_device(ptr) != client.index:
+        raise _Refused(f"it lives on another device than cuda:{client.index} "
+                       f"(use cubepy.client_for(x))")
+    typestr = cai["typestr"]
+    dtype = _numpy_dtype(np.dtype(typestr))
+    shape = tuple(cai["shape"])
+    strides = (_elem_strides(cai["strides"], dtype.itemsize) if cai.get("strides")
+               else _contiguous(shape))
+    n = buffer_extent(shape, strides)
+    stream = cai.get("stream") if cai.get("version", 0) >= 3 else None
+    if stream is not None:  # the producer's work on `stream` must finish before ours
+        cuda_driver.stream_wait(client.stream, _legacy(stream))
+    handle = client._wrap_pointer(ptr, n * dtype.itemsize, x)
+    return _make_tensor(client, handle, shape, strides, dtype, n), None
+
+
+def _legacy(stream: int) -> int:
+    """Protocol stream numbers: 1 is the legacy default stream (CUstream 0 in the driver's
+    eyes), 2 the per-thread default stream (a valid driver handle as it is)."""
+    return 0 if stream == 1 else stream
+
+
+def _dlpack_cuda(client, x):
+    kind, index = x.__dlpack_device__()
+    if kind not in (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED) or index != client.index:
+        raise _Refused(f"it lives on DLPack device {(kind, index)}, not cuda:{client.index} "
+                       f"(use cubepy.client_for(x))")
+    stream = client.stream
+    imported = dlpack.import_capsule(x.__dlpack__(stream=stream or 1))
+    if imported.dtype is None:
+        imported.release()
+        raise _Refused(f"its dtype ({imported.dtype_text}) has no cubepy equivalent")
+    shape = imported.shape
+    strides = imported.strides if imported.strides is not None else _contiguous(shape)
+    if any(s < 0 for s in strides):
+        imported.release()
+        raise _Refused("it has negative strides")
+    n = buffer_extent(shape, strides)
+    owner = _Release(imported.release, x)
+    handle = client._wrap_pointer(imported.ptr, n * imported.dtype.itemsize, owner)
+    return _make_tensor(client, handle, shape, strides, imported.dtype, n), None
+
+
+class _Release:
+    """Runs a DLPack deleter once the last view of the memory is gone."""
+
+    def __init__(self, release: Callable[[], None], producer: Any):
+        self.release, self.producer = release, producer
+
+    def __del__(self):
+        self.release()
+
+
+def _refuse_wgpu(client, x):
+    raise _Refused("WebGPU cannot import memory another library owns")
+
+
+def _refuse_host_on_cuda(client, x):
+    raise _Refused(f"it is host memory and this client is cuda:{client.index}; move it to "
+                   f"the GPU or use cubepy.client('cpu')")
+
+
+def _classify(tp: type, runtime: str) -> Callable | None:
+    """The adapter for arrays of type `tp` on `runtime`, or None for a non-array."""
+    torch = sys.modules.get("torch")
+    is_torch = torch is not None and issubclass(tp, torch.Tensor)
+    is_numpy = issubclass(tp, np.ndarray)
+    is_cupy = tp.__module__.split(".")[0] == "cupy" and hasattr(tp, "data")
+    has_dlpack = hasattr(tp, "__dlpack__") and hasattr(tp, "__dlpack_device__")
+    has_cai = hasattr(tp, "__cuda_array_interface__")
+    if not (is_torch or is_numpy or is_cupy or has_dlpack or has_cai):
+        return None
+    if runtime == "wgpu":
+        return _refuse_wgpu
+    if runtime == "cpu":
+        if is_torch:
+            return _torch_cpu
+        if is_numpy:
+            return _from_numpy
+        return _dlpack_cpu if has_dlpack else None
+    if is_torch:
+        return _torch_cuda
+    if is_cupy:
+        return _cupy_cuda
+    if is_numpy:
+        return _refuse_host_on_cuda
+    return _cai_cuda if has_cai else _dlpack_cuda
+
+
+def adapter_for(tp: type, runtime: str) -> Callable | None:
+    key = (tp, runtime)
+    try:
+        return _ADAPTERS[key]
+    except KeyError:
+        found = _ADAPTERS[key] = _classify(tp, runtime)
+        return found
+
+
+def to_tensor(client, x, name: str):
+    """(DeviceTensor viewing x, stream the launch should run on or None); LaunchError
+    naming parameter `name` when x cannot be used in place; (None, None) for a non-array."""
+    adapter = adapter_for(type(x), client.runtime)
+    if adapter is None:
+        return None, None
+    try:
+        return adapter(client, x)
+    except _Refused as e:
+        raise LaunchError(f"parameter {name!r}: {type(x).__module__}.{type(x).__name__} "
+                          f"cannot be used in place: {e}; {_HOW}", name) from None
+
+
+def import_arguments(client, buffer_params: tuple[tuple[int, str], ...], args: tuple):
+    """The launch arguments with every foreign array replaced by a DeviceTensor, and the
+    stream the first stream-bearing array asks for (torch's / CuPy's current stream)."""
+    from .runtime.base import DeviceTensor
+    out = list(args)
+    stream = None
+    for i, name in buffer_params:
+        if i < len(out) and not isinstance(out[i], DeviceTensor):
+            tensor, wants = to_tensor(client, out[i], name)
+            if tensor is not None:
+                out[i] = tensor
+                if stream is None:
+                    stream = wants
+    return tuple(out), stream
+
+
+# -- which client -------------------------------------------------------------------------
+def client_for(x):
+    """The cubepy client of the device holding array `x` (a cubepy tensor, a torch tensor,
+    a CuPy or numpy array, or anything exporting DLPack or __cuda_array_interface__)."""
+    from .runtime import client
+    from .runtime.base import DeviceTensor
+    if isinstance(x, DeviceTensor):
+        return x.client
+    if isinstance(x, np.ndarray):
+        return client("cpu")
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        if x.device.type == "cpu":
+            return client("cpu")
+        if x.device.type == "cuda":
+            return client(f"cuda:{x.get_device()}")
+        raise LaunchError(f"cubepy has no runtime for torch device {x.device}")
+    if hasattr(x, "__dlpack_device__"):
+        kind, index = x.__dlpack_device__()
+        if kind == dlpack.KDL_CPU:
+            return client("cpu")
+        if kind in (dlpack.KDL_CUDA, dlpack.KDL_CUDA_MANAGED):
+            return client(f"cuda:{index}")
+        raise LaunchError(f"cubepy has no runtime for DLPack device type {kind}")
+    if hasattr(x, "__cuda_array_interface__"):
+        from .runtime import cuda_driver
+        client("cuda")  # makes a context current for the pointer query
+        return client(f"cuda:{cuda_driver.pointer_device(x.__cuda_array_interface__['data'][0])}")
+    raise LaunchError(f"{type(x).__name__} is not an array cubepy knows (it exports neither "
+                      f"DLPack nor __cuda_array_interface__)")
+
+
+# -- export ------------------------------------------------------------------------------
+def dlpack_device(t) -> tuple[int, int]:
+    runtime = t.client.runtime
+    if runtime == "cpu":
+        return dlpack.KDL_CPU, 0
+    if runtime == "cuda":
+        return dlpack.KDL_CUDA, t.client.index
+    raise BufferError(f"a {runtime} tensor cannot be shared through DLPack (WebGPU memory "
+                      f"cannot be exported); use t.numpy() for a copy")
+
+
+def dlpack_capsule(t, stream=None, max_version=None, dl_device=None, copy=None):
+    """A DLPack capsule sharing t's memory. On cuda, `stream` is the consumer's stream
+    (None or 1: legacy default, 2: per-thread default, -1: no synchronisation): work the
+    client queued so far is made to precede what the consumer queues on it."""
+    device = dlpack_device(t)
+    if dl_device is not None and tuple(dl_device) != device:
+        raise BufferError(f"cannot export a {t.client.runtime} tensor to device {dl_device}")
+    if copy:
+        raise BufferError("cubepy exports share memory; copy=True is not supported")
+    if t.line_size != 1:
+        raise BufferError("export the tensor before with_line_size(): DLPack sees elements")
+    if t.client.runtime == "cuda" and stream != -1:
+        t.client._make_stream_wait(_legacy(1 if stream is None else stream))
+    return dlpack.export_capsule(t.client._data_pointer(t.handle), t.shape, t.strides,
+                                 t.dtype, device, t)
+
+
+def cuda_array_interface(t) -> dict:
+    """Version 3 of the CUDA array interface; `stream` is the client's stream, on which
+    the data is being produced (consumers wait for it)."""
+    if t.client.runtime != "cuda":
+        raise AttributeError("__cuda_array_interface__ exists only for cuda tensors")
+    typestr = _TYPESTR.get(t.dtype.name)
+    if typestr is None:  # bf16 has no typestr: consumers fall back to DLPack
+        raise AttributeError(f"__cuda_array_interface__ has no typestr for {t.dtype.name}")
+    item = t.dtype.itemsize
+    stream = t.client.stream
+    return {"shape": t.shape, "typestr": typestr, "version": 3,
+            "data": (t.client._data_pointer(t.handle), False),
+            "strides": None if t.strides == _contiguous(t.shape) else
+            tuple(s * item for s in t.strides),
+            "stream": stream if stream else 1}
+
+
+def array(t, dtype=None, copy=None) -> np.ndarray:
+    """numpy's __array__: a view of t's memory on cpu (a copy when copy=True), elsewhere
+    a download."""
+    if t.client.runtime == "cpu" and not copy:
+        out = host_view(t)
+    else:
+        out = t.numpy()
+    return out.astype(dtype, copy=False) if dtype is not None else out
+
+
+def host_view(t) -> np.ndarray:
+    """A cpu tensor's memory as a numpy array with its shape and strides (no copy)."""
+    flat = t.handle
+    return np.lib.stride_tricks.as_strided(
+        flat, t.shape, tuple(s * flat.itemsize for s in t.strides),
+        writeable=flat.flags.writeable)
