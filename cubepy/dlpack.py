@@ -58,7 +58,17 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
                             ("deleter", _DELETER)]
 
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [("version", DLPackVersion), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", _DELETER), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
+
+
 _NAME = b"dltensor"
+_NAME_VERSIONED = b"dltensor_versioned"
 _USED = b"used_dltensor"
 _api = ctypes.pythonapi
 _CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -82,22 +92,33 @@ def _delete_exported(address: int) -> None:
     _EXPORTED.pop(address, None)
 
 
-@_CAPSULE_DESTRUCTOR
-def _destroy_capsule(capsule: int) -> None:
-    if _is_valid(capsule, _NAME):  # never consumed: release what the export holds
-        address = _get_pointer_raw(capsule, _NAME)
-        if address:
-            _EXPORTED.pop(address, None)
+def _capsule_destructor(name: bytes):
+    @_CAPSULE_DESTRUCTOR
+    def destroy(capsule: int) -> None:
+        if _is_valid(capsule, name):  # never consumed: release what the export holds
+            address = _get_pointer_raw(capsule, name)
+            if address:
+                _EXPORTED.pop(address, None)
+    return destroy
+
+
+_DESTROY = {_NAME: _capsule_destructor(_NAME),
+            _NAME_VERSIONED: _capsule_destructor(_NAME_VERSIONED)}
 
 
 def export_capsule(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...],
-                   dtype: DType, device: tuple[int, int], owner: Any) -> Any:
-    """A "dltensor" capsule for `ndim` elements at `ptr` (strides in elements) that keeps
-    `owner` alive until the consumer is done with it."""
+                   dtype: DType, device: tuple[int, int], owner: Any,
+                   versioned: bool = False) -> Any:
+    """A capsule for the elements at `ptr` (strides in elements) that keeps `owner` alive
+    until the consumer is done with it: "dltensor_versioned" (DLPack 1.0, writable) when
+    `versioned` (the consumer passed max_version >= (1, 0)), else legacy "dltensor"."""
     ndim = len(shape)
     shape_arr = (ctypes.c_int64 * max(ndim, 1))(*shape)
     strides_arr = (ctypes.c_int64 * max(ndim, 1))(*strides)
-    managed = DLManagedTensor()
+    managed = DLManagedTensorVersioned() if versioned else DLManagedTensor()
+    if versioned:
+        managed.version = DLPackVersion(1, 0)
+        managed.flags = 0  # writable, not a copy
     code, bits = _code_of(dtype)
     managed.dl_tensor = DLTensor(ptr or None, DLDevice(*device), ndim,
                                  DLDataType(code, bits, 1),
@@ -106,7 +127,8 @@ def export_capsule(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...],
     managed.deleter = _delete_exported
     address = ctypes.addressof(managed)
     _EXPORTED[address] = (managed, shape_arr, strides_arr, owner)
-    return _api.PyCapsule_New(address, _NAME, _destroy_capsule)
+    name = _NAME_VERSIONED if versioned else _NAME
+    return _api.PyCapsule_New(address, name, _DESTROY[name])
 
 
 @dataclass

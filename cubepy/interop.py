@@ -127,7 +127,9 @@ def _torch_cpu(client, t):
     if t.device.type != "cpu":
         raise _Refused(f"it is a torch tensor on {t.device}, and this client is "
                        f"{client.runtime}: move it (x.cpu()) or use cubepy.client_for(x)")
-    _torch_dtype(t.dtype)  # a clear message for dtypes cubepy lacks
+    dtype = _torch_dtype(t.dtype)  # a clear message for dtypes cubepy lacks
+    if dtype not in client.limits.dtypes:
+        raise _Refused(f"the {client.runtime} runtime has no {dtype.name}")
     try:
         a = t.detach().numpy()
     except (TypeError, RuntimeError) as e:
@@ -136,11 +138,44 @@ def _torch_cpu(client, t):
 
 
 def _dlpack_cpu(client, x):
+    """Any DLPack producer in host memory, through the same capsule import as on cuda
+    (numpy's own import marks legacy capsules read-only; kernels write)."""
     kind, _ = x.__dlpack_device__()
-    if kind != dlpack.KDL_CPU:
+    if kind not in (dlpack.KDL_CPU, dlpack.KDL_CUDA_HOST):
         raise _Refused(f"it lives on DLPack device type {kind}, not in host memory "
                        f"(use cubepy.client_for(x))")
-    return _from_numpy(client, np.from_dlpack(x))
+    imported = _checked_import(x.__dlpack__())
+    dtype = imported.dtype
+    if dtype not in client.limits.dtypes:
+        imported.release()
+        raise _Refused(f"the {client.runtime} runtime has no {dtype.name}")
+    shape = imported.shape
+    strides = imported.strides if imported.strides is not None else _contiguous(shape)
+    n = buffer_extent(shape, strides)
+    memory = _HostMemory(imported.ptr, n, _TYPESTR[dtype.name], _Release(imported.release, x))
+    return _make_tensor(client, np.asarray(memory), shape, strides, dtype, n), None
+
+
+class _HostMemory:
+    """`n` elements at host address `ptr` as numpy sees them; the arrays made from it
+    keep it (and through `owner` the producer's memory) alive."""
+
+    def __init__(self, ptr: int, n: int, typestr: str, owner: Any):
+        self.owner = owner
+        self.__array_interface__ = {"data": (ptr, False), "shape": (n,),
+                                    "typestr": typestr, "version": 3}
+
+
+def _checked_import(capsule) -> dlpack.Import:
+    """A consumed capsule with a dtype cubepy has and no negative strides."""
+    imported = dlpack.import_capsule(capsule)
+    if imported.dtype is None:
+        imported.release()
+        raise _Refused(f"its dtype ({imported.dtype_text}) has no cubepy equivalent")
+    if imported.strides is not None and any(s < 0 for s in imported.strides):
+        imported.release()
+        raise _Refused("it has negative strides")
+    return imported
 
 
 def _torch_current_stream(index: int) -> int:
@@ -208,15 +243,9 @@ def _dlpack_cuda(client, x):
         raise _Refused(f"it lives on DLPack device {(kind, index)}, not cuda:{client.index} "
                        f"(use cubepy.client_for(x))")
     stream = client.stream
-    imported = dlpack.import_capsule(x.__dlpack__(stream=stream or 1))
-    if imported.dtype is None:
-        imported.release()
-        raise _Refused(f"its dtype ({imported.dtype_text}) has no cubepy equivalent")
+    imported = _checked_import(x.__dlpack__(stream=stream or 1))
     shape = imported.shape
     strides = imported.strides if imported.strides is not None else _contiguous(shape)
-    if any(s < 0 for s in strides):
-        imported.release()
-        raise _Refused("it has negative strides")
     n = buffer_extent(shape, strides)
     owner = _Release(imported.release, x)
     handle = client._wrap_pointer(imported.ptr, n * imported.dtype.itemsize, owner)
@@ -363,8 +392,9 @@ def dlpack_capsule(t, stream=None, max_version=None, dl_device=None, copy=None):
         raise BufferError("export the tensor before with_line_size(): DLPack sees elements")
     if t.client.runtime == "cuda" and stream != -1:
         t.client._make_stream_wait(_legacy(1 if stream is None else stream))
+    versioned = max_version is not None and tuple(max_version)[0] >= 1
     return dlpack.export_capsule(t.client._data_pointer(t.handle), t.shape, t.strides,
-                                 t.dtype, device, t)
+                                 t.dtype, device, t, versioned)
 
 
 def cuda_array_interface(t) -> dict:
