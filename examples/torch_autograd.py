@@ -43,9 +43,17 @@ def output_shape(lhs_shape, rhs_shape, bias_shape) -> torch.Size:
         raise ValueError(f"lhs [..., M, K] @ rhs [..., K, K] expected (the seed kernel "
                          f"reads K from rhs's last dimension), got {tuple(lhs_shape)} and "
                          f"{tuple(rhs_shape)}")
-    batch = torch.broadcast_shapes(lhs_shape[:-2], rhs_shape[:-2])
+    try:
+        batch = torch.broadcast_shapes(lhs_shape[:-2], rhs_shape[:-2])
+    except RuntimeError:
+        raise ValueError(f"the batch dimensions of lhs {tuple(lhs_shape)} and rhs "
+                         f"{tuple(rhs_shape)} do not broadcast") from None
     out = torch.Size(batch + (lhs_shape[-2], rhs_shape[-1]))
-    if torch.broadcast_shapes(bias_shape, out) != out:
+    try:
+        fits = torch.broadcast_shapes(bias_shape, out) == out
+    except RuntimeError:
+        fits = False
+    if not fits:
         raise ValueError(f"bias {tuple(bias_shape)} does not broadcast to the output "
                          f"{tuple(out)}")
     return out
