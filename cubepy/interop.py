@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import sys
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -24,8 +25,11 @@ import numpy as np
 from . import dlpack
 from .errors import LaunchError
 from .ir.types import ALL_DTYPES, DType, bf16, dtype_from_numpy
+from .runtime.base import DeviceTensor as _DeviceTensor
 
+_new_tensor = object.__new__
 _ADAPTERS: dict[tuple[type, str], Callable | None] = {}
+_CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
 _NUMPY_DTYPES: dict[Any, DType | None] = {}
 _TORCH_DTYPES: dict[Any, DType] = {}
 _TYPESTR = {"f16": "<f2", "f32": "<f4", "f64": "<f8", "i32": "<i4", "i64": "<i8",
@@ -90,8 +94,7 @@ def _by(name: str) -> DType:
 
 def _make_tensor(client, handle, shape, strides, dtype: DType, buffer_len: int):
     """A DeviceTensor without __init__'s conversions (the launch hot path)."""
-    from .runtime.base import DeviceTensor
-    t = DeviceTensor.__new__(DeviceTensor)
+    t = _new_tensor(_DeviceTensor)
     t.client, t.handle, t.shape, t.strides = client, handle, shape, strides
     t.dtype, t.buffer_len, t.line_size = dtype, buffer_len, 1
     t.len = math.prod(shape)
@@ -115,15 +118,22 @@ def _from_numpy(client, a: np.ndarray):
 
 def _contiguous(shape) -> tuple[int, ...]:
     """C-contiguous strides in elements (numpy may give size-1 dimensions any stride; a
-    contiguous view gets the usual ones)."""
-    acc, out = 1, []
-    for n in reversed(shape):
-        out.append(acc)
-        acc *= n
-    return tuple(reversed(out))
+    contiguous view gets the usual ones). Remembered per shape: launches repeat shapes."""
+    found = _CONTIGUOUS.get(shape)
+    if found is None:
+        acc, out = 1, []
+        for n in reversed(shape):
+            out.append(acc)
+            acc *= n
+        found = tuple(reversed(out))
+        if len(_CONTIGUOUS) < 4096:
+            _CONTIGUOUS[shape] = found
+    return found
 
 
-def _torch_cpu(client, t):
+def _torch_cpu(client, t, owner=True):
+    """A torch CPU tensor through its numpy view (which keeps its memory alive: `owner`
+    cannot be dropped here, so cpu views are not memoized)."""
     if t.device.type != "cpu":
         raise _Refused(f"it is a torch tensor on {t.device}, and this client is "
                        f"{client.runtime}: move it (x.cpu()) or use cubepy.client_for(x)")
@@ -184,19 +194,26 @@ def _torch_current_stream(index: int) -> int:
     return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
 
 
-def _torch_cuda(client, t):
+def _torch_cuda(client, t, owner=True):
+    """A torch CUDA tensor: its pointer, shape and strides (torch has no negative
+    strides); the launch goes on torch's current stream of the device. `owner=False`
+    makes a view that does not keep t alive (the launch memo's, see import_arguments)."""
     if not t.is_cuda or t.get_device() != client.index:
         raise _Refused(f"it is a torch tensor on {t.device}, and this client is "
                        f"cuda:{client.index}: move it (x.to('cuda:{client.index}')) or use "
                        f"cubepy.client_for(x)")
-    dtype = _torch_dtype(t.dtype)
-    shape, strides = tuple(t.shape), t.stride()
-    if any(s < 0 for s in strides):
-        raise _Refused("it has negative strides")
-    n = buffer_extent(shape, strides)
-    handle = client._wrap_pointer(t.data_ptr(), n * dtype.itemsize, t)
-    return (_make_tensor(client, handle, shape, strides, dtype, n),
-            _torch_current_stream(client.index))
+    dtype = _TORCH_DTYPES.get(t.dtype) or _torch_dtype(t.dtype)
+    shape = tuple(t.shape)
+    strides = t.stride()
+    n = t.numel() if t.is_contiguous() else buffer_extent(shape, strides)
+    handle = client._wrap_pointer(t.data_ptr(), n * dtype.itemsize, t if owner else None)
+    return _make_tensor(client, handle, shape, strides, dtype, n), _torch_current_stream
+
+
+def _torch_signature(t) -> tuple:
+    """What must be unchanged for a remembered view of torch tensor t to still be right
+    (in-place ops such as resize_, t_ or set_ change one of these)."""
+    return t.data_ptr(), t.shape, t.stride()
 
 
 def _cupy_cuda(client, a):
@@ -207,8 +224,11 @@ def _cupy_cuda(client, a):
     shape, strides = a.shape, _elem_strides(a.strides, a.itemsize)
     n = buffer_extent(shape, strides)
     handle = client._wrap_pointer(a.data.ptr, n * dtype.itemsize, a)
-    stream = sys.modules["cupy"].cuda.get_current_stream().ptr
-    return _make_tensor(client, handle, shape, strides, dtype, n), stream
+    return _make_tensor(client, handle, shape, strides, dtype, n), _cupy_current_stream
+
+
+def _cupy_current_stream(index: int) -> int:
+    return sys.modules["cupy"].cuda.get_current_stream(index).ptr
 
 
 def _cai_cuda(client, x):
@@ -308,8 +328,9 @@ def adapter_for(tp: type, runtime: str) -> Callable | None:
 
 
 def to_tensor(client, x, name: str):
-    """(DeviceTensor viewing x, stream the launch should run on or None); LaunchError
-    naming parameter `name` when x cannot be used in place; (None, None) for a non-array."""
+    """(DeviceTensor viewing x, function device index -> the stream handle the launch
+    should run on, or None); LaunchError naming parameter `name` when x cannot be used in
+    place; (None, None) for a non-array."""
     adapter = adapter_for(type(x), client.runtime)
     if adapter is None:
         return None, None
@@ -320,20 +341,53 @@ def to_tensor(client, x, name: str):
                           f"cannot be used in place: {e}; {_HOW}", name) from None
 
 
-def import_arguments(client, buffer_params: tuple[tuple[int, str], ...], args: tuple):
+_MEMOIZED = {_torch_cuda: _torch_signature}  # adapters whose views a launch may reuse
+
+
+def import_arguments(client, buffer_params: tuple[tuple[int, str], ...], args: tuple,
+                     memo: dict | None = None):
     """The launch arguments with every foreign array replaced by a DeviceTensor, and the
-    stream the first stream-bearing array asks for (torch's / CuPy's current stream)."""
-    from .runtime.base import DeviceTensor
+    stream the first stream-bearing array asks for (torch's / CuPy's current stream).
+
+    `memo` (one per kernel: position -> last view) lets a launch that passes the same
+    torch CUDA tensor again reuse its view after checking its pointer, shape and strides:
+    the common training-loop case costs a weak reference test and three attribute reads.
+    Remembered views do not keep the tensor alive (a weak reference tells it is gone)."""
     out = list(args)
-    stream = None
+    stream_of = None
     for i, name in buffer_params:
-        if i < len(out) and not isinstance(out[i], DeviceTensor):
-            tensor, wants = to_tensor(client, out[i], name)
-            if tensor is not None:
-                out[i] = tensor
-                if stream is None:
-                    stream = wants
-    return tuple(out), stream
+        if i >= len(out):
+            continue
+        a = out[i]
+        if isinstance(a, _DeviceTensor):
+            continue
+        entry = memo.get(i) if memo is not None else None
+        if entry is not None and entry[0]() is a and entry[1] is client \
+                and entry[2](a) == entry[3]:
+            out[i], wants = entry[4], entry[5]
+        else:
+            tensor, wants = _convert(client, a, name, memo, i)
+            if tensor is None:
+                continue  # not an array: the launch's argument check explains
+            out[i] = tensor
+        if stream_of is None:
+            stream_of = wants
+    return tuple(out), (stream_of(client.index) if stream_of is not None else None)
+
+
+def _convert(client, a, name: str, memo: dict | None, position: int):
+    adapter = adapter_for(type(a), client.runtime)
+    signature = _MEMOIZED.get(adapter)
+    if signature is None or memo is None:
+        return to_tensor(client, a, name)
+    try:
+        tensor, wants = adapter(client, a, False)
+    except _Refused:
+        return to_tensor(client, a, name)  # raises the LaunchError naming the parameter
+    if len(memo) > 64:
+        memo.clear()
+    memo[position] = (weakref.ref(a), client, signature, signature(a), tensor, wants)
+    return tensor, wants
 
 
 # -- which client -------------------------------------------------------------------------

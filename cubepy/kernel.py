@@ -60,6 +60,7 @@ class CubeFunction:
         self._key_of: Callable[[tuple], tuple] | None = None  # see _make_key_of
         self._foreign_of: Callable[[tuple], bool] | None = None  # see _make_foreign_of
         self._buffer_params: tuple[tuple[int, str], ...] = ()
+        self._foreign_memo: dict = {}  # see interop.import_arguments
         self._parse()  # syntax errors surface at decoration
 
     # -- compilation ------------------------------------------------------------------
@@ -184,7 +185,8 @@ class CubeFunction:
         except IndexError:  # too few arguments: _plan names the missing one
             has_foreign = False
         if has_foreign:
-            args, stream = import_arguments(client, self._buffer_params, args)
+            args, stream = import_arguments(client, self._buffer_params, args,
+                                            self._foreign_memo)
         key_of = self._key_of or self._make_key_of()
         try:
             key = (id(client), count, dim, checked) + key_of(args)

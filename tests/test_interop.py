@@ -454,3 +454,32 @@ def test_cuda_refuses_host_and_other_device_arrays():
         run_axpy(client, 1.0, torch.zeros(4, device="cuda"), np.zeros(4, np.float32))
     with pytest.raises(LaunchError, match=r"parameter 'x'.*torch tensor on cpu"):
         run_axpy(client, 1.0, torch.zeros(4), torch.zeros(4, device="cuda"))
+
+
+def test_launch_memo_reuses_views_until_the_tensor_changes(cpu, monkeypatch):
+    """The memo that keeps torch CUDA launches cheap, exercised with CPU tensors: a view
+    is reused for the same tensor, and rebuilt when its strides or identity change."""
+    torch = pytest.importorskip("torch")
+    calls = []
+    real = interop._torch_cpu
+
+    def counting(client, t, owner=True):
+        calls.append(owner)
+        return real(client, t, owner)
+
+    monkeypatch.setitem(interop._ADAPTERS, (torch.Tensor, "cpu"), counting)
+    monkeypatch.setattr(interop, "_MEMOIZED", {counting: interop._torch_signature})
+    src = torch.arange(16, dtype=torch.float32).reshape(4, 4)
+    out = torch.zeros(4, 4)
+    run_copy(cpu, src, out)
+    assert len(calls) == 2 and calls == [False, False]
+    run_copy(cpu, src, out)
+    assert len(calls) == 2  # both views reused
+    src.t_()  # same pointer and shape, other strides
+    run_copy(cpu, src, out)
+    assert len(calls) == 3
+    torch.testing.assert_close(out, src)
+    out = torch.zeros(4, 4)  # a new tensor in the same position
+    run_copy(cpu, src, out)
+    assert len(calls) == 4
+    torch.testing.assert_close(out, src)
