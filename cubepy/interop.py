@@ -473,6 +473,9 @@ def array(t, dtype=None, copy=None) -> np.ndarray:
     a download."""
     if t.client.runtime == "cpu" and not copy:
         out = host_view(t)
+    elif copy is False:
+        raise ValueError(f"a {t.client.runtime} tensor cannot be viewed as a numpy array "
+                         f"without a copy")
     else:
         out = t.numpy()
     return out.astype(dtype, copy=False) if dtype is not None else out

@@ -195,11 +195,11 @@ class CudaClient(Client):
 
     def _make_stream_wait(self, consumer: int) -> None:
         """Work the consumer queues on stream handle `consumer` waits for this client's."""
-        own = self.stream
-        if consumer != own:
-            from . import cuda_driver
-            self._activate()
-            cuda_driver.stream_wait(consumer, own)
+        from . import cuda_driver
+        self._activate()
+        for producer in {self._own_stream.handle, self.stream, *self._foreign_streams}:
+            if producer != consumer:
+                cuda_driver.stream_wait(consumer, producer)
 
     def _memory_stream(self):
         """The PyCUDA stream for copies and zeroing, or None when `stream` is a raw handle
@@ -321,7 +321,10 @@ class CudaClient(Client):
     def _launch_foreign(self, exe: CudaExecutable, count, dim, params: bytes,
                         handle: int) -> None:
         if handle == self._stream.handle and self._raw_stream is None:
-            exe.launch(count, dim, params, 0, self._stream)
+            if exe.launch is not None:
+                exe.launch(count, dim, params, 0, self._stream)
+            else:
+                self._prepared_fallback(exe, count, dim, params, self._stream)
             return
         from .cuda_driver import DriverError
         if handle not in self._foreign_streams:
