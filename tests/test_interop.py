@@ -483,3 +483,57 @@ def test_launch_memo_reuses_views_until_the_tensor_changes(cpu, monkeypatch):
     run_copy(cpu, src, out)
     assert len(calls) == 4
     torch.testing.assert_close(out, src)
+
+
+def test_a_read_only_array_is_refused_as_an_output(cpu):
+    x = np.ones(8, np.float32)
+    x.flags.writeable = False
+    y = np.zeros(8, np.float32)
+    run_axpy(cpu, 1.0, x, y)  # read-only input: fine
+    np.testing.assert_array_equal(y, np.ones(8))
+    y.flags.writeable = False
+    with pytest.raises(LaunchError, match=r"parameter 'y' is written.*read-only") as info:
+        run_axpy(cpu, 1.0, x, y)
+    assert info.value.param == "y"
+
+
+def test_stream_handles_from_stream_objects():
+    from cubepy.runtime.cuda import _stream_handle
+
+    class TorchLike:
+        cuda_stream = 0x1234
+
+    class Protocol:
+        def __cuda_stream__(self):
+            return (0, 0x42)
+
+    assert _stream_handle(7) == 7
+    assert _stream_handle(TorchLike()) == 0x1234
+    assert _stream_handle(Protocol()) == 0x42
+    with pytest.raises(TypeError, match="not a CUDA stream"):
+        _stream_handle("stream")
+
+
+def test_array_without_copy_refused_off_cpu():
+    from conftest import _runtime_present
+    if not _runtime_present("wgpu"):
+        pytest.skip("no wgpu adapter")
+    t = cubepy.client("wgpu").zeros(4, f32)
+    with pytest.raises(ValueError, match="without a copy"):
+        t.__array__(copy=False)
+
+
+def test_a_dlpack_view_keeps_its_producer_alive(cpu):
+    t = cpu.from_dlpack(OnlyDLPack(np.arange(1000, dtype=np.float64)))
+    gc.collect()
+    np.testing.assert_array_equal(t.numpy(), np.arange(1000))
+
+
+def test_strided_dlpack_producer_through_the_capsule_path(cpu):
+    torch = pytest.importorskip("torch")
+    src = torch.arange(12, dtype=torch.float32).reshape(3, 4).t()  # strides (1, 4)
+    view = cpu.from_dlpack(OnlyDLPack(src))
+    assert view.shape == (4, 3) and view.strides == (1, 4)
+    out = np.zeros((4, 3), np.float32)
+    run_copy(cpu, view, out)
+    np.testing.assert_array_equal(out, src.numpy())

@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..abi import KernelABI
+from ..errors import LaunchError
 from ..ir import nodes as ir
 from ..ir.types import ALL_DTYPES, DType, bf16, f32, i32, i64, u32, u64
 from .base import Client, DeviceLimits, DeviceTensor
@@ -198,7 +199,12 @@ class CpuClient(Client):
     def dispatch(self, executable: CpuExecutable, cube_count: tuple[int, int, int],
                  cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],
                  info: bytes) -> None:
-        executable.run(tuple(cube_count), tuple(cube_dim), [b.handle for b in buffers], info)
+        handles = [b.handle for b in buffers]
+        for h, spec in zip(handles, executable.abi.buffers):
+            if not (spec.read_only or h.flags.writeable):  # a read-only numpy array
+                raise LaunchError(f"parameter {spec.name!r} is written by the kernel, but "
+                                  f"the array passed is read-only", spec.name)
+        executable.run(tuple(cube_count), tuple(cube_dim), handles, info)
 
     def sync(self) -> None:
         """Nothing to wait for: launches run to completion in dispatch."""
