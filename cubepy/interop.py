@@ -210,12 +210,6 @@ def _torch_cuda(client, t, owner=True):
     return _make_tensor(client, handle, shape, strides, dtype, n), _torch_current_stream
 
 
-def _torch_signature(t) -> tuple:
-    """What must be unchanged for a remembered view of torch tensor t to still be right
-    (in-place ops such as resize_, t_ or set_ change one of these)."""
-    return t.data_ptr(), t.shape, t.stride()
-
-
 def _cupy_cuda(client, a):
     if a.device.id != client.index:
         raise _Refused(f"it is a CuPy array on cuda:{a.device.id}, and this client is "
@@ -293,6 +287,8 @@ def _refuse_host_on_cuda(client, x):
 
 def _classify(tp: type, runtime: str) -> Callable | None:
     """The adapter for arrays of type `tp` on `runtime`, or None for a non-array."""
+    if issubclass(tp, _DeviceTensor):
+        return None
     torch = sys.modules.get("torch")
     is_torch = torch is not None and issubclass(tp, torch.Tensor)
     is_numpy = issubclass(tp, np.ndarray)
@@ -341,7 +337,7 @@ def to_tensor(client, x, name: str):
                           f"cannot be used in place: {e}; {_HOW}", name) from None
 
 
-_MEMOIZED = {_torch_cuda: _torch_signature}  # adapters whose views a launch may reuse
+_MEMOIZED = {_torch_cuda}  # adapters whose views a launch may reuse (torch tensors)
 
 
 def import_arguments(client, buffer_params: tuple[tuple[int, str], ...], args: tuple,
@@ -350,21 +346,25 @@ def import_arguments(client, buffer_params: tuple[tuple[int, str], ...], args: t
     stream the first stream-bearing array asks for (torch's / CuPy's current stream).
 
     `memo` (one per kernel: position -> last view) lets a launch that passes the same
-    torch CUDA tensor again reuse its view after checking its pointer, shape and strides:
-    the common training-loop case costs a weak reference test and three attribute reads.
-    Remembered views do not keep the tensor alive (a weak reference tells it is gone)."""
+    torch CUDA tensor again reuse its view after checking its pointer, shape and strides
+    (in-place ops such as resize_, t_ or set_ change one of these): the training-loop
+    case costs a weak reference test and three reads. Remembered views do not keep the
+    tensor alive (the weak reference tells when it is gone)."""
     out = list(args)
+    n = len(out)
     stream_of = None
     for i, name in buffer_params:
-        if i >= len(out):
+        if i >= n:
             continue
         a = out[i]
         if isinstance(a, _DeviceTensor):
             continue
         entry = memo.get(i) if memo is not None else None
         if entry is not None and entry[0]() is a and entry[1] is client \
-                and entry[2](a) == entry[3]:
-            out[i], wants = entry[4], entry[5]
+                and a.data_ptr() == entry[2] and a.shape == entry[3] \
+                and a.stride() == entry[4]:
+            out[i] = entry[5]
+            wants = entry[6]
         else:
             tensor, wants = _convert(client, a, name, memo, i)
             if tensor is None:
@@ -375,10 +375,46 @@ def import_arguments(client, buffer_params: tuple[tuple[int, str], ...], args: t
     return tuple(out), (stream_of(client.index) if stream_of is not None else None)
 
 
+def make_importer(buffer_params: tuple[tuple[int, str], ...], n_params: int) -> Callable:
+    """import_arguments unrolled for one kernel's signature (generated once per kernel):
+    (client, args, memo) -> (args, stream). Arguments of another count go through the
+    generic import_arguments (the launch's argument check then names what is wrong)."""
+    lines = ["def imp(c, a, memo):", f"    if len(a) != {n_params}:",
+             "        return _generic(c, _bp, a, memo)", "    s = None"]
+    for i, name in buffer_params:
+        x = f"x{i}"
+        lines += [f"    {x} = a[{i}]",
+                  f"    if type({x}) is not _T:",
+                  f"        e = memo.get({i})",
+                  f"        if e is not None and e[0]() is {x} and e[1] is c and "
+                  f"{x}.data_ptr() == e[2] and {x}.shape == e[3] and {x}.stride() == e[4]:",
+                  f"            {x}, w = e[5], e[6]",
+                  "        else:",
+                  f"            {x}, w = _slow(c, {x}, {name!r}, memo, {i})",
+                  "        if s is None:",
+                  "            s = w"]
+    names = {i for i, _ in buffer_params}
+    items = ", ".join(f"x{j}" if j in names else f"a[{j}]" for j in range(n_params))
+    lines.append(f"    return ({items}{',' if n_params == 1 else ''}), "
+                 f"(s(c.index) if s is not None else None)")
+    scope = {"_T": _DeviceTensor, "_generic": import_arguments, "_bp": buffer_params,
+             "_slow": _slow}
+    exec("\n".join(lines), scope)
+    return scope["imp"]
+
+
+def _slow(client, a, name: str, memo: dict, position: int):
+    """A buffer argument the memo does not know: converted, or returned as it is when it
+    is not an array (or a DeviceTensor subclass)."""
+    if isinstance(a, _DeviceTensor):
+        return a, None
+    tensor, wants = _convert(client, a, name, memo, position)
+    return (a, None) if tensor is None else (tensor, wants)
+
+
 def _convert(client, a, name: str, memo: dict | None, position: int):
     adapter = adapter_for(type(a), client.runtime)
-    signature = _MEMOIZED.get(adapter)
-    if signature is None or memo is None:
+    if adapter not in _MEMOIZED or memo is None:
         return to_tensor(client, a, name)
     try:
         tensor, wants = adapter(client, a, False)
@@ -386,7 +422,8 @@ def _convert(client, a, name: str, memo: dict | None, position: int):
         return to_tensor(client, a, name)  # raises the LaunchError naming the parameter
     if len(memo) > 64:
         memo.clear()
-    memo[position] = (weakref.ref(a), client, signature, signature(a), tensor, wants)
+    memo[position] = (weakref.ref(a), client, a.data_ptr(), a.shape, a.stride(), tensor,
+                      wants)
     return tensor, wants
 
 

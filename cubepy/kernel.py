@@ -12,7 +12,7 @@ from . import abi as abi_mod
 from .abi import KernelABI, compute_abi
 from .errors import LaunchError
 from .frontend import ParamInfo, ParsedFunction, build_kernel, parse_function
-from .interop import import_arguments
+from .interop import make_importer
 from .ir import nodes as ir
 from .ir.passes import run_pipeline
 from .ir.printer import print_kernel
@@ -61,6 +61,7 @@ class CubeFunction:
         self._foreign_of: Callable[[tuple], bool] | None = None  # see _make_foreign_of
         self._buffer_params: tuple[tuple[int, str], ...] = ()
         self._foreign_memo: dict = {}  # see interop.import_arguments
+        self._importer: Callable | None = None  # see _make_foreign_of
         self._parse()  # syntax errors surface at decoration
 
     # -- compilation ------------------------------------------------------------------
@@ -185,8 +186,7 @@ class CubeFunction:
         except IndexError:  # too few arguments: _plan names the missing one
             has_foreign = False
         if has_foreign:
-            args, stream = import_arguments(client, self._buffer_params, args,
-                                            self._foreign_memo)
+            args, stream = self._importer(client, args, self._foreign_memo)
         key_of = self._key_of or self._make_key_of()
         try:
             key = (id(client), count, dim, checked) + key_of(args)
@@ -221,6 +221,7 @@ class CubeFunction:
         from .runtime.base import DeviceTensor
         self._buffer_params = tuple((i, p.name) for i, p in enumerate(self.params)
                                     if p.kind in ("tensor", "array"))
+        self._importer = make_importer(self._buffer_params, len(self.params))
         tests = [f"type(a[{i}]) is not _T" for i, _ in self._buffer_params] or ["False"]
         self._foreign_of = eval(f"lambda a: {' or '.join(tests)}", {"_T": DeviceTensor})
         return self._foreign_of

@@ -105,12 +105,24 @@ def test_a_foreign_type_is_classified_once(cpu, monkeypatch):
 
 
 def test_cubepy_tensors_skip_the_import_step(cpu, monkeypatch):
-    import cubepy.kernel as kernel_mod
     x, y = cpu.zeros(8, f32), cpu.zeros(8, f32)
     run_axpy(cpu, 1.0, x, y)
-    monkeypatch.setattr(kernel_mod, "import_arguments",
-                        lambda *a: pytest.fail("imported cubepy tensors"))
+    monkeypatch.setattr(axpy, "_importer", lambda *a: pytest.fail("imported cubepy tensors"))
     run_axpy(cpu, 1.0, x, y)
+
+
+def test_generated_importer_matches_the_generic_one(cpu):
+    importer = interop.make_importer(((1, "x"), (2, "y")), 3)
+    x, y = np.zeros(4, np.float32), cpu.zeros(4, f32)
+    args, stream = importer(cpu, (0.5, x, y), {})
+    assert args[0] == 0.5 and args[2] is y and stream is None
+    assert isinstance(args[1], cubepy.runtime.DeviceTensor) and args[1].handle.base is x
+    short, _ = importer(cpu, (0.5, x), {})  # another count: the generic path
+    assert len(short) == 2 and isinstance(short[1], cubepy.runtime.DeviceTensor)
+    kept, _ = importer(cpu, (0.5, "text", y), {})  # not an array: left for the check
+    assert kept[1] == "text"
+    one = interop.make_importer(((0, "x"),), 1)
+    assert one(cpu, (y,), {})[0] == (y,)
 
 
 class OnlyDLPack:
@@ -468,7 +480,7 @@ def test_launch_memo_reuses_views_until_the_tensor_changes(cpu, monkeypatch):
         return real(client, t, owner)
 
     monkeypatch.setitem(interop._ADAPTERS, (torch.Tensor, "cpu"), counting)
-    monkeypatch.setattr(interop, "_MEMOIZED", {counting: interop._torch_signature})
+    monkeypatch.setattr(interop, "_MEMOIZED", {counting})
     src = torch.arange(16, dtype=torch.float32).reshape(4, 4)
     out = torch.zeros(4, 4)
     run_copy(cpu, src, out)
