@@ -101,7 +101,7 @@ def _make_tensor(client, handle, shape, strides, dtype: DType, buffer_len: int):
     return t
 
 
-# -- adapters: (client, array) -> (DeviceTensor, stream handle or None) -------------------
+# -- adapters: (client, array) -> (DeviceTensor, device index -> stream handle, or None) --
 def _from_numpy(client, a: np.ndarray):
     """cpu: a numpy array in place (its memory becomes the buffer)."""
     dtype = _numpy_dtype(a.dtype)

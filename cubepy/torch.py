@@ -85,7 +85,9 @@ def sum_to_shape(grad: torch.Tensor, shape) -> torch.Tensor:
     size 1: the gradient of an input of `shape` that was broadcast."""
     shape = tuple(shape)
     extra = grad.dim() - len(shape)
-    if extra > 0:
+    if extra < 0:  # shape has leading size-1 dimensions grad lacks
+        grad = grad.reshape((1,) * -extra + tuple(grad.shape))
+    elif extra > 0:
         grad = grad.sum(dim=tuple(range(extra)))
     dims = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if dims:
