@@ -222,7 +222,10 @@ def _cupy_cuda(client, a):
 
 
 def _cupy_current_stream(index: int) -> int:
-    return sys.modules["cupy"].cuda.get_current_stream(index).ptr
+    """CuPy's current stream of device `index` (0: the legacy default stream)."""
+    cupy = sys.modules["cupy"]
+    with cupy.cuda.Device(index):
+        return cupy.cuda.get_current_stream().ptr
 
 
 def _cai_cuda(client, x):

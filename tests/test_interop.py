@@ -549,3 +549,134 @@ def test_strided_dlpack_producer_through_the_capsule_path(cpu):
     out = np.zeros((4, 3), np.float32)
     run_copy(cpu, view, out)
     np.testing.assert_array_equal(out, src.numpy())
+
+
+class _FakeCudaTensor:
+    """A CPU torch tensor that answers like a CUDA one (for the cuda adapter's logic)."""
+
+    is_cuda = True
+
+    def __init__(self, t):
+        self.t = t
+        self.dtype, self.shape = t.dtype, t.shape
+
+    def get_device(self):
+        return 0
+
+    def __getattr__(self, name):  # stride, numel, is_contiguous, data_ptr
+        return getattr(self.t, name)
+
+
+class _FakeCudaClient:
+    runtime, index = "cuda", 0
+
+    def _wrap_pointer(self, ptr, nbytes, owner):
+        from cubepy.runtime.cuda import ForeignBuffer
+        return ForeignBuffer(ptr, nbytes, owner)
+
+
+def test_cuda_adapter_views_pointer_shape_and_strides(monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(interop, "_torch_current_stream", lambda index: 0x77)
+    monkeypatch.setitem(interop._ADAPTERS, (_FakeCudaTensor, "cuda"), interop._torch_cuda)
+    client = _FakeCudaClient()
+    base = torch.arange(24, dtype=torch.float32).reshape(4, 6)
+    x = _FakeCudaTensor(base[1:, 2:5].t())  # (3, 3) view, strides (1, 6), offset 8
+    y = _FakeCudaTensor(torch.zeros(5, dtype=torch.float16))
+    importer = interop.make_importer(((1, "x"), (2, "y")), 3)
+    memo = {}
+    (a, vx, vy), stream = importer(client, (1.0, x, y), memo)
+    assert stream == 0x77 and a == 1.0
+    assert vx.shape == (3, 3) and vx.strides == (1, 6) and vx.dtype is cubepy.f32
+    assert vx.handle.ptr == base.data_ptr() + 8 * 4
+    assert vx.buffer_len == 1 + 2 * 1 + 2 * 6 and vx.handle.nbytes == vx.buffer_len * 4
+    assert vx.handle.owner is None  # launch views do not keep the tensor alive
+    assert vy.dtype is cubepy.f16 and vy.handle.nbytes == 10 and vy.strides == (1,)
+    (_, again, _), _ = importer(client, (1.0, x, y), memo)
+    assert again is vx  # remembered
+    x.t.t_()  # other strides: a new view
+    (_, fresh, _), _ = importer(client, (1.0, x, y), memo)
+    assert fresh is not vx and fresh.strides == (6, 1)
+    other = _FakeCudaTensor(torch.zeros(2))
+    other.get_device = lambda: 1
+    with pytest.raises(LaunchError, match=r"parameter 'y'.*cuda:0"):
+        importer(client, (1.0, x, other), memo)
+    owned, _ = interop.to_tensor(client, x, "x")  # from_dlpack's path keeps x alive
+    assert owned.handle.owner is x
+
+
+def _fake_cuda_client(monkeypatch):
+    """A CudaClient whose driver calls are recorded instead of made (stream routing)."""
+    from cubepy.runtime import cuda as cuda_mod
+    from cubepy.runtime import cuda_driver
+    calls = []
+
+    class Stream:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def synchronize(self):
+            calls.append(("sync own", self.handle))
+
+    Driver = type("Driver", (), {"Error": RuntimeError, "Stream": Stream})
+
+    client = object.__new__(cuda_mod.CudaClient)
+    client._cuda, client._ctx, client.device = Driver, object(), "fake"
+    client._stream = client._own_stream = Stream(0x10)
+    client._raw_stream, client._foreign_streams, client._cubins = None, set(), {}
+    monkeypatch.setattr(cuda_mod._tls, "ctx", client._ctx, raising=False)
+    monkeypatch.setattr(cuda_driver, "stream_wait",
+                        lambda consumer, producer: calls.append(("wait", consumer, producer)))
+    monkeypatch.setattr(cuda_driver, "stream_synchronize",
+                        lambda handle: calls.append(("sync", handle)))
+    monkeypatch.setattr(cuda_mod.CudaClient, "_launch_raw",
+                        lambda self, exe, c, d, p, handle: calls.append(("raw", handle)))
+    monkeypatch.setattr(cuda_mod.CudaClient, "_activate", lambda self: None)
+
+    class Exe:
+        name = "k"
+
+        def pack(self, buffers, info):
+            return b"params"
+
+        def launch(self, count, dim, params, shared, stream):
+            calls.append(("pycuda", None if stream is None else stream.handle))
+
+    return client, Exe(), calls
+
+
+def test_cuda_dispatch_routes_streams(monkeypatch):
+    client, exe, calls = _fake_cuda_client(monkeypatch)
+    grid = ((1, 1, 1), (32, 1, 1), [], b"")
+    client.dispatch(exe, *grid)
+    assert calls == [("pycuda", 0x10)]  # the client's own stream
+    calls.clear()
+    client.dispatch(exe, *grid, stream=0)  # torch's default stream: the legacy one
+    assert calls == [("pycuda", None)] and 0 in client._foreign_streams
+    calls.clear()
+    client.dispatch(exe, *grid, stream=0x99)  # a torch side stream
+    assert ("raw", 0x99) in calls and ("wait", 0x99, 0x10) in calls and ("wait", 0x99, 0) in calls
+    calls.clear()
+    client.dispatch(exe, *grid, stream=0x99)  # the wait happens once per sync
+    assert calls == [("raw", 0x99)]
+    calls.clear()
+    client.sync()
+    assert ("sync own", 0x10) in calls and ("sync", 0x99) in calls and ("sync", 0) in calls
+    assert not client._foreign_streams
+    calls.clear()
+    client.stream = 0x55
+    assert client.stream == 0x55
+    client.dispatch(exe, *grid)
+    assert calls[-1] == ("raw", 0x55) and ("wait", 0x55, 0x10) in calls
+    client.stream = None
+    assert client.stream == 0x10
+
+
+def test_cuda_dlpack_export_waits_on_the_consumer_stream(monkeypatch):
+    client, exe, calls = _fake_cuda_client(monkeypatch)
+    client._foreign_streams.add(0x99)
+    client._make_stream_wait(0x42)
+    assert sorted(calls) == [("wait", 0x42, 0x10), ("wait", 0x42, 0x99)]
+    calls.clear()
+    client._make_stream_wait(0x10)  # the consumer is the client's stream: only the other
+    assert calls == [("wait", 0x10, 0x99)]
