@@ -224,8 +224,11 @@ def _cupy_cuda(client, a):
 def _cupy_current_stream(index: int) -> int:
     """CuPy's current stream of device `index` (0: the legacy default stream)."""
     cupy = sys.modules["cupy"]
-    with cupy.cuda.Device(index):
-        return cupy.cuda.get_current_stream().ptr
+    try:
+        return cupy.cuda.get_current_stream(index).ptr  # CuPy >= 13 takes a device id
+    except TypeError:
+        with cupy.cuda.Device(index):
+            return cupy.cuda.get_current_stream().ptr
 
 
 def _cai_cuda(client, x):
