@@ -29,8 +29,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cubepy  # noqa: E402
 from cubepy import CubeCount, CubeDim  # noqa: E402
-from cubepy.torch import custom_op, launch, sum_to_shape  # noqa: E402
-from fused_matmul_add_relu import fused_matmul_add_relu_kernel  # noqa: E402
+from cubepy.torch import client_for_tensors, custom_op, launch, sum_to_shape  # noqa: E402
+from fused_matmul_add_relu import (fused_matmul_add_relu_kernel,  # noqa: E402,F401
+                                   launch_forward)
 from fused_matmul_add_relu_backward import relu_backward  # noqa: E402
 
 
@@ -76,11 +77,7 @@ def _forward(lhs: torch.Tensor, rhs: torch.Tensor, bias: torch.Tensor) -> torch.
     rank = len(shape)
     lhs, rhs = _as_rank(lhs, rank), _as_rank(rhs, rank)
     bias = bias.expand(shape).contiguous()
-    cube_dim = CubeDim(16, 16, 1)
-    batches = out.numel() // (shape[-2] * shape[-1])
-    launch(fused_matmul_add_relu_kernel,
-           CubeCount(-(-shape[-2] // 16), -(-shape[-1] // 16), batches), cube_dim,
-           lhs, rhs, bias, out)
+    launch_forward(client_for_tensors(out), lhs, rhs, bias, out)  # the seed's launch
     return out
 
 
