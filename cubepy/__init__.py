@@ -27,6 +27,7 @@ from .lang import (Tensor, Array, Line, Comptime,
                    plane_shuffle_down, plane_inclusive_sum, plane_exclusive_sum)
 from .launch_config import CubeCount, CubeDim
 from .runtime import client, available_runtimes
+from .interop import client_for
 from .log import configure_from_env as _configure_logging
 
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)

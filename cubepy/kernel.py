@@ -18,6 +18,7 @@ from .abi import KernelABI, compute_abi
 from .errors import (CubepyError, LaunchError, OptionError, hide_internal_frames,
                      line_sizes_option, public_entry)
 from .frontend import ParamInfo, ParsedFunction, build_kernel, parse_function
+from .interop import make_importer
 from .ir import nodes as ir
 from .ir.passes import run_pipeline
 from .ir.printer import print_kernel
@@ -79,6 +80,10 @@ class CubeFunction:
         # Held while specialising, compiling and planning (rare: launches that hit a
         # plan never take it), so threads sharing a kernel compile each variant once.
         self._lock = threading.RLock()
+        self._foreign_of: Callable[[tuple], bool] | None = None  # see _make_foreign_of
+        self._buffer_params: tuple[tuple[int, str], ...] = ()
+        self._foreign_memo: dict = {}  # see interop.import_arguments
+        self._importer: Callable | None = None  # see _make_foreign_of
         self._parse()  # syntax errors surface at decoration
 
     # -- compilation ------------------------------------------------------------------
@@ -234,6 +239,14 @@ class CubeFunction:
         except (KeyError, TypeError):
             count = _dim3_cached(cube_count, "cube_count")
             dim = _dim3_cached(cube_dim, "cube_dim")
+        stream = None
+        foreign = self._foreign_of or self._make_foreign_of()
+        try:
+            has_foreign = foreign(args)
+        except IndexError:  # too few arguments: _plan names the missing one
+            has_foreign = False
+        if has_foreign:
+            args, stream = self._importer(client, args, self._foreign_memo)
         key_of = self._key_of or self._make_key_of()
         plans = self._plans
         try:
@@ -266,7 +279,22 @@ class CubeFunction:
         except (struct.error, TypeError, ValueError, OverflowError):
             self._plan(client, count, dim, args, checked)  # raises the precise LaunchError
             raise
-        client.dispatch(plan.executable, count, dim, buffers, info)
+        if stream is None:
+            client.dispatch(plan.executable, count, dim, buffers, info)
+        else:
+            client.dispatch(plan.executable, count, dim, buffers, info, stream=stream)
+
+    def _make_foreign_of(self) -> Callable[[tuple], bool]:
+        """A generated function args -> whether a buffer argument is not a DeviceTensor
+        (an array of another library to import, or a wrong argument): one `type(..) is`
+        test per buffer parameter, so launches with cubepy tensors pay almost nothing."""
+        from .runtime.base import DeviceTensor
+        self._buffer_params = tuple((i, p.name) for i, p in enumerate(self.params)
+                                    if p.kind in ("tensor", "array"))
+        self._importer = make_importer(self._buffer_params, len(self.params))
+        tests = [f"type(a[{i}]) is not _T" for i, _ in self._buffer_params] or ["False"]
+        self._foreign_of = eval(f"lambda a: {' or '.join(tests)}", {"_T": DeviceTensor})
+        return self._foreign_of
 
     def _make_key_of(self) -> Callable[[tuple], tuple]:
         """A generated function args -> what decides the launch plan: the argument count,

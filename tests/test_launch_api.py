@@ -24,8 +24,9 @@ def test_launch_needs_a_client(client_arg):
     assert info.value.param == "client"
 
 
-@pytest.mark.parametrize("bad", [np.zeros(4, np.float32), None, [1.0, 2.0]])
+@pytest.mark.parametrize("bad", [None, [1.0, 2.0], "abcd"])
 def test_buffer_parameter_rejects_host_values(runtime_client, bad):
+    # numpy arrays are zero-copy arguments on cpu now (tests/test_interop.py)
     with pytest.raises(LaunchError, match=r"parameter 'x' of scale is Array\[\.\.\.\]") as info:
         scale.launch(runtime_client, CubeCount(1), CubeDim(4), bad, 2)
     assert info.value.param == "x"

@@ -86,9 +86,112 @@ class DeviceTensor:
         return DeviceTensor(self.client, self.handle, self.shape, self.strides, self.dtype,
                             self.buffer_len, n)
 
+    def to_numpy(self) -> np.ndarray:
+        """Alias of numpy()."""
+        return self.numpy()
+
     def __repr__(self) -> str:
-        return (f"DeviceTensor(shape={self.shape}, strides={self.strides}, "
-                f"dtype={self.dtype}, runtime={self.client.runtime})")
+        line = f", line_size={self.line_size}" if self.line_size != 1 else ""
+        return (f"DeviceTensor(shape={self.shape}, dtype={self.dtype}, "
+                f"device={self.client.device_name!r}, strides={self.strides}{line})")
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # -- exchange with other libraries (cubepy/interop.py) ------------------------------
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory (cpu and cuda)."""
+        from ..interop import dlpack_capsule
+        return dlpack_capsule(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from ..interop import dlpack_device
+        return dlpack_device(self)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        """Version 3 of the CUDA array interface (cuda tensors only)."""
+        from ..interop import cuda_array_interface
+        return cuda_array_interface(self)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """A view on cpu, a download elsewhere (np.asarray(t))."""
+        from ..interop import array
+        return array(self, dtype, copy)
+
+    # -- views and writes -----------------------------------------------------------------
+    def is_contiguous(self) -> bool:
+        return self.strides == _contiguous_strides(self.shape)
+
+    def reshape(self, *shape) -> "DeviceTensor":
+        """The same memory with another shape (contiguous tensors; never copies). One
+        size may be -1."""
+        shape = tuple(shape[0]) if len(shape) == 1 and not isinstance(
+            shape[0], (int, np.integer)) else tuple(shape)
+        shape = tuple(int(s) for s in shape)
+        size = int(np.prod(self.shape, dtype=np.int64))
+        if shape.count(-1) > 1 or any(s < -1 for s in shape):
+            raise ValueError(f"invalid shape {shape}")
+        if -1 in shape:
+            rest = int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+            if rest == 0 or size % rest:
+                raise ValueError(f"cannot reshape {self.shape} to {shape}")
+            shape = tuple(size // rest if s == -1 else s for s in shape)
+        if int(np.prod(shape, dtype=np.int64)) != size:
+            raise ValueError(f"cannot reshape {self.shape} ({size} elements) to {shape}")
+        if not self.is_contiguous():
+            raise ValueError(f"reshape/view needs a contiguous tensor (strides "
+                             f"{self.strides} for shape {self.shape}); cubepy never copies "
+                             f"here")
+        return DeviceTensor(self.client, self.handle, shape, _contiguous_strides(shape),
+                            self.dtype, self.buffer_len, 1)
+
+    view = reshape
+
+    def __getitem__(self, key) -> "DeviceTensor":
+        """`t[a:b]` and `t[a:b:step]` (step > 0): a view along the first dimension."""
+        if not isinstance(key, slice) or not self.shape:
+            raise TypeError("cubepy tensors support slicing t[a:b] along the first "
+                            "dimension (a view); index elements inside kernels")
+        if self.line_size != 1:
+            raise TypeError("slice the tensor before with_line_size()")
+        start, stop, step = key.indices(self.shape[0])
+        if step < 1:
+            raise ValueError("a slice step must be positive")
+        from ..interop import buffer_extent
+        shape = (len(range(start, stop, step)),) + self.shape[1:]
+        strides = (self.strides[0] * step,) + self.strides[1:]
+        length = buffer_extent(shape, strides)
+        offset = start * self.strides[0] if length else 0
+        handle = self.client._view_handle(self.handle, offset, length, self.dtype)
+        return DeviceTensor(self.client, handle, shape, strides, self.dtype, length)
+
+    def fill_(self, value) -> "DeviceTensor":
+        """Sets every element the tensor's shape covers to `value`; returns self."""
+        self.client._write_view(self, np.full(self.shape, value, _host_dtype(self.dtype)))
+        return self
+
+    def zero_(self) -> "DeviceTensor":
+        return self.fill_(0)
+
+    def copy_(self, other) -> "DeviceTensor":
+        """Copies `other` (a cubepy tensor, a numpy array or any array numpy can read,
+        broadcast to this shape) into this tensor; returns self."""
+        host = other.numpy() if isinstance(other, DeviceTensor) else np.asarray(other)
+        try:
+            values = np.broadcast_to(host, self.shape)
+        except ValueError:
+            raise ValueError(f"copy_: shape {host.shape} does not broadcast to "
+                             f"{self.shape}") from None
+        self.client._write_view(self, values.astype(_host_dtype(self.dtype), copy=False))
+        return self
+
+
+def _host_dtype(dtype: DType):
+    """The numpy dtype holding this dtype's values on the host (f32 for bf16)."""
+    return np.float32 if dtype.name == "bf16" else dtype.numpy
 
 
 MAX_DIM = 2**32 - 1  # shapes and strides travel as u32 in the info struct
@@ -205,6 +308,47 @@ class Client:
         except (MemoryError, OverflowError, ValueError) as e:
             raise LaunchError(f"cannot allocate a {dtype.name} tensor of {size} elements "
                               f"on {self.device}: {e or type(e).__name__}") from None
+
+    def from_dlpack(self, array) -> DeviceTensor:
+        """A cubepy tensor viewing the memory of `array` (anything exporting DLPack, or on
+        cuda `__cuda_array_interface__`), which stays alive as long as the view."""
+        from ..interop import to_tensor
+        tensor, _ = to_tensor(self, array, "array")
+        if tensor is None:
+            raise LaunchError(f"{type(array).__name__} exports neither DLPack nor "
+                              f"__cuda_array_interface__; use client.tensor(...) for a copy")
+        return tensor
+
+    @property
+    def device_name(self) -> str:
+        """"cpu", "cuda:0", "wgpu:0"."""
+        index = getattr(self, "index", None)
+        return self.runtime if index is None else f"{self.runtime}:{index}"
+
+    def _write_view(self, tensor: DeviceTensor, values: np.ndarray) -> None:
+        """Writes `values` (tensor.shape, host dtype) into the elements the tensor's shape
+        and strides cover, leaving the rest of the buffer as it is."""
+        if tensor.is_contiguous() and tensor.buffer_len == values.size:
+            flat = np.ascontiguousarray(values).reshape(-1)
+        else:
+            flat = np.array(self._download(tensor)[:tensor.buffer_len])
+            item = flat.itemsize
+            np.lib.stride_tricks.as_strided(
+                flat, tensor.shape, tuple(s * item for s in tensor.strides))[...] = values
+        self._write(tensor.handle, flat, tensor.dtype)
+
+    def _view_handle(self, handle: Any, offset: int, length: int, dtype: DType) -> Any:
+        """A handle for `length` elements of `handle` from element `offset` (no copy)."""
+        raise LaunchError(f"the {self.runtime} runtime cannot make views of a buffer "
+                          f"(slicing); copy the slice with client.tensor(t.numpy()[a:b])")
+
+    def _write(self, handle: Any, flat: np.ndarray, dtype: DType) -> None:
+        """Overwrites the start of buffer `handle` with the 1-D host array `flat`."""
+        raise NotImplementedError
+
+    def _data_pointer(self, handle: Any) -> int:
+        """The address of a buffer's first element (cpu: host, cuda: device)."""
+        raise BufferError(f"the {self.runtime} runtime cannot share its memory")
 
     def _dtype_of(self, np_dtype) -> DType:
         try:

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..abi import KernelABI
+from ..errors import LaunchError
 from ..ir import nodes as ir
 from ..ir.types import ALL_DTYPES, DType, bf16, f32, i32, i64, u32, u64
 from .base import Client, DeviceLimits, DeviceTensor
@@ -176,6 +177,20 @@ class CpuClient(Client):
     def _download(self, tensor: DeviceTensor) -> np.ndarray:
         return tensor.handle.copy()
 
+    def _write_view(self, tensor: DeviceTensor, values: np.ndarray) -> None:
+        from ..interop import host_view
+        host_view(tensor)[...] = values
+
+    def _write(self, handle: np.ndarray, flat: np.ndarray, dtype: DType) -> None:
+        handle[:flat.size] = flat
+
+    def _view_handle(self, handle: np.ndarray, offset: int, length: int,
+                     dtype: DType) -> np.ndarray:
+        return handle[offset:offset + length]
+
+    def _data_pointer(self, handle: np.ndarray) -> int:
+        return handle.__array_interface__["data"][0]
+
     def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool) -> CpuExecutable:
         """Compiles the kernel to Python once; later calls with the same kernel object
         (the caller caches specialisations) reuse it. Accesses are always checked."""
@@ -192,7 +207,12 @@ class CpuClient(Client):
                  info: bytes) -> None:
         # No lock: a run only reads the executable and writes the launch's own buffers,
         # so threads launching on one cpu client run their kernels concurrently.
-        executable.run(tuple(cube_count), tuple(cube_dim), [b.handle for b in buffers], info)
+        handles = [b.handle for b in buffers]
+        for h, spec in zip(handles, executable.abi.buffers):
+            if not (spec.read_only or h.flags.writeable):  # a read-only numpy array
+                raise LaunchError(f"parameter {spec.name!r} is written by the kernel, but "
+                                  f"the array passed is read-only", spec.name)
+        executable.run(tuple(cube_count), tuple(cube_dim), handles, info)
 
     def sync(self) -> None:
         """Nothing to wait for: launches run to completion in dispatch."""

@@ -7,6 +7,10 @@
 - Compilation: cuda_compile.py (NVRTC, else nvcc, with an on-disk cubin cache) then
   `module_from_buffer`; loaded modules and executables are found again by source while
   some kernel still uses them (weak references: they are unloaded with their kernels).
+- Streams: the client's own PyCUDA stream (blocking, so ordered with the legacy default
+  stream torch and CuPy use by default) unless `client.stream` names another; a launch
+  whose arguments include torch (or CuPy) arrays runs on that library's current stream.
+  Raw handles PyCUDA cannot launch on go through cuda_driver (ctypes on libcuda).
 - Launch: the info struct travels BY VALUE after the buffer pointers. Pointers are 8
   bytes and the struct's alignment is at most 8, so appending its bytes right after the
   pointers reproduces the C parameter layout; one precompiled `struct.Struct` packs the
@@ -59,25 +63,39 @@ class _Buffer:
 
 
 class _LoadedModule:
-    """A loaded PyCUDA module; executables hold it, the client's index refers to it
-    weakly, so the module is unloaded once no executable of it is left."""
+    """A loaded PyCUDA module and its cubin; executables hold it, the client's index
+    refers to it weakly, so the module is unloaded once no executable of it is left."""
 
-    __slots__ = ("module", "__weakref__")
+    __slots__ = ("module", "cubin", "__weakref__")
 
-    def __init__(self, module):
+    def __init__(self, module, cubin: bytes | None):
         self.module = module
+        self.cubin = cubin  # for launches on raw stream handles (cuda_driver.RawFunction)
+
+
+class ForeignBuffer:
+    """Device memory cubepy does not own (another library's array, or a view of a cubepy
+    buffer): its address, and the object that keeps the memory alive."""
+
+    __slots__ = ("ptr", "nbytes", "owner")
+
+    def __init__(self, ptr: int, nbytes: int, owner: Any):
+        self.ptr = ptr
+        self.nbytes = nbytes
+        self.owner = owner
 
 
 class CudaExecutable:
     """A loaded kernel and what launching it needs."""
 
     __slots__ = ("function", "launch", "pack", "name", "source", "abi", "compiler",
-                 "module", "__weakref__")
+                 "module", "raw", "__weakref__")
 
     def __init__(self, function, name: str, source: str, abi: KernelABI, compiler: str,
                  module: _LoadedModule | None = None):
-        self.module = module  # keeps the module loaded while this executable lives
+        self.module = module  # keeps the module (and its cubin) while this executable lives
         self.function = function
+        self.raw = None  # a cuda_driver.RawFunction, made on a first raw-stream launch
         self.name = name
         self.source = source
         self.abi = abi
@@ -131,6 +149,9 @@ class CudaClient(Client):
         self._ctx = self._device.retain_primary_context()
         self._activate()
         self._stream = cuda.Stream()
+        self._own_stream = self._stream
+        self._raw_stream: int | None = None  # a stream handle set through `stream`
+        self._foreign_streams: set[int] = set()  # launched on since the last sync
         major, minor = self._device.compute_capability()
         self.arch = f"sm_{major}{minor}"
         self.compute_capability = (major, minor)
@@ -183,6 +204,47 @@ class CudaClient(Client):
             return self._mark_lost(f"while {what}: {error}")
         return LaunchError(f"{what} on {self.device} failed: {error}")
 
+    # -- streams ------------------------------------------------------------------------
+    @property
+    def stream(self) -> int:
+        """The CUstream handle this client queues work on (0: the legacy default stream).
+        Set it to an int handle, an object with `cuda_stream` (torch) or `__cuda_stream__`
+        (the CUDA stream protocol), a PyCUDA Stream, or None for the client's own stream."""
+        return self._raw_stream if self._raw_stream is not None else self._stream.handle
+
+    @stream.setter
+    def stream(self, value) -> None:
+        if value is None or value is self._own_stream:
+            self._stream, self._raw_stream = self._own_stream, None
+            return
+        if isinstance(value, self._cuda.Stream):
+            self._stream, self._raw_stream = value, None
+            return
+        self._raw_stream = _stream_handle(value)
+
+    def _launch_raw(self, exe: "CudaExecutable", count, dim, params: bytes, handle: int):
+        """A launch on a stream handle PyCUDA has no Stream object for."""
+        from . import cuda_driver
+        if exe.raw is None:
+            cubin = exe.module.cubin if exe.module is not None else None
+            if cubin is None:
+                cubin = self.compiler.compile(exe.source)
+            exe.raw = cuda_driver.RawFunction(cubin, exe.name)
+        exe.raw.launch(count, dim, params, handle)
+
+    def _make_stream_wait(self, consumer: int) -> None:
+        """Work the consumer queues on stream handle `consumer` waits for this client's."""
+        from . import cuda_driver
+        self._activate()
+        for producer in {self._own_stream.handle, self.stream, *self._foreign_streams}:
+            if producer != consumer:
+                cuda_driver.stream_wait(consumer, producer)
+
+    def _memory_stream(self):
+        """The PyCUDA stream for copies and zeroing, or None when `stream` is a raw handle
+        (then those go through cuda_driver on the handle)."""
+        return self._stream if self._raw_stream is None else None
+
     # -- memory -------------------------------------------------------------------------
     def _alloc(self, size: int, dtype: DType) -> _Buffer:
         self.check_alive()
@@ -190,7 +252,12 @@ class CudaClient(Client):
         nbytes = size * dtype.itemsize
         try:
             alloc = self._cuda.mem_alloc(max(nbytes, 4))  # a zero-byte one is refused
-            self._cuda.memset_d8_async(alloc, 0, max(nbytes, 4), self._stream)
+            stream = self._memory_stream()
+            if stream is None:
+                from . import cuda_driver
+                cuda_driver.memset_zero_async(int(alloc), max(nbytes, 4), self._raw_stream)
+            else:
+                self._cuda.memset_d8_async(alloc, 0, max(nbytes, 4), stream)
         except self._cuda.Error as e:
             raise self._cuda_error(e, f"allocating {nbytes} bytes") from None
         return _Buffer(alloc, nbytes)
@@ -198,15 +265,39 @@ class CudaClient(Client):
     def _upload(self, flat: np.ndarray, dtype: DType) -> _Buffer:
         self.check_alive()
         self._activate()
-        nbytes = flat.nbytes
         try:
-            alloc = self._cuda.mem_alloc(max(nbytes, 4))
-            if nbytes:
-                # Pageable source: the driver stages it before returning, so `flat` may go.
-                self._cuda.memcpy_htod_async(alloc, flat, self._stream)
+            alloc = self._cuda.mem_alloc(max(flat.nbytes, 4))
+            buf = _Buffer(alloc, flat.nbytes)
+            self._write(buf, flat, dtype)
         except self._cuda.Error as e:
-            raise self._cuda_error(e, f"uploading {nbytes} bytes") from None
-        return _Buffer(alloc, nbytes)
+            raise self._cuda_error(e, f"uploading {flat.nbytes} bytes") from None
+        return buf
+
+    def _write(self, handle, flat: np.ndarray, dtype: DType) -> None:
+        self._activate()
+        if dtype is bf16:  # f32 values -> bf16 bits, rounded to nearest even
+            bits = np.ascontiguousarray(flat, np.float32).view(np.uint32)
+            flat = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+        flat = np.ascontiguousarray(flat)
+        if not flat.nbytes:
+            return
+        # Pageable source: the driver stages it before returning, so `flat` may go.
+        stream = self._memory_stream()
+        if stream is None:
+            from . import cuda_driver
+            cuda_driver.memcpy_htod_async(handle.ptr, flat, self._raw_stream)
+        else:
+            self._cuda.memcpy_htod_async(handle.ptr, flat, stream)
+
+    def _wrap_pointer(self, ptr: int, nbytes: int, owner: Any) -> ForeignBuffer:
+        return ForeignBuffer(ptr, nbytes, owner)
+
+    def _view_handle(self, handle, offset: int, length: int, dtype: DType) -> ForeignBuffer:
+        return ForeignBuffer(handle.ptr + offset * dtype.itemsize, length * dtype.itemsize,
+                             handle)
+
+    def _data_pointer(self, handle) -> int:
+        return handle.ptr
 
     def _download(self, tensor: DeviceTensor) -> np.ndarray:
         self.check_alive()
@@ -217,7 +308,7 @@ class CudaClient(Client):
         self._sync_stream()
         if host.nbytes:
             try:
-                self._cuda.memcpy_dtoh(host, buf.alloc)
+                self._cuda.memcpy_dtoh(host, buf.ptr)
             except self._cuda.Error as e:
                 raise self._cuda_error(e, "downloading a tensor") from None
         if bf:  # numpy has no bfloat16: widen to the f32 it stands for
@@ -254,7 +345,7 @@ class CudaClient(Client):
             if loaded is None:
                 cubin = self.compiler.compile(source)
                 compiler = self.compiler.last_compiler
-                loaded = _LoadedModule(self._cuda.module_from_buffer(cubin))
+                loaded = _LoadedModule(self._cuda.module_from_buffer(cubin), cubin)
                 self._modules[source] = loaded
             function = loaded.module.get_function(name)
         except self._cuda.Error as e:
@@ -263,36 +354,92 @@ class CudaClient(Client):
 
     def dispatch(self, executable: CudaExecutable, cube_count: tuple[int, int, int],
                  cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],
-                 info: bytes) -> None:
+                 info: bytes, stream: int | None = None) -> None:
+        """Queues the launch on `stream` (a CUstream handle, given when the arguments ask
+        for one: torch's current stream) or else on the client's stream."""
         if self.lost is not None:
             self.check_alive()
         if _tls.__dict__.get("ctx") is not self._ctx:
             self._activate()
         params = executable.pack(buffers, info)
         try:
+            if stream is None and self._raw_stream is None:
+                pystream = self._stream
+            elif stream == 0 or (stream is None and self._raw_stream == 0):
+                pystream = None  # the legacy default stream, which PyCUDA launches on
+                self._foreign_streams.add(0)  # sync() waits for it too
+            else:
+                self._launch_foreign(executable, cube_count, cube_dim, params,
+                                     self._raw_stream if stream is None else stream)
+                return
             if executable.launch is not None:
-                executable.launch(cube_count, cube_dim, params, 0, self._stream)
+                executable.launch(cube_count, cube_dim, params, 0, pystream)
             else:  # a PyCUDA without _launch_kernel: the public prepared path
-                self._prepared_fallback(executable, cube_count, cube_dim, params)
+                self._prepared_fallback(executable, cube_count, cube_dim, params, pystream)
         except self._cuda.Error as e:
             raise self._cuda_error(e, f"launching {executable.name}") from None
 
-    def _prepared_fallback(self, exe: CudaExecutable, count, dim, params: bytes) -> None:
+    def _launch_foreign(self, exe: CudaExecutable, count, dim, params: bytes,
+                        handle: int) -> None:
+        if handle == self._stream.handle and self._raw_stream is None:
+            if exe.launch is not None:
+                exe.launch(count, dim, params, 0, self._stream)
+            else:
+                self._prepared_fallback(exe, count, dim, params, self._stream)
+            return
+        from .cuda_driver import DriverError
+        if handle not in self._foreign_streams:
+            # Buffers zeroed or uploaded on the client's stream must be ready first; a
+            # stream handle is checked once per sync (later uploads: see docs).
+            self._make_stream_wait(handle)
+            self._foreign_streams.add(handle)
+        try:
+            self._launch_raw(exe, count, dim, params, handle)
+        except DriverError as e:
+            raise LaunchError(f"launching {exe.name} on {self.device} (stream {handle:#x}) "
+                              f"failed: {e}") from None
+
+    def _prepared_fallback(self, exe: CudaExecutable, count, dim, params: bytes,
+                           stream) -> None:
         fn = exe.function
         if getattr(fn, "arg_format", None) != f"{len(params)}s":
             fn.prepare(f"{len(params)}s")
-        fn.prepared_async_call(count, dim, self._stream, params)
+        fn.prepared_async_call(count, dim, stream, params)
 
     def sync(self) -> None:
+        """Waits for the client's stream and every stream it launched on since."""
         self.check_alive()
         self._activate()
         self._sync_stream()
 
     def _sync_stream(self) -> None:
+        from . import cuda_driver
         try:
-            self._stream.synchronize()
+            if self._raw_stream is None:
+                self._stream.synchronize()
+            else:
+                cuda_driver.stream_synchronize(self._raw_stream)
+            for handle in self._foreign_streams:
+                cuda_driver.stream_synchronize(handle)
+            self._foreign_streams.clear()
         except self._cuda.Error as e:  # a kernel fault surfaces here
             raise self._cuda_error(e, "running a kernel") from None
+        except cuda_driver.DriverError as e:
+            raise self._cuda_error(e, "running a kernel") from None
+
+
+def _stream_handle(value) -> int:
+    """A CUstream handle from an int or a stream object of torch, CuPy, PyCUDA or the CUDA
+    stream protocol (`__cuda_stream__` -> (version, handle))."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if hasattr(value, "__cuda_stream__"):
+        return int(value.__cuda_stream__()[1])
+    for attr in ("cuda_stream", "ptr", "handle"):  # torch, CuPy, PyCUDA
+        if isinstance(getattr(value, attr, None), int):
+            return int(getattr(value, attr))
+    raise TypeError(f"client.stream: {value!r} is not a CUDA stream (an int handle, or an "
+                    f"object with cuda_stream / __cuda_stream__)")
 
 
 def _pop_contexts() -> None:

@@ -133,6 +133,7 @@ class WgpuClient(Client):
         except ImportError as e:
             raise missing_package("the wgpu runtime", "wgpu", "wgpu", e) from None
         self._wgpu = wgpu
+        self.index = index
         try:
             if index == 0:
                 adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
@@ -254,6 +255,15 @@ class WgpuClient(Client):
             data += bytes(nbytes - len(data))
         # A new buffer is not used by any recorded dispatch: no ordering concern.
         return self._device.create_buffer_with_data(data=data, usage=self._storage_usage)
+
+    def _write(self, handle: Any, flat: np.ndarray, dtype: DType) -> None:
+        """Queued after the dispatches recorded so far (they are submitted first)."""
+        self._flush()
+        if dtype is bool_:
+            flat = flat.astype(np.uint32)
+        data = np.ascontiguousarray(flat).tobytes()
+        data += bytes(-len(data) % 4)  # write_buffer copies multiples of 4 bytes
+        self._queue.write_buffer(handle, 0, data)
 
     def _download(self, tensor: DeviceTensor) -> np.ndarray:
         with self._lock:
