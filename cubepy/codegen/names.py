@@ -48,13 +48,15 @@ def _ascii(name: str) -> str:
     return "".join(out)
 
 
-def mangle(name: str, target: str | None = None, global_scope: bool = False) -> str:
+def mangle(name: str, target: str | None = None, global_scope: bool = False,
+           avoid: frozenset[str] = frozenset()) -> str:
     """A legal identifier for the user name `name` in `target` ("cuda", "wgsl", "metal";
     None: every target): unchanged where safe, else ASCII, without `__` or a leading
     `_`, with a trailing `_`. Keywords of every target are avoided in each, so names
     read alike across targets; library names only where the target has them.
-    `global_scope` also avoids the C library's global functions (the kernel's name)."""
-    if _is_safe(name, reserved(target, global_scope)):
+    `global_scope` also avoids the C library's global functions (the kernel's name);
+    `avoid` adds names reserved in this position only."""
+    if name not in avoid and _is_safe(name, reserved(target, global_scope)):
         return name
     base = re.sub(r"_+", "_", _ascii(name)).strip("_") or "v"
     if base[0].isdigit():
@@ -82,10 +84,11 @@ class Namer:
         self._map: dict[tuple, str] = {}
         self._taken: set[str] = set(taken)
 
-    def get(self, key: tuple, name: str) -> str:
+    def get(self, key: tuple, name: str, avoid: frozenset[str] = frozenset()) -> str:
+        """The identifier of `key` (IR name `name`); `avoid`: see `mangle`."""
         found = self._map.get(key)
         if found is None:
-            found = self.claim(mangle(name, self.target))
+            found = self.claim(mangle(name, self.target, avoid=avoid))
             self._map[key] = found
         return found
 

@@ -277,8 +277,11 @@ subgroupExclusiveMul quadBroadcast quadSwapX quadSwapY quadSwapDiagonal
     f"mat{c}x{r}{t}" for c in (2, 3, 4) for r in (2, 3, 4) for t in ("", "f", "h"))
 
 # Names the generator itself gives things in a kernel's scope besides its `cube_` ones:
-# the info struct parameter and the WGSL entry point.
-GENERATED = _words("info main")
+# the info struct parameter, the WGSL entry point and its position lets.
+GENERATED = _words("info main absolute_pos absolute_pos_x absolute_pos_y absolute_pos_z")
+# Parameter and local names of WGSL's per-buffer accessor helpers (wgsl_memory.py): a
+# module-scope buffer or shared array so named would be hidden inside them.
+WGSL_HELPER_LOCALS = _words("i v expected old r want")
 
 # Reserved for every target: keywords of all three languages, the position builtins and
 # scalar types of each, and the generator's own names, so that a kernel's names read the

@@ -25,6 +25,7 @@ from ..ir import nodes as n
 from ..ir.visit import child_exprs, walk_all_exprs, walk_stmts
 from .names import Namer, comment_text, field_name, numbered, source_line
 
+from .reserved import WGSL_HELPER_LOCALS
 from .skeleton import render
 from .wgsl_expr import ExprEmitter, literal, wgsl_type
 from .wgsl_memory import (HELPER_KINDS, BufferView, atomic_helper, load_helper, read_slot,
@@ -75,12 +76,13 @@ class _WgslEmitter:
     def _buffer_views(self) -> dict[tuple[str, str], BufferView]:
         # Every buffer is named before any accessor helper, so a helper never takes a
         # buffer's name (helpers are numbered instead).
-        names = {("global", b.name): self.names.get(("buf", "global", b.name), b.name)
+        # Buffers live at module scope: they must not be hidden by the helpers' locals.
+        names = {("global", b.name): self.names.get(("buf", "global", b.name), b.name,
+                                                    WGSL_HELPER_LOCALS)
                  for b in self.abi.buffers}
-        names.update({("shared", s.buffer.name): self.names.get(("buf", "shared",
-                                                                  s.buffer.name),
-                                                                 s.buffer.name)
-                      for s in self.kernel.shared})
+        names.update({("shared", s.buffer.name): self.names.get(
+            ("buf", "shared", s.buffer.name), s.buffer.name, WGSL_HELPER_LOCALS)
+            for s in self.kernel.shared})
         views = {}
         for b in self.abi.buffers:
             elem = wgsl_type(b.dtype, self.kernel.loc)
