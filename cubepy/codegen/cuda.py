@@ -266,8 +266,8 @@ def emit_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
     entry = _entry_lines(kernel, abi, em)
     return render("cuda.j2", name=entry_name(kernel.name, TARGET),
                   units=kernel.units_per_cube, cube_dim=kernel.cube_dim, includes=includes,
-                  fields=fields, helpers=em.prelude.helpers, params=params, entry=entry, body=em.lines,
-                  checked=checked)
+                  fields=fields, helpers=em.prelude.helpers, params=params, entry=entry,
+                  body=em.lines, checked=checked)
 
 
 def b_ref(b) -> n.BufferRef:

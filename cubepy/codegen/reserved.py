@@ -74,7 +74,8 @@ random srandom aligned_alloc posix_memalign memchr strlen strcpy strncpy strcat 
 strcmp strncmp strchr strrchr strstr strtok strdup strerror index rindex bzero bcopy
 time difftime mktime gmtime localtime strftime asctime ctime nanosleep sleep usleep
 isalpha isdigit isspace isupper islower toupper tolower isalnum isprint ispunct isxdigit
-iscntrl isgraph isblank signal raise setjmp longjmp read write open close
+iscntrl isgraph isblank signal raise setjmp longjmp read write open close select pselect
+poll
 """)
 
 # Macros that the headers of a CUDA translation unit (cuda_runtime, cuda_fp16, cuda_bf16,
