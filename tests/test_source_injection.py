@@ -549,13 +549,15 @@ GENERATED_FIELDS_KERNEL = f'''
 @cubepy_.cube(launch=True)
 def fields_collide(x: cubepy_.Tensor[cubepy_.f32], x_len: cubepy_.u32,
                    x_buffer_len: cubepy_.u32, x_shape: cubepy_.u32, x_stride: cubepy_.u32,
-                   x_rank: cubepy_.u32, cube_count: cubepy_.u32, out: {ARRAY}):
+                   x_rank: cubepy_.u32, cube_count: cubepy_.u32, out: {ARRAY},
+                   x_buffer: {ARRAY}):
     out[0] = x[1] + {F32}(len(x) * 1000 + x_len)
     out[1] = {F32}(x.buffer_len() * 1000 + x_buffer_len)
     out[2] = {F32}(x.shape(0) * 1000 + x_shape)
     out[3] = {F32}(x.stride(1) * 1000 + x_stride)
     out[4] = {F32}(x.rank() * 1000 + x_rank)
     out[5] = {F32}(cubepy_.CUBE_COUNT * 1000 + cube_count)
+    out[6] = {F32}(len(x_buffer) * 1000 + x.buffer_len()) + x_buffer[0]
 '''
 
 
@@ -574,6 +576,7 @@ def test_scalars_named_like_info_fields_get_distinct_fields(fields_kernel):
         fields = re.findall(pattern, struct, re.M)
         assert len(fields) == len(set(fields)) >= 12, (target, fields)
         assert "x_len" in fields and "x_len_1" in fields, (target, fields)
+        assert "x_buffer_len_1" in fields, (target, fields)  # tensor x_buffer's len
 
 
 @pytest.mark.nvcc
@@ -591,10 +594,12 @@ def test_scalars_named_like_info_fields_compile(fields_kernel, tmp_path):
 def test_scalars_named_like_info_fields_compute_the_same_everywhere(fields_kernel,
                                                                     runtime_client):
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
-    out = runtime_client.empty((6,), cubepy.f32)
+    out = runtime_client.empty((7,), cubepy.f32)
     fields_kernel.launch(runtime_client, CubeCount(2, 1, 1), CubeDim(1, 1, 1),
-                         runtime_client.tensor(x), 1, 2, 3, 4, 5, 6, out)
-    np.testing.assert_array_equal(out.numpy(), [1 + 12001, 12002, 3003, 1004, 2005, 2006])
+                         runtime_client.tensor(x), 1, 2, 3, 4, 5, 6, out,
+                         runtime_client.tensor(np.array([0.5, 1, 2], np.float32)))
+    np.testing.assert_array_equal(out.numpy(), [1 + 12001, 12002, 3003, 1004, 2005, 2006,
+                                                 3012.5])
 
 
 ATOMIC_HELPER_NAMES_KERNEL = f'''
