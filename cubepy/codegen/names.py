@@ -6,10 +6,11 @@ Identifiers: a user name is kept as it is when it is an ASCII identifier that no
 reserves (codegen/reserved.py: keywords, reserved words, predefined macros, library and
 built-in names of every target, and the names the generator introduces). Otherwise it is
 made ASCII and legal and gets a trailing `_`: `float` -> `float_`, `__x` -> `x_`,
-`cube_pos` -> `cube_pos_`, `π` -> `u03c0_`. Every name the generator introduces itself
+`cube_pos` -> `cube_pos_`, `π` -> `u03c0_`. Every fixed name the generator introduces
 starts with `cube_` and never ends with `_` (or is one of reserved.GENERATED), so a user
-name can never take one. Two user names that mangle alike are told apart by `Namer`
-with a number: `x_`, `x_1`.
+name can never take one; names it derives from user names (WGSL's `cube_load_<buffer>`)
+are claimed from the kernel's `Namer`, like user names. Two user names that mangle alike
+are told apart by `Namer` with a number: `x_`, `x_1`.
 """
 from __future__ import annotations
 
@@ -24,9 +25,9 @@ GENERATED_PREFIX = "cube_"
 _IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 
-def _is_safe(name: str, reserved: frozenset[str]) -> bool:
+def _is_safe(name: str, taken: frozenset[str]) -> bool:
     return bool(_IDENT.match(name)) and "__" not in name \
-        and not name.startswith(GENERATED_PREFIX) and name not in reserved \
+        and not name.startswith(GENERATED_PREFIX) and name not in taken \
         and not MACRO_PREFIX.match(name)
 
 
