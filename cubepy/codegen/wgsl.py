@@ -24,7 +24,6 @@ from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.visit import child_exprs, walk_all_exprs, walk_stmts
 from .names import Namer, comment_text, field_name, numbered, source_line
-
 from .reserved import WGSL_HELPER_LOCALS
 from .skeleton import render
 from .wgsl_expr import ExprEmitter, literal, wgsl_type
@@ -75,8 +74,8 @@ class _WgslEmitter:
     # -- setup ------------------------------------------------------------------------
     def _buffer_views(self) -> dict[tuple[str, str], BufferView]:
         # Every buffer is named before any accessor helper, so a helper never takes a
-        # buffer's name (helpers are numbered instead).
-        # Buffers live at module scope: they must not be hidden by the helpers' locals.
+        # buffer's name (helpers are numbered instead). Buffers live at module scope:
+        # they avoid the helpers' locals, which would hide them inside the helpers.
         names = {("global", b.name): self.names.get(("buf", "global", b.name), b.name,
                                                     WGSL_HELPER_LOCALS)
                  for b in self.abi.buffers}
