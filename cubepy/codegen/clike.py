@@ -11,7 +11,6 @@ small `cube_*` helpers, added to the prelude only when used (`Prelude`).
 """
 from __future__ import annotations
 
-import linecache
 from typing import Optional
 
 from ..abi import MAX_RANK, KernelABI
@@ -20,7 +19,7 @@ from ..ir import nodes as n
 from ..ir.types import DType, bool_, u32, u64
 from ..ir.visit import walk_stmts
 from .clike_dialect import Dialect, Prelude  # noqa: F401  (re-exported)
-from .names import mangle
+from .names import Namer, comment_text, field_name, source_line
 
 # C operator precedence (higher binds tighter).
 PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = (
@@ -49,8 +48,7 @@ class CEmitter:
         self.depth = 1
         self._last_line: tuple[str, int] | None = None
         self._counter = 0
-        self._names: dict[tuple[str, str], str] = {}  # (space, ir name) -> C name
-        self._taken: set[str] = set(dialect.reserved)
+        self._names = Namer(dialect.name, dialect.reserved)  # (space, ir name) -> C name
         self.shared_size = {s.buffer.name: s.size for s in kernel.shared}
         self.atomic_buffers = {s.buffer.name for s in walk_stmts(kernel.body)
                                if isinstance(s, n.AtomicOp)}
@@ -63,20 +61,12 @@ class CEmitter:
 
     # ------------------------------------------------------------------ names
     def _name(self, space: str, name: str) -> str:
-        key = (space, name)
-        c = self._names.get(key)
-        if c is None:
-            c = mangle(name)
-            while c in self._taken:
-                c += "_"
-            self._taken.add(c)
-            self._names[key] = c
-        return c
+        return self._names.get((space, name), name)
 
     def var(self, v: n.Var) -> str:
         """The C name of a local; scalar parameters keep their parameter's name."""
         if ("param", v.name) in self._names:
-            return self._names[("param", v.name)]
+            return self._name("param", v.name)
         return self._name("var", v.name)
 
     def buffer(self, b: n.BufferRef) -> str:
@@ -91,7 +81,7 @@ class CEmitter:
         f = self.abi.field(kind, param)
         if f is None:
             raise ValueError(f"the ABI has no {kind} field for {param!r}")
-        return f"info.{mangle(f.name)}"
+        return f"info.{field_name(self.abi, self.d.name, kind, param)}"
 
     # ------------------------------------------------------------------ statements
     def emit_line(self, text: str) -> None:
@@ -105,8 +95,7 @@ class CEmitter:
         if key == self._last_line:
             return
         self._last_line = key
-        text = linecache.getline(loc.filename, loc.lineno).strip()
-        text = text.rstrip("\\").rstrip()  # a trailing backslash would continue the comment
+        text = source_line(loc.filename, loc.lineno)
         self.emit_line(f"// {loc.lineno}: {text}" if text else f"// line {loc.lineno}")
 
     def block(self, block: n.Block) -> None:
@@ -129,7 +118,7 @@ class CEmitter:
 
     def _stmt_Comment(self, s: n.Comment) -> None:
         for line in s.text.splitlines() or [""]:
-            self.emit_line(f"// {line}".rstrip().rstrip("\\"))
+            self.emit_line(f"// {comment_text(line)}".rstrip())
 
     def _stmt_Declare(self, s: n.Declare) -> None:
         zero, _ = self.d.literal(False if s.var.ty is bool_ else 0, s.var.ty)

@@ -8,7 +8,7 @@ from ..abi import KernelABI
 from ..ir import nodes as n
 from ..ir.types import DType
 from ..ir.visit import walk_all_exprs, walk_stmts
-from .names import mangle
+from .names import field_name
 
 if TYPE_CHECKING:
     from .clike import CEmitter
@@ -104,7 +104,7 @@ def scalar_locals(kernel: n.Kernel, abi: KernelABI, em: "CEmitter") -> list[str]
         field = abi.field("scalar", p.name)
         if field is None:
             continue
-        src = f"info.{mangle(field.name)}"
+        src = f"info.{field_name(abi, em.d.name, 'scalar', p.name)}"
         value = f"{src} != 0u" if p.dtype.is_bool else src
         out.append(f"{em.d.type_name(p.dtype)} {em.var(n.Var(p.name, p.dtype))} = {value};")
     return out

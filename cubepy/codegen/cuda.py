@@ -15,7 +15,9 @@ from ..ir.types import DType, f32, f64
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from .clike_plane import cuda_plane
-from .names import mangle
+from .names import entry_name, field_name
+
+TARGET = "cuda"
 
 _TYPES = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double",
           "i32": "int", "i64": "long long", "u32": "unsigned int",
@@ -259,14 +261,13 @@ def emit_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
         params.append(f"{const}{_TYPES[b.dtype.name]}* __restrict__ {em.buffer(b_ref(b))}")
     if abi.has_info:
         params.append("const cube_info_t info")
-    fields = [f"{_TYPES[f.dtype.name]} {mangle(f.name)}" + (f"[{f.count}]" if f.count > 1
-                                                              else "")
-              for f in abi.fields]
+    fields = [f"{_TYPES[f.dtype.name]} {field_name(abi, TARGET, f.kind, f.param)}"
+              + (f"[{f.count}]" if f.count > 1 else "") for f in abi.fields]
     entry = _entry_lines(kernel, abi, em)
-    return render("cuda.j2", name=mangle(kernel.name), units=kernel.units_per_cube,
-                  cube_dim=kernel.cube_dim, includes=includes, fields=fields,
-                  helpers=em.prelude.helpers, params=params, entry=entry, body=em.lines,
-                  checked=checked)
+    return render("cuda.j2", name=entry_name(kernel.name, TARGET),
+                  units=kernel.units_per_cube, cube_dim=kernel.cube_dim, includes=includes,
+                  fields=fields, helpers=em.prelude.helpers, params=params, entry=entry,
+                  body=em.lines, checked=checked)
 
 
 def b_ref(b) -> n.BufferRef:

@@ -8,6 +8,7 @@ f64 never reaches here (the passes reject it for Metal).
 from __future__ import annotations
 
 import math
+import re
 
 from ..abi import KernelABI
 from ..errors import compile_error
@@ -16,7 +17,9 @@ from ..ir.types import DType, f32
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from .clike_plane import metal_plane
-from .names import mangle
+from .names import entry_name, field_name
+
+TARGET = "metal"
 
 _TYPES = {"f16": "half", "bf16": "bfloat", "f32": "float", "i32": "int", "i64": "long",
           "u32": "uint", "u64": "ulong", "bool": "bool"}
@@ -277,11 +280,11 @@ def emit_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
                "uint3 cube_group_count [[threadgroups_per_grid]]",
                "uint3 cube_group_size [[threads_per_threadgroup]]"]
     text = "\n".join(em.lines + em.prologue)
-    if "cube_simd_lane" in text:
+    if re.search(r"\bcube_simd_lane\b", text):
         params.append("uint cube_simd_lane [[thread_index_in_simdgroup]]")
-    if "cube_simd_size" in text:
+    if re.search(r"\bcube_simd_size\b", text):
         params.append("uint cube_simd_size [[threads_per_simdgroup]]")
-    fields = [f"{dialect.type_name(f.dtype)} {mangle(f.name)}"
+    fields = [f"{dialect.type_name(f.dtype)} {field_name(abi, TARGET, f.kind, f.param)}"
               + (f"[{f.count}]" if f.count > 1 else "") for f in abi.fields]
     entry = []
     for s in kernel.shared:
@@ -290,6 +293,6 @@ def emit_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
         entry.append(f"threadgroup {elem} {em.buffer(s.buffer)}[{s.size}];")
     entry += em.prologue
     entry += scalar_locals(kernel, abi, em)
-    return render("metal.j2", name=mangle(kernel.name), cube_dim=kernel.cube_dim,
-                  fields=fields, helpers=em.prelude.helpers, params=params,
-                  entry=["    " + e for e in entry], body=em.lines, checked=checked)
+    return render("metal.j2", name=entry_name(kernel.name, TARGET),
+                  cube_dim=kernel.cube_dim, fields=fields, helpers=em.prelude.helpers,
+                  params=params, entry=["    " + e for e in entry], body=em.lines, checked=checked)

@@ -19,19 +19,19 @@ in wgsl_memory.py, helper functions in wgsl_prelude.py.
 """
 from __future__ import annotations
 
-import linecache
-
 from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.visit import child_exprs, walk_all_exprs, walk_stmts
-from .names import mangle
+from .names import Namer, comment_text, field_name, numbered, source_line
+from .reserved import WGSL_HELPER_LOCALS
 from .skeleton import render
-from .wgsl_expr import ExprEmitter, literal, wgsl_legal, wgsl_type
-from .wgsl_memory import (BufferView, atomic_helper, load_helper, read_slot, storage_kind,
-                          store_helper, write_slot)
+from .wgsl_expr import ExprEmitter, literal, wgsl_type
+from .wgsl_memory import (HELPER_KINDS, BufferView, atomic_helper, load_helper, read_slot,
+                          storage_kind, store_helper, write_slot)
 from .wgsl_prelude import PreludeBuilder
 
+TARGET = "wgsl"
 ENTRY_POINT = "main"
 INDENT = "    "
 
@@ -52,34 +52,12 @@ def emit_wgsl(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
     return _WgslEmitter(kernel, abi, checked).render()
 
 
-class _Names:
-    """Unique WGSL names for the kernel's identifiers, mangled once and kept stable."""
-
-    def __init__(self) -> None:
-        self._map: dict[tuple, str] = {}
-        self._taken: set[str] = set()
-
-    def get(self, key: tuple, name: str) -> str:
-        found = self._map.get(key)
-        if found is not None:
-            return found
-        base = mangle(name)
-        if not wgsl_legal(base):
-            base = mangle(base + "_")
-        candidate, i = base, 1
-        while candidate in self._taken:
-            candidate, i = f"{base}{i}", i + 1
-        self._taken.add(candidate)
-        self._map[key] = candidate
-        return candidate
-
-
 class _WgslEmitter:
     def __init__(self, kernel: n.Kernel, abi: KernelABI, checked: bool):
         self.kernel = kernel
         self.abi = abi
         self.checked = checked
-        self.names = _Names()
+        self.names = Namer("wgsl")
         self.prelude = PreludeBuilder()
         self.positions: set[str] = set()
         self.lines: list[str] = []
@@ -95,26 +73,47 @@ class _WgslEmitter:
 
     # -- setup ------------------------------------------------------------------------
     def _buffer_views(self) -> dict[tuple[str, str], BufferView]:
+        # Every buffer is named before any accessor helper, so a helper never takes a
+        # buffer's name (helpers are numbered instead). Buffers live at module scope:
+        # they avoid the helpers' locals, which would hide them inside the helpers.
+        names = {("global", b.name): self.names.get(("buf", "global", b.name), b.name,
+                                                    WGSL_HELPER_LOCALS)
+                 for b in self.abi.buffers}
+        names.update({("shared", s.buffer.name): self.names.get(
+            ("buf", "shared", s.buffer.name), s.buffer.name, WGSL_HELPER_LOCALS)
+            for s in self.kernel.shared})
         views = {}
         for b in self.abi.buffers:
-            loc = self.kernel.loc
-            elem = wgsl_type(b.dtype, loc)
-            name = self.names.get(("buf", "global", b.name), b.name)
+            elem = wgsl_type(b.dtype, self.kernel.loc)
+            name = names[("global", b.name)]
             bound_field = self.abi.field("buffer_len", b.name)
-            bound = f"info.{mangle(bound_field.name)}" if bound_field else "0u"
+            bound = (f"info.{field_name(self.abi, TARGET, 'buffer_len', b.name)}"
+                     if bound_field else "0u")
             views[("global", b.name)] = BufferView(name, elem, storage_kind(b.dtype, b.atomic),
-                                                   bound)
+                                                   bound, self._helper_stem(name))
         shared_atomic = {s.buffer.name for s in walk_stmts(self.kernel.body)
                          if isinstance(s, n.AtomicOp) and s.buffer.space == "shared"}
         for s in self.kernel.shared:
             elem = wgsl_type(s.buffer.elem, s.loc)
-            name = self.names.get(("buf", "shared", s.buffer.name), s.buffer.name)
+            name = names[("shared", s.buffer.name)]
             atomic = s.buffer.name in shared_atomic
             kind = storage_kind(s.buffer.elem, atomic)
             if kind == "bool":
                 kind = "plain"  # workgroup memory may hold bool
-            views[("shared", s.buffer.name)] = BufferView(name, elem, kind, f"{s.size}u")
+            views[("shared", s.buffer.name)] = BufferView(name, elem, kind, f"{s.size}u",
+                                                          self._helper_stem(name))
         return views
+
+    def _helper_stem(self, buffer_name: str) -> str:
+        """The suffix of a buffer's accessor helpers (`cube_load_<stem>`, ...): the
+        buffer's name, numbered if one of those helper names is already given out. The
+        helper names are claimed, so no user name declared later can take them."""
+        stem, i = buffer_name, 1
+        while any(self.names.is_taken(f"cube_{kind}_{stem}") for kind in HELPER_KINDS):
+            stem, i = numbered(buffer_name, i), i + 1
+        for kind in HELPER_KINDS:
+            self.names.claim(f"cube_{kind}_{stem}")
+        return stem
 
     def _count_assignments(self) -> dict[str, int]:
         """How often each variable is written; a variable written once is a `let`."""
@@ -151,7 +150,7 @@ class _WgslEmitter:
         f = self.abi.field(e.kind, e.buffer.name)
         if f is None:
             raise AssertionError(f"info field {e.kind} of {e.buffer.name!r} is missing")
-        access = f"info.{mangle(f.name)}"
+        access = f"info.{field_name(self.abi, TARGET, e.kind, e.buffer.name)}"
         if e.kind in ("shape", "stride"):
             if e.dim is None:
                 compile_error(e.loc, f"{e.kind}() needs a dimension")
@@ -199,7 +198,7 @@ class _WgslEmitter:
         if loc.lineno <= 0 or key == self.last_line:
             return
         self.last_line = key
-        text = linecache.getline(loc.filename, loc.lineno).strip()
+        text = source_line(loc.filename, loc.lineno)
         self.line(f"// {loc.lineno}: {text}" if text else f"// line {loc.lineno}")
 
     def declare(self, var: n.Var, value: str | None, loc: n.Loc) -> None:
@@ -225,7 +224,7 @@ class _WgslEmitter:
 
     def _stmt_comment(self, s: n.Comment) -> None:
         for text in s.text.splitlines() or [""]:
-            self.line(f"// {text}".rstrip())
+            self.line(f"// {comment_text(text)}".rstrip())
 
     def _stmt_declare(self, s: n.Declare) -> None:
         self.declare(s.var, None, s.loc)
@@ -369,7 +368,7 @@ class _WgslEmitter:
             lines.append("let cube_linear: u32 = cube_group.x + cube_groups.x * "
                          "(cube_group.y + cube_groups.y * cube_group.z);")
             if count is not None:
-                c = f"info.{mangle(count.name)}"
+                c = f"info.{field_name(self.abi, TARGET, 'cube_count')}"
                 lines.append(f"let cube_count: vec3<u32> = vec3<u32>({c}[0], {c}[1], {c}[2]);")
                 lines.append("if (cube_linear >= cube_count.x * cube_count.y * cube_count.z) "
                              "{ return; }")
@@ -387,7 +386,7 @@ class _WgslEmitter:
             f = self.abi.field("scalar", p.name)
             if f is None:
                 raise AssertionError(f"scalar parameter {p.name!r} is missing from the ABI")
-            value = f"info.{mangle(f.name)}"
+            value = f"info.{field_name(self.abi, TARGET, 'scalar', p.name)}"
             if p.dtype.is_bool:
                 value = f"{value} != 0u"
             var = n.Var(p.name, p.dtype)
@@ -424,13 +423,14 @@ class _WgslEmitter:
                     "access": "read" if b.read_only else "read_write",
                     "store_type": self.buffers[("global", b.name)].store_type}
                    for i, b in enumerate(self.abi.buffers)]
-        info_fields = [{"name": mangle(f.name), "type": _field_type(f)}
-                       for f in self.abi.fields]
+        info_fields = [{"name": field_name(self.abi, TARGET, f.kind, f.param),
+                        "type": _field_type(f)} for f in self.abi.fields]
         shared = [{"name": self.buffers[("shared", s.buffer.name)].name, "size": s.size,
                    "store_type": self.buffers[("shared", s.buffer.name)].store_type}
                   for s in k.shared]
         return render(
-            "wgsl.j2", enable_f16=self._uses_f16(), kernel_name=k.name, checked=self.checked,
+            "wgsl.j2", enable_f16=self._uses_f16(), kernel_name=comment_text(k.name),
+            checked=self.checked,
             buffers=buffers, info_fields=info_fields, info_binding=self.abi.info_binding,
             shared=shared, prelude=self.prelude.text(), cube_dim=k.cube_dim,
             entry_params=entry_params, body=body)

@@ -9,7 +9,6 @@ Compound sub-expressions are parenthesised: WGSL forbids mixing some operators
 from __future__ import annotations
 
 import math
-import re
 from typing import Callable
 
 import numpy as np
@@ -17,24 +16,6 @@ import numpy as np
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.types import DType
-
-# Names a user identifier may not take in WGSL because the shader calls a built-in of
-# that name (a local would shadow it) or WGSL predeclares it.
-WGSL_BUILTINS = frozenset("""
-abs acos acosh asin asinh atan atanh atan2 ceil clamp cos cosh cross degrees determinant
-distance dot exp exp2 faceForward floor fma fract frexp inverseSqrt ldexp length log log2
-max min mix modf normalize pow quantizeToF16 radians reflect refract reverseBits round
-saturate sign sin sinh smoothstep sqrt step tan tanh transpose trunc select arrayLength
-all any bitcast countLeadingZeros countOneBits countTrailingZeros extractBits
-firstLeadingBit firstTrailingBit insertBits atomicLoad atomicStore atomicAdd atomicSub
-atomicMax atomicMin atomicAnd atomicOr atomicXor atomicExchange atomicCompareExchangeWeak
-workgroupBarrier storageBarrier textureBarrier workgroupUniformLoad array atomic bool
-f16 f32 i32 u32 vec2 vec3 vec4 ptr
-subgroupAdd subgroupMul subgroupMin subgroupMax subgroupAll subgroupAny subgroupBroadcast
-subgroupShuffle subgroupShuffleXor subgroupShuffleUp subgroupShuffleDown
-subgroupInclusiveAdd subgroupExclusiveAdd
-""".split())
-_PREDECLARED = re.compile(r"^(vec[234][fiuh]|mat[234]x[234][fh])$")
 
 WGSL_TYPES = {"f32": "f32", "f16": "f16", "i32": "i32", "u32": "u32", "bool": "bool"}
 
@@ -50,11 +31,6 @@ _DIRECT = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "
            "ceil": "ceil", "round": "round", "trunc": "trunc", "fma": "fma",
            "clamp": "clamp"}
 _HELPER_CALLS = {"pow": "pow", "hypot": "hypot", "erf": "erf"}
-
-
-def wgsl_legal(name: str) -> bool:
-    """False when `name` would shadow a WGSL built-in the shader may call."""
-    return name not in WGSL_BUILTINS and not _PREDECLARED.match(name)
 
 
 def wgsl_type(t: DType, loc: n.Loc = n.NO_LOC) -> str:

@@ -26,6 +26,7 @@ class BufferView:
     elem: str  # WGSL type of an element as the kernel sees it
     storage: str
     bound: str
+    stem: str  # accessor helpers are named cube_<kind>_<stem> (see HELPER_KINDS)
 
     @property
     def store_type(self) -> str:
@@ -70,7 +71,7 @@ def write_slot(b: BufferView, idx: str, value: str) -> str:
 
 def load_helper(prelude: PreludeBuilder, b: BufferView) -> str:
     """`cube_load_<buf>(i: u32)`: the element, or zero when i is out of range."""
-    name = f"cube_load_{b.name}"
+    name = f"cube_load_{b.stem}"
     return prelude.add(name, (
         f"fn {name}(i: u32) -> {b.elem} {{\n"
         f"    if (i < {b.bound}) {{ return {read_slot(b, 'i')}; }}\n"
@@ -79,7 +80,7 @@ def load_helper(prelude: PreludeBuilder, b: BufferView) -> str:
 
 def store_helper(prelude: PreludeBuilder, b: BufferView) -> str:
     """`cube_store_<buf>(i: u32, v)`: stores unless i is out of range."""
-    name = f"cube_store_{b.name}"
+    name = f"cube_store_{b.stem}"
     return prelude.add(name, (
         f"fn {name}(i: u32, v: {b.elem}) {{\n"
         f"    if (i < {b.bound}) {{ {write_slot(b, 'i', 'v')} }}\n}}"))
@@ -88,6 +89,9 @@ def store_helper(prelude: PreludeBuilder, b: BufferView) -> str:
 _NATIVE = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
            "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor",
            "exchange": "atomicExchange"}
+# The <kind> of every per-buffer helper name, cube_<kind>_<stem>.
+HELPER_KINDS = ("load", "store") + tuple(f"atomic_{op}" for op in (*_NATIVE,
+                                                                   "compare_exchange"))
 _F32_COMBINE = {"add": "bitcast<f32>(old) + v", "sub": "bitcast<f32>(old) - v",
                 "min": "cube_min_f32(bitcast<f32>(old), v)",
                 "max": "cube_max_f32(bitcast<f32>(old), v)"}
@@ -97,7 +101,7 @@ def atomic_helper(prelude: PreludeBuilder, b: BufferView, op: str, checked: bool
     """`cube_atomic_<op>_<buf>(i, [expected,] v)`: the atomic op on element i, returning
     the old value (0 and no effect when i is out of range in a checked launch).
     Callers make sure `op` is legal for the element type."""
-    name = f"cube_atomic_{op}_{b.name}"
+    name = f"cube_atomic_{op}_{b.stem}"
     t = b.elem
     slot = f"&{b.name}[i]"
     params = f"i: u32, expected: {t}, v: {t}" if op == "compare_exchange" else f"i: u32, v: {t}"

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 from . import nodes as ir
 from .types import DType, LineType, bool_, u32
 
 # Words of the text syntax; a kernel called like one of them is printed quoted.
+# Kernel names the grammar's NAME token takes as they are; any other name is quoted.
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEYWORDS = frozenset({"kernel", "cube_dim", "shared", "var", "let", "if", "else", "for", "in",
                       "range", "unroll", "while", "break", "continue", "terminate",
                       "barrier", "comment", "atomic", "math", "true", "false", "plane"})
@@ -211,7 +214,8 @@ class _Printer:
             else:
                 line = f", {p.line_size}" if p.line_size != 1 else ""
                 params.append(f"@{p.name}: {p.kind}<{p.dtype.name}{line}>")
-        name = json.dumps(k.name) if k.name in KEYWORDS else k.name
+        name = k.name if _PLAIN_NAME.fullmatch(k.name) and k.name not in KEYWORDS \
+            else json.dumps(k.name)
         dim = ", ".join(str(d) for d in k.cube_dim)
         head_loc = self.loc(k.loc, with_file=k.loc.lineno > 0 or k.loc != ir.NO_LOC)
         self.emit(0, f"kernel {name}({', '.join(params)}) cube_dim({dim}) {{{head_loc}")

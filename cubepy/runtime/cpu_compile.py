@@ -327,8 +327,9 @@ class _Gen:
         self.emit("pass  # sync_cube(): lanes run in lockstep (see module docstring)")
 
     def s_Comment(self, s: ir.Comment) -> None:
+        from ..codegen.names import comment_text
         for line in s.text.splitlines() or [""]:
-            self.emit(f"# {line}")
+            self.emit(f"# {comment_text(line)}")
 
     # -- expressions ------------------------------------------------------------------
     def expr(self, e: ir.Expr) -> str:

@@ -318,9 +318,9 @@ class CudaClient(Client):
     # -- kernels ------------------------------------------------------------------------
     def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool) -> CudaExecutable:
         from ..codegen import emit
-        from ..codegen.names import mangle
+        from ..codegen.names import entry_name
         source = emit(kernel, "cuda", abi, checked)
-        return self.load(source, mangle(kernel.name), abi)
+        return self.load(source, entry_name(kernel.name, "cuda"), abi)
 
     def load(self, source: str, name: str, abi: KernelABI) -> CudaExecutable:
         """An executable for entry `name` of CUDA `source` following `abi` (compiled
