@@ -160,6 +160,9 @@ class ExprMixin:
             value = getattr(base.value, node.attr)
         except AttributeError:
             self.error(f"{_describe_py(base.value)} has no attribute {node.attr!r}", node)
+        except Exception as exc:  # a property or module __getattr__ that fails
+            self.error(f"reading {ast.unparse(node)} raised {type(exc).__name__}: {exc}",
+                       node)
         return self.from_python(value, node)
 
     def e_Constant(self, node: ast.Constant):
