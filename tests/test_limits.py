@@ -274,3 +274,46 @@ def test_a_literal_out_of_range_of_its_annotation_is_a_compile_error(tmp_path, d
     assert err.filename == path and err.lineno == 7
     value_text = decl.split("= ", 1)[1]
     assert err.source_line.strip() == decl and err.col_offset == 4 + decl.index(value_text)
+
+
+def _endless(depth: int = 0) -> int:
+    return _endless(depth + 1)
+
+
+def test_a_nested_deep_compile_that_overflows_is_an_error_not_a_hang(monkeypatch):
+    """A device function parsed on the deep thread that overflows there too must not
+    wait for the deep thread's lock (held by the outer compile)."""
+    from cubepy.deep import call_deep
+    monkeypatch.setattr(cubepy.deep, "RECURSION_LIMIT", 5000)
+    where = lambda why: CompileError(why, "inner.py", 3)  # noqa: E731
+    outcome: list = []
+
+    def outer():
+        try:
+            call_deep(lambda: call_deep(_endless, where), lambda why: CompileError(why))
+        except CompileError as exc:
+            outcome.append(exc)
+
+    import threading
+    thread = threading.Thread(target=outer, daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    assert not thread.is_alive(), "nested deep compile hung"
+    assert outcome and outcome[0].filename == "inner.py"
+    assert "too deeply nested" in outcome[0].msg
+
+
+def test_deep_compile_hands_back_results_and_errors():
+    from cubepy.deep import call_deep
+    calls = []
+
+    def deep_once() -> str:
+        calls.append(sys.getrecursionlimit())
+        if len(calls) == 1:
+            raise RecursionError
+        return "done"
+
+    assert call_deep(deep_once, CompileError) == "done"
+    assert calls[1] > calls[0]  # the retry ran with the raised limit
+    with pytest.raises(KeyError):
+        call_deep(lambda: {}["x"], CompileError)
