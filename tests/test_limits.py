@@ -317,3 +317,75 @@ def test_deep_compile_hands_back_results_and_errors():
     assert calls[1] > calls[0]  # the retry ran with the raised limit
     with pytest.raises(KeyError):
         call_deep(lambda: {}["x"], CompileError)
+
+
+@pytest.mark.nvcc
+def test_the_400_term_sum_compiles_with_nvcc(tmp_path):
+    import clike_kernels as ck
+    from test_codegen_cuda import NVCC, _rename
+    if NVCC is None:
+        pytest.skip("nvcc not installed")
+    kernel, _ = load(tmp_path, sum_kernel(400))
+    sources = {"deep": kernel.source("cuda", cube_dim=(64, 1, 1))}
+    results = ck.compile_all(sources, ".cu",
+                             lambda p: [NVCC, "-arch=sm_90", "-cubin", "-o", "/dev/null", p],
+                             str(tmp_path), header_lines=("#include",), rename=_rename)
+    assert results["deep"][0] == 0, results["deep"][1]
+
+
+@pytest.mark.clang
+def test_the_400_term_sum_compiles_with_clang_as_metal(tmp_path):
+    import clike_kernels as ck
+    from test_codegen_metal import CLANG, SHIM
+    if CLANG is None:
+        pytest.skip("clang++ not installed")
+    kernel, _ = load(tmp_path, sum_kernel(400))
+    sources = {"deep": kernel.source("metal", cube_dim=(64, 1, 1))}
+    results = ck.compile_all(
+        sources, ".metal",
+        lambda p: [CLANG, "-std=c++17", "-fsyntax-only", "-I", SHIM, "-x", "c++", p],
+        str(tmp_path), header_lines=("#include <metal_stdlib>", "using namespace metal;"))
+    assert results["deep"][0] == 0, results["deep"][1]
+
+
+# ----------------------------------------------------------------------------- compile-time values
+
+class _RaisingEq:
+    def __eq__(self, other):
+        raise RuntimeError("no comparing today")
+
+    __hash__ = object.__hash__
+
+
+RAISING_EQ = _RaisingEq()
+
+
+def test_a_huge_compile_time_power_is_a_compile_error_not_a_hang():
+    @cube(launch=True)
+    def kernel(out: Array[f32]):
+        out[0] = f32(10 ** 10 ** 8)  # E:power
+    start = time.perf_counter()
+    with pytest.raises(CompileError) as info:
+        kernel.source("cuda")
+    assert time.perf_counter() - start < 5
+    assert "1024 bits" in info.value.msg
+    assert info.value.lineno == _line_of("# E:power")
+
+
+def test_compile_time_integers_within_the_bound_still_fold():
+    @cube(launch=True)
+    def kernel(out: Array[f32]):
+        out[0] = f32(2 ** 1000 // 2 ** 990)
+    (result,) = run_cpu(kernel, np.zeros(1, np.float32))
+    assert result[0] == 1024
+
+
+def test_a_global_whose_eq_raises_is_a_compile_error_at_the_comparison():
+    @cube(launch=True)
+    def kernel(out: Array[f32]):
+        if RAISING_EQ == 1:  # E:eq
+            out[0] = 1.0
+    with pytest.raises(CompileError) as info:
+        kernel.source("cuda")
+    assert "RuntimeError: no comparing today" in info.value.msg
+    assert info.value.lineno == _line_of("# E:eq")
