@@ -280,7 +280,7 @@ _MISSING = object()
 
 
 def _compile_spec(parsed: ParsedFunction, spec: Specialization, target: str,
-             checked: bool) -> Compiled:
+                  checked: bool) -> Compiled:
     """Builds, runs the passes and (for a source target) emits one specialisation."""
     kernel = run_pipeline(build_kernel(parsed, spec), target)
     abi = compute_abi(kernel, checked, needs_cube_count=(target == "wgsl"))

@@ -196,8 +196,9 @@ MAX_NESTING = 1000  # expressions and blocks nested in one function (docs/LANGUA
 
 
 def _check_nesting(filename: str, fdef: ast.FunctionDef) -> None:
-    """Rejects a body nested deeper than MAX_NESTING (a 1000-term sum `a + b + ...`
-    nests 1000 deep), measured without recursion so that any depth gets this error."""
+    """Rejects a body nested deeper than MAX_NESTING (every node counts: the statement
+    `out[i] = a + b + ...` of n terms nests n + 2 deep), measured without recursion so
+    that any depth gets this error rather than a RecursionError."""
     stack: list[tuple[ast.AST, int]] = [(s, 1) for s in fdef.body]
     while stack:
         node, depth = stack.pop()
