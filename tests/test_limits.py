@@ -389,3 +389,59 @@ def test_a_global_whose_eq_raises_is_a_compile_error_at_the_comparison():
         kernel.source("cuda")
     assert "RuntimeError: no comparing today" in info.value.msg
     assert info.value.lineno == _line_of("# E:eq")
+
+
+# ----------------------------------------------------------------------------- long elif chains
+
+def elif_chain_kernel(branches: int) -> str:
+    """Branch k sets r = k + 1 and changes v, so a later condition evaluated after a
+    taken branch would be seen (v == k + 1 would match next)."""
+    lines = ["@cube(launch=True)", "def kernel(x: Array[i32], out: Array[i32]):",
+             "    i = ABSOLUTE_POS", "    v = x[i]", "    r = 0", "    if v == 0:",
+             "        r = 1", "        v = v + 1"]
+    for k in range(1, branches):
+        lines += [f"    elif v == {k}:", f"        r = {k + 1}", "        v = v + 1"]
+    lines += ["    else:", "        r = -1", "    out[i] = r * 1000 + v"]
+    return "\n".join(lines) + "\n"
+
+
+def _elif_expected(branches: int, lanes: int) -> np.ndarray:
+    v = np.arange(lanes)
+    return np.where(v < branches, (v + 1) * 1000 + v + 1, -1000 + v).astype(np.int32)
+
+
+@pytest.mark.parametrize("runtime", [
+    "cpu", pytest.param("wgpu", marks=pytest.mark.wgpu)])
+def test_a_150_branch_elif_chain_takes_the_right_branch(tmp_path, runtime):
+    """A 400-branch chain made the cpu runtime's Python too deeply indented, and
+    llvmpipe took branch 78 of a 100-branch chain: chains longer than 64 are flattened."""
+    try:
+        client = cubepy.client(runtime)
+    except cubepy.LaunchError:
+        pytest.skip(f"no {runtime} runtime")
+    kernel, _ = load(tmp_path, elif_chain_kernel(150))
+    x = client.tensor(np.arange(160, dtype=np.int32))
+    out = client.zeros(160, i32)
+    kernel.launch(client, CubeCount(5), CubeDim(32), x, out)
+    assert out.numpy().tolist() == _elif_expected(150, 160).tolist()
+
+
+def test_a_400_branch_elif_chain_runs_on_cpu(tmp_path):
+    kernel, _ = load(tmp_path, elif_chain_kernel(400))
+    x = np.arange(416, dtype=np.int32)
+    _, out = run_cpu_lanes(kernel, x, np.zeros(416, np.int32))
+    assert out.tolist() == _elif_expected(400, 416).tolist()
+
+
+def run_cpu_lanes(kernel, x, out):
+    cpu = cubepy.client("cpu")
+    tx, tout = cpu.tensor(x), cpu.tensor(out)
+    kernel.launch(cpu, CubeCount(len(x) // 32), CubeDim(32), tx, tout)
+    return tx.numpy(), tout.numpy()
+
+
+def test_short_elif_chains_keep_their_shape(tmp_path):
+    kernel, _ = load(tmp_path, elif_chain_kernel(64))
+    assert "elif_done" not in kernel.ir()
+    kernel, _ = load(tmp_path, elif_chain_kernel(65))
+    assert "elif_done" in kernel.ir()
