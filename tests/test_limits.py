@@ -67,12 +67,13 @@ def test_a_400_term_sum_compiles_for_every_target_and_runs(tmp_path):
     assert out[0] == sum(range(400))
 
 
-@pytest.mark.wgpu
-def test_a_400_term_sum_runs_on_wgpu(tmp_path):
+@pytest.mark.parametrize("runtime", [pytest.param("wgpu", marks=pytest.mark.wgpu),
+                                     pytest.param("cuda", marks=pytest.mark.cuda)])
+def test_a_400_term_sum_runs_on_gpu_runtimes(tmp_path, runtime):
     try:
-        client = cubepy.client("wgpu")
+        client = cubepy.client(runtime)
     except cubepy.LaunchError:
-        pytest.skip("no wgpu adapter")
+        pytest.skip(f"no {runtime} runtime")
     kernel, _ = load(tmp_path, sum_kernel(400))
     x = client.tensor(np.arange(400, dtype=np.float32))
     out = client.zeros(1, f32)
@@ -411,7 +412,8 @@ def _elif_expected(branches: int, lanes: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("runtime", [
-    "cpu", pytest.param("wgpu", marks=pytest.mark.wgpu)])
+    "cpu", pytest.param("wgpu", marks=pytest.mark.wgpu),
+    pytest.param("cuda", marks=pytest.mark.cuda)])
 def test_a_150_branch_elif_chain_takes_the_right_branch(tmp_path, runtime):
     """A 400-branch chain made the cpu runtime's Python too deeply indented, and
     llvmpipe took branch 78 of a 100-branch chain: chains longer than 64 are flattened."""
