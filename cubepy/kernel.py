@@ -2,9 +2,13 @@
 launches a kernel."""
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import math
+import os
 import struct
+import sys
 import threading
 import time
 import weakref
@@ -15,8 +19,9 @@ import numpy as np
 
 from . import abi as abi_mod
 from .abi import KernelABI, compute_abi
-from .errors import (CubepyError, LaunchError, OptionError, hide_internal_frames,
-                     line_sizes_option, public_entry)
+from .deep import call_deep
+from .errors import (CompileError, CubepyError, LaunchError, OptionError,
+                     hide_internal_frames, line_sizes_option, public_entry)
 from .frontend import ParamInfo, ParsedFunction, build_kernel, parse_function
 from .interop import make_importer
 from .ir import nodes as ir
@@ -65,6 +70,7 @@ class CubeFunction:
     plain `@cube` functions are device functions callable from other cube functions."""
 
     def __init__(self, fn: Callable, launch: bool):
+        _require_function(fn)
         self.fn = fn
         self.is_kernel = launch
         self.__name__ = fn.__name__
@@ -89,8 +95,14 @@ class CubeFunction:
     # -- compilation ------------------------------------------------------------------
     def _parse(self) -> ParsedFunction:
         if self._parsed is None:
-            self._parsed = parse_function(self.fn, self.is_kernel)
+            self._parsed = call_deep(lambda: parse_function(self.fn, self.is_kernel),
+                                     self._too_deep)
         return self._parsed
+
+    def _too_deep(self, reason: str) -> CompileError:
+        code = self.fn.__code__
+        return CompileError(f"{self.__name__}: {reason}", code.co_filename,
+                            code.co_firstlineno)
 
     @property
     def params(self) -> tuple[ParamInfo, ...]:
@@ -153,13 +165,9 @@ class CubeFunction:
         compiled = self._compiled.get(key)
         if compiled is None:
             start = time.perf_counter()
-            kernel = run_pipeline(build_kernel(self._parse(), spec), target)
-            abi = compute_abi(kernel, checked, needs_cube_count=(target == "wgsl"))
-            source = None
-            if target in SOURCE_TARGETS:
-                from .codegen import emit
-                source = emit(kernel, target, abi, checked)
-            compiled = Compiled(kernel, abi, source, checked)
+            parsed = self._parse()
+            compiled = call_deep(lambda: _compile_spec(parsed, spec, target, checked),
+                                 self._too_deep)
             self._compiled.put(key, compiled)
             if logger.isEnabledFor(logging.INFO):
                 logger.info("compiled %s for %s (%s%s) in %.1f ms", self.__name__, target,
@@ -190,7 +198,9 @@ class CubeFunction:
         `target` when given). `line_sizes` as for source()."""
         self._require_kernel("ir")
         spec = self._specialization(cube_dim, specialization, line_sizes)
-        return print_kernel(run_pipeline(build_kernel(self._parse(), spec), target))
+        parsed = self._parse()
+        return call_deep(lambda: print_kernel(run_pipeline(build_kernel(parsed, spec),
+                                                           target)), self._too_deep)
 
     @public_entry
     def explore(self, cube_dim=(1, 1, 1), checked: bool = True,
@@ -371,7 +381,8 @@ class CubeFunction:
         executable = compiled.executables.get(client)
         if executable is None:
             start = time.perf_counter()
-            executable = client.compile(compiled.kernel, compiled.abi, checked)
+            executable = call_deep(
+                lambda: client.compile(compiled.kernel, compiled.abi, checked), self._too_deep)
             compiled.executables[client] = executable
             logger.info("built the %s executable of %s in %.1f ms", client.runtime,
                         self.__name__, elapsed_ms(start))
@@ -381,6 +392,18 @@ class CubeFunction:
 
 
 _MISSING = object()
+
+
+def _compile_spec(parsed: ParsedFunction, spec: Specialization, target: str,
+                  checked: bool) -> Compiled:
+    """Builds, runs the passes and (for a source target) emits one specialisation."""
+    kernel = run_pipeline(build_kernel(parsed, spec), target)
+    abi = compute_abi(kernel, checked, needs_cube_count=(target == "wgsl"))
+    source = None
+    if target in SOURCE_TARGETS:
+        from .codegen import emit
+        source = emit(kernel, target, abi, checked)
+    return Compiled(kernel, abi, source, checked)
 
 
 _DIMS: dict = {}  # cube counts/dims already validated, keyed by the value given
@@ -617,6 +640,48 @@ def _make_packer(abi: KernelABI, index: dict[str, int]) -> Callable[[tuple, tupl
     code = f"lambda a, c: _pack({', '.join(parts)})"
     return eval(code, {"_pack": struct.Struct(abi.struct_format).pack,
                        "_Z": (0,) * abi_mod.MAX_RANK})
+
+
+def _require_function(fn: Any) -> None:
+    """Raises a CompileError, at the user's line, unless `fn` is a function written
+    with `def` (what @cube compiles from its source)."""
+    if inspect.isfunction(fn) and fn.__name__ != "<lambda>":
+        return
+    if inspect.isfunction(fn):
+        what = "a lambda: define the function with def"
+    elif isinstance(fn, CubeFunction):
+        what = f"{fn.__name__}, which is already a @cube function"
+    elif isinstance(fn, functools.partial):
+        what = "a functools.partial: bind the values as Comptime parameters instead"
+    elif inspect.isclass(fn):
+        what = f"the class {fn.__name__}"
+    elif inspect.isbuiltin(fn) or inspect.ismethoddescriptor(fn):
+        what = f"the builtin {getattr(fn, '__name__', fn)!r}"
+    elif inspect.ismethod(fn):
+        what = f"the method {fn.__name__}: decorate a module-level function"
+    else:
+        what = f"a {type(fn).__name__} object"
+    raise CompileError(f"@cube compiles a Python function defined with def, not {what}",
+                       *_user_position())
+
+
+def _user_position() -> tuple[str, int, int, int | None]:
+    """(file, line, column, end column) of the innermost call outside the cubepy
+    package: the user's decoration."""
+    here = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame = frame.f_back
+    if frame is None:
+        return "<unknown>", 0, 0, None
+    lineno, col, end = frame.f_lineno, 0, None
+    try:  # the call's columns (Python 3.11+)
+        line, end_line, start, stop = list(frame.f_code.co_positions())[frame.f_lasti // 2]
+        if line == lineno and start is not None:
+            col, end = start, (stop if end_line == line else None)
+    except (AttributeError, IndexError, ValueError):
+        pass
+    return frame.f_code.co_filename, lineno, col, end
 
 
 def cube(fn: Callable | None = None, *, launch: bool = False):

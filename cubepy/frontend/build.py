@@ -23,7 +23,7 @@ from ..lang import LineOf
 from ..spec import Specialization
 from .calls import CallMixin
 from .exprs import ExprMixin
-from .finalize import finalize_kernel
+from .finalize import const_value, finalize_kernel
 from .infer import TVar, Unifier, find
 from .parse import ParsedFunction, make_loc
 from .values import Buf, Dead, Py, is_number
@@ -193,7 +193,12 @@ class Builder(ExprMixin, CallMixin):
         ty = self.as_type(ann, node.annotation)
         value = self.expr(node.value)
         if isinstance(value, Py) and is_number(value.value):
-            value = self.cast_to(ty, value)
+            if isinstance(ty, DType) and not isinstance(value.value, bool):
+                # a literal takes the declared type: out of range is an error, not a wrap
+                loc = make_loc(self.frame.parsed.filename, node.value)
+                value = n.Const(ty=ty, value=const_value(value.value, ty, loc), loc=loc)
+            else:
+                value = self.cast_to(ty, value)
         expr = self.materialize(value, node.value)
         self.u.unify(expr.ty, ty, self.loc, lambda a, b: f"cannot assign {a} to "
                      f"{node.target.id!r} declared {b}: cast it, e.g. {b}(...)")

@@ -19,6 +19,7 @@ _ATOMIC_FLOAT_OK = ("add", "sub", "exchange", "min", "max")
 _SIDE_EFFECTS = (n.Store, n.AtomicOp, n.Barrier, n.Terminate)
 # Element types of plane operations (the last, bool, only for broadcast and shuffles).
 _PLANE_TYPES = (i32, u32, f32, f16, bool_)
+MAX_INLINE_DEPTH = 1000  # device-function calls nested in one kernel (docs/LANGUAGE.md)
 
 
 def _plural(k: int) -> str:
@@ -78,6 +79,9 @@ class CallMixin:
             value = getattr(base.value, node.attr)
         except AttributeError:
             self.error(f"{ast.unparse(node.value)} has no attribute {node.attr!r}", node)
+        except Exception as exc:  # a property or module __getattr__ that fails
+            self.error(f"reading {ast.unparse(node)} raised {type(exc).__name__}: {exc}",
+                       node)
         return self.from_python(value, node)
 
     # -- buffer methods ---------------------------------------------------------------
@@ -412,6 +416,10 @@ class CallMixin:
             chain = " -> ".join([f.__name__ for f in self.inline_stack] + [cf.__name__])
             self.error(f"recursive call to {cf.__name__}() ({chain}): recursion is not "
                        f"supported in kernels", node)
+        if len(self.inline_stack) >= MAX_INLINE_DEPTH:
+            chain = " -> ".join(f.__name__ for f in self.inline_stack[:3])
+            self.error(f"device functions nested more than {MAX_INLINE_DEPTH} calls deep "
+                       f"({chain} -> ... -> {cf.__name__}), the compiler's limit", node)
         parsed = cf._parse()
         if len(node.args) != len(parsed.params):
             self.error(f"{parsed.name}() takes {_plural(len(parsed.params))}, got "

@@ -34,6 +34,7 @@ CMPOPS: dict[type, tuple[str, str]] = {
 _PY_CMP = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
            "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b}
 MAX_POW_MULS = 32  # `x ** k` with a constant k becomes at most this many multiplications
+MAX_COMPTIME_INT_BITS = 1024  # compile-time Python integers (they end in 64-bit types)
 
 
 def mix_message(sym: str):
@@ -45,6 +46,18 @@ def mix_message(sym: str):
         pick = re.sub(r"x[0-9]+$", "", pick)  # a line: its element type casts it
         return f"cannot mix {a} and {b} in '{sym}': cast one side, e.g. {pick}(...)"
     return msg
+
+
+def _too_large(op: str, a, b) -> bool:
+    """Whether a compile-time integer result would exceed MAX_COMPTIME_INT_BITS (checked
+    before computing it: `10 ** 10 ** 8` would run for minutes)."""
+    if not (isinstance(a, int) and isinstance(b, int)):
+        return False
+    if op == "pow":
+        return b > 0 and abs(a) > 1 and (abs(a).bit_length() - 1) * b > MAX_COMPTIME_INT_BITS
+    if op == "mul":
+        return abs(a).bit_length() + abs(b).bit_length() - 1 > MAX_COMPTIME_INT_BITS
+    return max(abs(a).bit_length(), abs(b).bit_length()) > MAX_COMPTIME_INT_BITS
 
 
 def _fold_binop(op: str, a, b):
@@ -160,6 +173,9 @@ class ExprMixin:
             value = getattr(base.value, node.attr)
         except AttributeError:
             self.error(f"{_describe_py(base.value)} has no attribute {node.attr!r}", node)
+        except Exception as exc:  # a property or module __getattr__ that fails
+            self.error(f"reading {ast.unparse(node)} raised {type(exc).__name__}: {exc}",
+                       node)
         return self.from_python(value, node)
 
     def e_Constant(self, node: ast.Constant):
@@ -313,6 +329,9 @@ class ExprMixin:
                     and not isinstance(a, bool):
                 self.error("'/' between integers: use '//' for integer division (or "
                            "write a float literal)", node)
+            if _too_large(op, a, b):
+                self.error(f"this compile-time value would have more than "
+                           f"{MAX_COMPTIME_INT_BITS} bits", node)
             folded = _fold_binop(op, a, b)
             if folded is not None:
                 return Py(folded)
@@ -440,8 +459,16 @@ class ExprMixin:
             x, y = a.value, b.value
             if (is_number(x) and is_number(y)) or (isinstance(x, str) and isinstance(y, str)):
                 return Py(_PY_CMP[op](x, y))
-            if op in ("eq", "ne"):
-                return Py(_PY_CMP[op](x, y))
+            if op in ("eq", "ne"):  # Python objects (e.g. a Comptime value and a global)
+                try:
+                    r = _PY_CMP[op](x, y)
+                except Exception as exc:  # a user __eq__ that raises
+                    self.error(f"comparing {_describe_py(x)} and {_describe_py(y)} with "
+                               f"'{sym}' raised {type(exc).__name__}: {exc}", node)
+                if not isinstance(r, (bool, np.bool_)):
+                    self.error(f"comparing {_describe_py(x)} and {_describe_py(y)} with "
+                               f"'{sym}' gives a {type(r).__name__}, not a bool", node)
+                return Py(bool(r))
             self.error(f"cannot compare {x!r} and {y!r} with '{sym}'", node)
         lhs, rhs = self.materialize(a, node), self.materialize(b, node)
         lhs, rhs = self.broadcast([lhs, rhs], f"in '{sym}'")

@@ -100,8 +100,8 @@ def const_value(value, ty: DType, loc: n.Loc):
         compile_error(loc, f"the float literal {value!r} cannot be {ty.name}")
     lo, hi = _INT_RANGE[ty.name]
     if not lo <= int(value) <= hi:
-        hint = " (a negative value cannot be unsigned: cast a signed value, e.g. " \
-               "u32(i32(...)))" if value < 0 and not ty.is_signed else ""
+        hint = f" (a negative value cannot be unsigned: cast a signed value, e.g. " \
+               f"{ty.name}(i{ty.bits}(...)))" if value < 0 and not ty.is_signed else ""
         compile_error(loc, f"the literal {value} does not fit in {ty.name}{hint}")
     return int(value)
 

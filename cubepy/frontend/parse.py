@@ -190,6 +190,27 @@ class _Whitelist:
             self.visit(child, node)
 
 
+# ----------------------------------------------------------------------------- nesting
+
+MAX_NESTING = 1000  # expressions and blocks nested in one function (docs/LANGUAGE.md)
+
+
+def _check_nesting(filename: str, fdef: ast.FunctionDef) -> None:
+    """Rejects a body nested deeper than MAX_NESTING (every node counts: the statement
+    `out[i] = a + b + ...` of n terms nests n + 2 deep), measured without recursion so
+    that any depth gets this error rather than a RecursionError."""
+    stack: list[tuple[ast.AST, int]] = [(s, 1) for s in fdef.body]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            compile_error(make_loc(filename, node),
+                          f"this code is nested more than {MAX_NESTING} levels deep "
+                          f"(expressions and blocks), the compiler's limit: split the "
+                          f"expression with intermediate variables")
+        stack.extend((c, depth + 1) for c in ast.iter_child_nodes(node)
+                     if isinstance(c, (ast.expr, ast.stmt)))
+
+
 # ----------------------------------------------------------------------------- scan
 
 def _scan(parsed: ParsedFunction) -> None:
@@ -243,7 +264,18 @@ def _scan(parsed: ParsedFunction) -> None:
 
 def _eval_annotation(parsed: ParsedFunction, node: ast.expr) -> Any:
     """Evaluates an annotation expression (a Name/Attribute/Subscript chain) in the
-    function's namespace, without running arbitrary code."""
+    function's namespace, without running arbitrary code. An exception raised on the
+    way (a property, a module __getattr__, a failing __getitem__) is a CompileError."""
+    try:
+        return _eval_annotation_node(parsed, node)
+    except CompileError:
+        raise
+    except Exception as exc:
+        compile_error(make_loc(parsed.filename, node), f"evaluating the annotation "
+                      f"{ast.unparse(node)} raised {type(exc).__name__}: {exc}")
+
+
+def _eval_annotation_node(parsed: ParsedFunction, node: ast.expr) -> Any:
     loc = make_loc(parsed.filename, node)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         try:
@@ -262,9 +294,10 @@ def _eval_annotation(parsed: ParsedFunction, node: ast.expr) -> Any:
         return value
     if isinstance(node, ast.Attribute):
         base = _eval_annotation(parsed, node.value)
-        if not hasattr(base, node.attr):
+        try:
+            return getattr(base, node.attr)
+        except AttributeError:
             compile_error(loc, f"{ast.unparse(node.value)} has no attribute {node.attr!r}")
-        return getattr(base, node.attr)
     if isinstance(node, ast.Subscript):
         base = _eval_annotation(parsed, node.value)
         index = _eval_annotation(parsed, node.slice)
@@ -400,6 +433,7 @@ def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
             compile_error(make_loc(filename, fdef.returns),
                           f"invalid return annotation {ast.unparse(fdef.returns)}: expected "
                           f"a dtype, a placeholder or Line[...]")
+    _check_nesting(filename, fdef)
     _Whitelist(filename).body(fdef.body, docstring_ok=True)
     _scan(parsed)
     _collect_generics(parsed)

@@ -39,6 +39,7 @@ _MATH = {"exp": "np.exp", "exp2": "np.exp2", "log": "np.log", "log2": "np.log2",
          "round": "np.rint", "trunc": "np.trunc", "erf": "_ops.erf", "fma": "_ops.fma",
          "clamp": "_ops.clamp", "isnan": "np.isnan", "isinf": "np.isinf"}
 _HOIST_EVERY = 24  # expression nesting depth at which subtrees go into temporaries
+MAX_INDENT = 80  # block depth of the generated Python past which ifs run unguarded
 
 
 @dataclass
@@ -239,18 +240,24 @@ class _Gen:
         self.emit(f"_mo{k} = _m")
         self.emit(f"_c{k} = {self.expr(s.cond)}")
         self.emit(f"_m = _mand(_mo{k}, _c{k})")
-        self.emit("if _m is not False:")
-        self.depth += 1
-        self.block(s.then)
-        self.depth -= 1
+        self.guarded(s.then)
         if s.orelse.stmts:
             self.emit(f"_m = _mandnot(_mo{k}, _c{k})")
-            self.emit("if _m is not False:")
-            self.depth += 1
-            self.block(s.orelse)
-            self.depth -= 1
+            self.guarded(s.orelse)
         self.emit(f"_m = _mo{k}")
         self.restore_after(ir.Block(s.then.stmts + s.orelse.stmts))
+
+    def guarded(self, block: ir.Block) -> None:
+        """`block` under `if _m is not False:`, which skips it when no lane is active.
+        Past MAX_INDENT levels (Python allows 100; an elif chain nests one per branch)
+        the block runs unguarded: every effect is masked by _m, so that is only slower."""
+        if self.depth >= MAX_INDENT:
+            self.block(block)
+            return
+        self.emit("if _m is not False:")
+        self.depth += 1
+        self.block(block)
+        self.depth -= 1
 
     def restore_after(self, block: ir.Block) -> None:
         """After a region: drop the lanes that left it through break/continue/terminate."""

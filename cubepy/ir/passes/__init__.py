@@ -11,6 +11,7 @@ from typing import Callable
 from .. import nodes as ir
 from ..verify import IRVerifyError, verify
 from .dce import remove_dead_code
+from .elif_chains import flatten_elif_chains
 from .fold import fold_constants, specialize_cube_dim
 from .legalize import legalize_types
 from .lines import scalarize_lines
@@ -28,6 +29,7 @@ PIPELINE: list[tuple[str, Pass]] = [
     ("unroll_loops", unroll_loops),
     ("fold_constants", fold_constants),
     ("remove_dead_code", remove_dead_code),
+    ("flatten_elif_chains", flatten_elif_chains),  # only chains of more than 64 branches
 ]
 
 
@@ -71,4 +73,4 @@ def _verify(kernel: ir.Kernel, after: str) -> None:
 
 __all__ = ["run_pipeline", "passes_for", "PIPELINE", "specialize_cube_dim", "fold_constants",
            "unroll_loops", "remove_dead_code", "scalarize_lines", "uniform_barriers",
-           "legalize_types"]
+           "legalize_types", "flatten_elif_chains"]

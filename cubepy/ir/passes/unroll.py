@@ -9,29 +9,66 @@ from .fold import fold_block
 from .rewrite import all_var_names, declared_vars, escaping_jump, fresh_name, rename_vars, \
     substitute
 
-MAX_UNROLL = 1024
+MAX_UNROLL = 1024  # iterations of one unrolled loop
+MAX_UNROLLED_STATEMENTS = 65536  # statements all unrolled copies of a kernel may add
+
+
+def _check_size(s: ir.For) -> None:
+    """Rejects, at the outermost unrolled loop and before expanding anything, a nest
+    whose copies would exceed MAX_UNROLLED_STATEMENTS (1024 x 1024 would run for
+    minutes). Bounds are compile-time constants, so the count is exact before folding."""
+    total = _estimate(s)
+    if total > MAX_UNROLLED_STATEMENTS:
+        errors.compile_error(s.loc, f"unrolling this loop makes {total} statements, more "
+                                    f"than the limit of {MAX_UNROLLED_STATEMENTS} (nested "
+                                    f"unroll() multiplies its copies): unroll fewer loops "
+                                    f"or use a plain range()")
+
+
+def _estimate(s: ir.For) -> int:
+    """Statements unrolling `s` makes (bounds that are not constant, an error that
+    _iterations reports, count as one trip)."""
+    bounds = (s.start, s.stop, s.step)
+    trips = 1
+    if all(isinstance(b, ir.Const) for b in bounds) and int(s.step.value) != 0:
+        trips = len(range(int(s.start.value), int(s.stop.value), int(s.step.value)))
+    return trips * _block_estimate(s.body)
+
+
+def _block_estimate(block: ir.Block) -> int:
+    from ..visit import child_blocks
+    count = 0
+    for s in block.stmts:
+        if isinstance(s, ir.For) and s.unroll:
+            count += _estimate(s)
+        else:
+            count += 1 + sum(_block_estimate(b) for b in child_blocks(s))
+    return count
 
 
 def unroll_loops(kernel: ir.Kernel) -> ir.Kernel:
     """Expands every For(unroll=True); its body copies see the loop variable as a
     constant and get their own copies of the variables they declare."""
     taken = all_var_names(kernel)
-    return dataclasses.replace(kernel, body=_block(kernel.body, taken))
+    return dataclasses.replace(kernel, body=_block(kernel.body, taken, outer=True))
 
 
-def _block(block: ir.Block, taken: set[str]) -> ir.Block:
+def _block(block: ir.Block, taken: set[str], outer: bool) -> ir.Block:
+    """`outer`: no unrolled loop encloses `block` (its loops' sizes are checked)."""
     out: list[ir.Stmt] = []
     for s in block.stmts:
         if isinstance(s, ir.For) and s.unroll:
+            if outer:
+                _check_size(s)
             out.extend(_unroll(s, taken))
         else:
-            out.append(_map_blocks(s, taken))
+            out.append(_map_blocks(s, taken, outer))
     return ir.Block(tuple(out))
 
 
-def _map_blocks(s: ir.Stmt, taken: set[str]) -> ir.Stmt:
+def _map_blocks(s: ir.Stmt, taken: set[str], outer: bool) -> ir.Stmt:
     from ..visit import map_blocks
-    return map_blocks(s, lambda b: _block(b, taken))
+    return map_blocks(s, lambda b: _block(b, taken, outer))
 
 
 def _iterations(s: ir.For) -> range:
@@ -62,5 +99,6 @@ def _unroll(s: ir.For, taken: set[str]) -> list[ir.Stmt]:
         if n > 0 and local:  # each copy declares its own variables
             body = rename_vars(body, {name: fresh_name(name, taken) for name in local})
         body = fold_block(body)
-        out.extend(_block(body, taken).stmts)  # inner unrolled loops, now constant
+        # inner unrolled loops, now constant
+        out.extend(_block(body, taken, outer=False).stmts)
     return out

@@ -1,0 +1,74 @@
+"""flatten_elif_chains: a long `if/elif/.../else` chain -> a sequence of ifs guarded by
+a `done` flag.
+
+An elif chain nests: each `elif` is an If in the `else` of the one before, and so it is
+in SPIR-V and in the cpu runtime's Python. Software Vulkan (llvmpipe) computed wrong
+results past about 80 nested branches (a 100-branch chain took branch 78), so chains
+longer than MAX_ELIF_CHAIN become siblings: `if c0 {done = true; A}`, then
+`if !done && c1 {done = true; B}` ... and `if !done {else}`. `&&` short-circuits, so
+every condition is evaluated exactly when the chain would have evaluated it.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from .. import nodes as ir
+from ..types import bool_
+from ..visit import map_blocks
+from .rewrite import all_var_names, fresh_name
+
+MAX_ELIF_CHAIN = 64  # branches kept nested; longer chains are flattened
+
+
+def flatten_elif_chains(kernel: ir.Kernel) -> ir.Kernel:
+    """Flattens every if/elif chain of more than MAX_ELIF_CHAIN branches."""
+    if not any(_chain_length(s) > MAX_ELIF_CHAIN for s in _all_ifs(kernel.body)):
+        return kernel
+    taken = all_var_names(kernel)
+    return dataclasses.replace(kernel, body=_block(kernel.body, taken))
+
+
+def _all_ifs(block: ir.Block):
+    from ..visit import walk_stmts
+    return (s for s in walk_stmts(block) if isinstance(s, ir.If))
+
+
+def _chain(s: ir.If) -> tuple[list[ir.If], ir.Block]:
+    """The Ifs of the chain starting at `s` and its final else block."""
+    links = [s]
+    while len(links[-1].orelse.stmts) == 1 and isinstance(links[-1].orelse.stmts[0], ir.If):
+        links.append(links[-1].orelse.stmts[0])
+    return links, links[-1].orelse
+
+
+def _chain_length(s: ir.If) -> int:
+    return len(_chain(s)[0])
+
+
+def _block(block: ir.Block, taken: set[str]) -> ir.Block:
+    out: list[ir.Stmt] = []
+    for s in block.stmts:
+        if isinstance(s, ir.If) and _chain_length(s) > MAX_ELIF_CHAIN:
+            out.extend(_flatten(s, taken))
+        else:
+            out.append(map_blocks(s, lambda b: _block(b, taken)))
+    return ir.Block(tuple(out))
+
+
+def _flatten(s: ir.If, taken: set[str]) -> list[ir.Stmt]:
+    links, final = _chain(s)
+    loc = s.loc
+    done = ir.Var(fresh_name("elif_done", taken), bool_)
+    is_done = ir.Load(ty=bool_, var=done, loc=loc)
+    not_done = ir.Unary(ty=bool_, op="not", operand=is_done, loc=loc)
+    mark = ir.Assign(var=done, value=ir.Const(ty=bool_, value=True, loc=loc), loc=loc)
+    out: list[ir.Stmt] = [ir.Assign(var=done, value=ir.Const(ty=bool_, value=False, loc=loc),
+                                    declare=True, loc=loc)]
+    for k, link in enumerate(links):
+        cond = link.cond if k == 0 else ir.Logical(ty=bool_, op="and", lhs=not_done,
+                                                    rhs=link.cond, loc=link.loc)
+        then = _block(link.then, taken)
+        out.append(ir.If(cond=cond, then=ir.Block((mark, *then.stmts)), loc=link.loc))
+    if final.stmts:
+        out.append(ir.If(cond=not_done, then=_block(final, taken), loc=loc))
+    return out
