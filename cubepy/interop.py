@@ -210,14 +210,16 @@ def _torch_cuda(client, t, owner=True):
     return _make_tensor(client, handle, shape, strides, dtype, n), _torch_current_stream
 
 
-def _cupy_cuda(client, a):
+def _cupy_cuda(client, a, owner=True):
+    """A CuPy array: its pointer, shape and strides, on CuPy's current stream. `owner`
+    as for _torch_cuda."""
     if a.device.id != client.index:
         raise _Refused(f"it is a CuPy array on cuda:{a.device.id}, and this client is "
                        f"cuda:{client.index} (use cubepy.client_for(x))")
     dtype = _numpy_dtype(a.dtype)
     shape, strides = a.shape, _elem_strides(a.strides, a.itemsize)
     n = buffer_extent(shape, strides)
-    handle = client._wrap_pointer(a.data.ptr, n * dtype.itemsize, a)
+    handle = client._wrap_pointer(a.data.ptr, n * dtype.itemsize, a if owner else None)
     return _make_tensor(client, handle, shape, strides, dtype, n), _cupy_current_stream
 
 
@@ -343,7 +345,18 @@ def to_tensor(client, x, name: str):
                           f"cannot be used in place: {e}; {_HOW}", name) from None
 
 
-_MEMOIZED = {_torch_cuda}  # adapters whose views a launch may reuse (torch tensors)
+def _torch_fingerprint(t) -> tuple:
+    return t.data_ptr(), t.shape, t.stride()
+
+
+def _cupy_fingerprint(a) -> tuple:
+    return a.data.ptr, a.shape, a.strides
+
+
+# Adapters whose views a launch may reuse, with what tells that the array still has the
+# memory, shape and strides its view was made from (in-place ops such as torch's resize_,
+# t_ or set_ change one of these).
+_MEMOIZED = {_torch_cuda: _torch_fingerprint, _cupy_cuda: _cupy_fingerprint}
 
 
 def import_arguments(client, buffer_params: tuple[tuple[int, str], ...], args: tuple,
@@ -352,7 +365,8 @@ def import_arguments(client, buffer_params: tuple[tuple[int, str], ...], args: t
     stream the first stream-bearing array asks for (torch's / CuPy's current stream).
 
     `memo` (one per kernel: position -> last view) lets a launch that passes the same
-    torch CUDA tensor again reuse its view after checking its pointer, shape and strides
+    torch CUDA tensor or CuPy array again reuse its view after checking its pointer,
+    shape and strides
     (in-place ops such as resize_, t_ or set_ change one of these): the training-loop
     case costs a weak reference test and three reads. Remembered views do not keep the
     tensor alive (the weak reference tells when it is gone)."""
@@ -367,10 +381,9 @@ def import_arguments(client, buffer_params: tuple[tuple[int, str], ...], args: t
             continue
         entry = memo.get(i) if memo is not None else None
         if entry is not None and entry[0]() is a and entry[1] is client \
-                and a.data_ptr() == entry[2] and a.shape == entry[3] \
-                and a.stride() == entry[4]:
-            out[i] = entry[5]
-            wants = entry[6]
+                and entry[2](a) == entry[3]:
+            out[i] = entry[4]
+            wants = entry[5]
         else:
             tensor, wants = _convert(client, a, name, memo, i)
             if tensor is None:
@@ -393,8 +406,8 @@ def make_importer(buffer_params: tuple[tuple[int, str], ...], n_params: int) -> 
                   f"    if type({x}) is not _T:",
                   f"        e = memo.get({i})",
                   f"        if e is not None and e[0]() is {x} and e[1] is c and "
-                  f"{x}.data_ptr() == e[2] and {x}.shape == e[3] and {x}.stride() == e[4]:",
-                  f"            {x}, w = e[5], e[6]",
+                  f"e[2]({x}) == e[3]:",
+                  f"            {x}, w = e[4], e[5]",
                   "        else:",
                   f"            {x}, w = _slow(c, {x}, {name!r}, memo, {i})",
                   "        if s is None:",
@@ -420,7 +433,12 @@ def _slow(client, a, name: str, memo: dict, position: int):
 
 def _convert(client, a, name: str, memo: dict | None, position: int):
     adapter = adapter_for(type(a), client.runtime)
-    if adapter not in _MEMOIZED or memo is None:
+    fingerprint = _MEMOIZED.get(adapter)
+    if fingerprint is None or memo is None:
+        return to_tensor(client, a, name)
+    try:
+        ref = weakref.ref(a)
+    except TypeError:  # an array type without weak references: never remembered
         return to_tensor(client, a, name)
     try:
         tensor, wants = adapter(client, a, False)
@@ -428,8 +446,7 @@ def _convert(client, a, name: str, memo: dict | None, position: int):
         return to_tensor(client, a, name)  # raises the LaunchError naming the parameter
     if len(memo) > 64:
         memo.clear()
-    memo[position] = (weakref.ref(a), client, a.data_ptr(), a.shape, a.stride(), tensor,
-                      wants)
+    memo[position] = (ref, client, fingerprint, fingerprint(a), tensor, wants)
     return tensor, wants
 
 

@@ -480,7 +480,7 @@ def test_launch_memo_reuses_views_until_the_tensor_changes(cpu, monkeypatch):
         return real(client, t, owner)
 
     monkeypatch.setitem(interop._ADAPTERS, (torch.Tensor, "cpu"), counting)
-    monkeypatch.setattr(interop, "_MEMOIZED", {counting})
+    monkeypatch.setattr(interop, "_MEMOIZED", {counting: interop._torch_fingerprint})
     src = torch.arange(16, dtype=torch.float32).reshape(4, 4)
     out = torch.zeros(4, 4)
     run_copy(cpu, src, out)

@@ -215,3 +215,40 @@ def test_threads_asking_for_a_new_client_get_the_same_one(monkeypatch):
     clients = _run_threads(lambda t: cubepy.client("cpu"))
     assert len(made) == 1
     assert all(c is clients[0] for c in clients)
+
+
+_THREAD_EXIT_SCRIPT = """
+import threading, numpy as np, cubepy
+from cubepy import ABSOLUTE_POS, Tensor, cube, f32
+
+@cube(launch=True)
+def twice(x: Tensor[f32], out: Tensor[f32]):
+    out[ABSOLUTE_POS] = x[ABSOLUTE_POS] * 2.0
+
+def work():
+    client = cubepy.client("cuda")          # made, used and left on this thread
+    x = client.tensor(np.arange(64, dtype=np.float32))
+    out = client.empty(64, cubepy.f32)
+    twice.launch(client, cubepy.CubeCount(1), cubepy.CubeDim(64), x, out)
+    assert (out.numpy() == np.arange(64) * 2).all()
+
+for _ in range(3):                          # threads that end after using the client
+    t = threading.Thread(target=work); t.start(); t.join()
+work()                                      # and the main thread afterwards
+print("done")
+"""
+
+
+@pytest.mark.cuda
+def test_cuda_threads_end_cleanly_after_using_a_client(tmp_path):
+    """PyCUDA aborts the process when a thread ends with a context pushed: worker threads
+    (thread pools, torch's autograd threads) must leave none behind."""
+    import os
+    import subprocess
+    script = tmp_path / "thread_exit.py"
+    script.write_text(_THREAD_EXIT_SCRIPT)
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, env=dict(os.environ))
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "done"
+    assert "context stack was not empty" not in run.stderr

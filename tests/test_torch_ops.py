@@ -61,10 +61,24 @@ def test_forward_and_gradients_match_torch(device, shapes):
 
 
 def test_example_script_prints_both_checks(capsys):
-    assert example.main(["--device", "cpu"]) == 0
+    assert example.main(["--runtime", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "inference OK" in out
     assert out.count("autodiff  OK") == 3
+
+
+@pytest.mark.parametrize("runtime", ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)])
+def test_example_script_exits_cleanly(runtime):
+    """As a script, in a process of its own: on cuda the backward runs on torch's autograd
+    thread, which must end without a CUDA context left pushed (PyCUDA aborts then)."""
+    import subprocess
+    import sys
+    if runtime == "cuda" and not torch.cuda.is_available():
+        pytest.skip("torch sees no CUDA device")
+    run = subprocess.run([sys.executable, example.__file__, "--runtime", runtime],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-1000:] + run.stderr[-2000:]
+    assert run.stdout.count("OK") == 4
 
 
 def test_backward_masks_by_the_saved_output(monkeypatch):

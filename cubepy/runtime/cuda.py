@@ -17,8 +17,10 @@
   whole parameter buffer and PyCUDA's `_launch_kernel` (what `prepared_async_call` ends
   in) queues it with cuLaunchKernel's CU_LAUNCH_PARAM_BUFFER_POINTER, asynchronously on
   one stream.
-- Threads: a client may be shared by threads. Each thread makes the primary context
-  current on its first call (`_activate`); module and executable caches are filled under
+- Threads: a client may be shared by threads. The main thread makes the primary context
+  current on its first call (`_activate`) and keeps it; other threads push it for each
+  call and pop it after (`_in_context`: PyCUDA aborts the process when a thread ends
+  with a context still pushed); module and executable caches are filled under
   the client's lock; launches and copies go to the one stream (the driver is
   thread-safe), so work from all threads runs in the order it was queued.
 - Errors: a fault that poisons the context (an illegal address, a trap, ECC) marks the
@@ -27,6 +29,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import re
 import struct
 import threading
@@ -44,6 +47,29 @@ from .cuda_compile import CudaCompiler
 
 _tls = threading.local()  # .ctx: the context this module made current on this thread
 _pushed: list = []  # (thread id, context) pairs pushed by this module, popped at exit
+
+
+def _in_context(method):
+    """Runs a CudaClient method with the client's primary context current. The main
+    thread keeps it current from its first call on; any other thread (a thread pool,
+    torch's autograd threads, the large-stack compile thread) pushes it for the call and
+    pops it after: PyCUDA aborts the process when a thread ends with a context pushed."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        if _tls.__dict__.get("ctx") is self._ctx:
+            return method(self, *args, **kwargs)
+        if threading.current_thread() is threading.main_thread():
+            self._activate()
+            return method(self, *args, **kwargs)
+        outer = _tls.__dict__.get("ctx")  # another device's, pushed by a call further up
+        self._ctx.push()
+        _tls.ctx = self._ctx
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._cuda.Context.pop()
+            _tls.ctx = outer
+    return run
 # CUDA errors after which the context is unusable for good (cuGetErrorString wording).
 _STICKY = re.compile(r"illegal|launch[ _]failed|unspecified launch failure|misaligned|"
                      r"hardware stack|uncorrectable|\becc\b|assert|invalid program counter|"
@@ -147,8 +173,7 @@ class CudaClient(Client):
         self.index = index
         self._device = cuda.Device(index)
         self._ctx = self._device.retain_primary_context()
-        self._activate()
-        self._stream = cuda.Stream()
+        self._stream = _in_context(lambda self: cuda.Stream())(self)
         self._own_stream = self._stream
         self._raw_stream: int | None = None  # a stream handle set through `stream`
         self._foreign_streams: set[int] = set()  # launched on since the last sync
@@ -185,7 +210,8 @@ class CudaClient(Client):
 
     # -- context ------------------------------------------------------------------------
     def _activate(self) -> None:
-        """Makes this device's primary context current on the calling thread."""
+        """Makes this device's primary context current on the main thread, for good (other
+        threads go through _in_context)."""
         ctx = self._ctx
         cur = getattr(_tls, "ctx", None)
         if cur is ctx:
@@ -232,6 +258,7 @@ class CudaClient(Client):
             exe.raw = cuda_driver.RawFunction(cubin, exe.name)
         exe.raw.launch(count, dim, params, handle)
 
+    @_in_context
     def _make_stream_wait(self, consumer: int) -> None:
         """Work the consumer queues on stream handle `consumer` waits for this client's."""
         from . import cuda_driver
@@ -246,6 +273,7 @@ class CudaClient(Client):
         return self._stream if self._raw_stream is None else None
 
     # -- memory -------------------------------------------------------------------------
+    @_in_context
     def _alloc(self, size: int, dtype: DType) -> _Buffer:
         self.check_alive()
         self._activate()
@@ -262,6 +290,7 @@ class CudaClient(Client):
             raise self._cuda_error(e, f"allocating {nbytes} bytes") from None
         return _Buffer(alloc, nbytes)
 
+    @_in_context
     def _upload(self, flat: np.ndarray, dtype: DType) -> _Buffer:
         self.check_alive()
         self._activate()
@@ -273,6 +302,7 @@ class CudaClient(Client):
             raise self._cuda_error(e, f"uploading {flat.nbytes} bytes") from None
         return buf
 
+    @_in_context
     def _write(self, handle, flat: np.ndarray, dtype: DType) -> None:
         self._activate()
         if dtype is bf16:  # f32 values -> bf16 bits, rounded to nearest even
@@ -299,6 +329,7 @@ class CudaClient(Client):
     def _data_pointer(self, handle) -> int:
         return handle.ptr
 
+    @_in_context
     def _download(self, tensor: DeviceTensor) -> np.ndarray:
         self.check_alive()
         self._activate()
@@ -322,6 +353,7 @@ class CudaClient(Client):
         source = emit(kernel, "cuda", abi, checked)
         return self.load(source, entry_name(kernel.name, "cuda"), abi)
 
+    @_in_context
     def load(self, source: str, name: str, abi: KernelABI) -> CudaExecutable:
         """An executable for entry `name` of CUDA `source` following `abi` (compiled
         once per source in this process, and once per machine through the disk cache)."""
@@ -359,7 +391,10 @@ class CudaClient(Client):
         for one: torch's current stream) or else on the client's stream."""
         if self.lost is not None:
             self.check_alive()
-        if _tls.__dict__.get("ctx") is not self._ctx:
+        if _tls.__dict__.get("ctx") is not self._ctx:  # not the main thread's fast path
+            if threading.current_thread() is not threading.main_thread():
+                return _in_context(CudaClient.dispatch)(self, executable, cube_count,
+                                                        cube_dim, buffers, info, stream)
             self._activate()
         params = executable.pack(buffers, info)
         try:
@@ -406,6 +441,7 @@ class CudaClient(Client):
             fn.prepare(f"{len(params)}s")
         fn.prepared_async_call(count, dim, stream, params)
 
+    @_in_context
     def sync(self) -> None:
         """Waits for the client's stream and every stream it launched on since."""
         self.check_alive()
