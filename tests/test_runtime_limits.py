@@ -327,14 +327,16 @@ _CUDA_FAULT = textwrap.dedent("""
 
 
 @pytest.mark.cuda
-def test_cuda_context_fault_fails_every_later_call_at_once():
+def test_cuda_context_fault_fails_every_later_call_at_once(tmp_path):
     """In a child process: the fault poisons the process's CUDA context."""
     try:
         cubepy.client("cuda")
     except LaunchError:
         pytest.skip("no CUDA device")
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(cubepy.__file__)))
-    done = subprocess.run([sys.executable, "-c", _CUDA_FAULT], capture_output=True,
+    script = tmp_path / "fault.py"  # a file: cubepy compiles kernels from their source
+    script.write_text(_CUDA_FAULT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True,
                           text=True, timeout=300, env=env)
     out = done.stdout.split("\n")
     assert "FAULT True" in out, done.stdout + done.stderr

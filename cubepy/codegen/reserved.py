@@ -180,7 +180,9 @@ pthread_cleanup_pop pthread_cleanup_pop_restore_np pthread_cleanup_push
 pthread_cleanup_push_defer_np sched_priority stderr stdin stdout strdupa strndupa toascii
 toascii_l unix
 """)
-MACRO_PREFIX = re.compile(r"^(cuda[A-Z]|CUDA|NV_|M_[0-9A-Z]|LIBCUDACXX|CCCL)")
+# HUGE_VAL_F*/SNANF*: glibc adds one per floating type it knows (_Float128 on the
+# GPU machine's host headers, not on every host).
+MACRO_PREFIX = re.compile(r"^(cuda[A-Z]|CUDA|NV_|M_[0-9A-Z]|LIBCUDACXX|CCCL|HUGE_VAL_F|SNANF)")
 
 # Metal Shading Language: metal_stdlib functions and types, address spaces, attribute
 # names, and its math-constant macros (M_*_F / M_*_H match MACRO_PREFIX).

@@ -80,12 +80,31 @@ _STICKY = re.compile(r"illegal|launch[ _]failed|unspecified launch failure|misal
 class _Buffer:
     """A device allocation and its address (read on every launch, so kept as an int)."""
 
-    __slots__ = ("alloc", "ptr", "nbytes")
+    __slots__ = ("alloc", "ptr", "nbytes", "ctx")
 
-    def __init__(self, alloc, nbytes: int):
+    def __init__(self, alloc, nbytes: int, ctx):
         self.alloc = alloc
         self.ptr = int(alloc)
         self.nbytes = nbytes
+        self.ctx = ctx
+
+    def __del__(self):
+        # PyCUDA frees an allocation only where its context is current, and refuses to
+        # make it current on another thread than the one that made the context ("could
+        # not be cleaned up": a leak). A thread without it current pushes it to free.
+        alloc = self.alloc
+        if _tls.__dict__.get("ctx") is self.ctx:
+            return  # PyCUDA frees it with the allocation object
+        try:
+            self.ctx.push()
+        except Exception:  # interpreter shutdown, a lost context: PyCUDA's own cleanup
+            return
+        try:
+            alloc.free()
+        except Exception:
+            pass
+        finally:
+            self.ctx.pop()
 
 
 class _LoadedModule:
@@ -288,7 +307,7 @@ class CudaClient(Client):
                 self._cuda.memset_d8_async(alloc, 0, max(nbytes, 4), stream)
         except self._cuda.Error as e:
             raise self._cuda_error(e, f"allocating {nbytes} bytes") from None
-        return _Buffer(alloc, nbytes)
+        return _Buffer(alloc, nbytes, self._ctx)
 
     @_in_context
     def _upload(self, flat: np.ndarray, dtype: DType) -> _Buffer:
@@ -296,7 +315,7 @@ class CudaClient(Client):
         self._activate()
         try:
             alloc = self._cuda.mem_alloc(max(flat.nbytes, 4))
-            buf = _Buffer(alloc, flat.nbytes)
+            buf = _Buffer(alloc, flat.nbytes, self._ctx)
             self._write(buf, flat, dtype)
         except self._cuda.Error as e:
             raise self._cuda_error(e, f"uploading {flat.nbytes} bytes") from None
