@@ -3,6 +3,8 @@ at small sizes, and (cuda-marked, for a real GPU) at the benchmark's sizes."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -98,3 +100,43 @@ def test_gallery_at_benchmark_sizes_on_cuda():
     layernorm.example(client, rows=512, cols=8192, dtype=f16)
     reduce_sum.example(client, n=1 << 26)
     elementwise.example(client, n=1 << 24, checked=False)
+
+
+# -- the CUDA the H200 will run, compiled here with nvcc --------------------------------
+NVCC = shutil.which("nvcc")
+
+
+def _cuda_sources(checked: bool) -> dict[str, str]:
+    from cubepy import CubeDim
+    ls4 = {"x": 4, "y": 4, "out": 4}
+    out = {f"matmul_{i}": matmul.matmul.kernel.source(
+        "cuda", cube_dim=cfg["cube_dim"], checked=checked,
+        **{k: v for k, v in cfg.items() if k != "cube_dim"})
+        for i, cfg in enumerate(matmul.matmul.configs)}
+    out["softmax"] = softmax.softmax.kernel.source("cuda", cube_dim=CubeDim(1024),
+                                                   checked=checked,
+                                                   line_sizes={"x": 4, "out": 4})
+    out["layernorm_f16"] = layernorm.layernorm.source(
+        "cuda", cube_dim=CubeDim(256), checked=checked, Float=f16,
+        line_sizes={"x": 8, "weight": 8, "bias": 8, "y": 8})
+    out["sum"] = reduce_sum.reduce_sum.source("cuda", cube_dim=CubeDim(256), checked=checked,
+                                              line_sizes={"x": 4})
+    out["elementwise"] = elementwise.add_relu.source("cuda", cube_dim=CubeDim(256),
+                                                     checked=checked, Float=f32,
+                                                     line_sizes=ls4)
+    return out
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_gallery_cuda_compiles_for_sm90_without_spills(tmp_path, checked):
+    for name, source in _cuda_sources(checked).items():
+        path = tmp_path / f"{name}.cu"
+        path.write_text(source)
+        proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", os.devnull,
+                               "--resource-usage", str(path)], capture_output=True, text=True)
+        output = proc.stdout + proc.stderr
+        assert proc.returncode == 0, f"nvcc failed on {name}:\n{output}"
+        assert "warning" not in output.lower(), f"nvcc warned on {name}:\n{output}"
+        assert "0 bytes spill stores" in output, f"{name} spills registers:\n{output}"
