@@ -10,6 +10,12 @@ What a timer measures depends on the runtime:
 - cpu: wall time (`time.perf_counter`) around the work and a `sync()`.
 
 `BenchResult.method` says which one was used.
+
+On a GPU, `bench` clears a scratch buffer (256 MiB) right before each timed repetition,
+as Triton's `do_bench` does: the L2 cache holds none of the inputs (cold-cache numbers),
+and while the GPU clears, the host queues the timed launch, so the time does not include
+the host's launch overhead (without it, a 10 us kernel would be timed as long as Python
+takes to launch it).
 """
 from __future__ import annotations
 
@@ -21,6 +27,8 @@ from typing import Any, Callable
 from .errors import LaunchError
 
 __all__ = ["BenchResult", "Timer", "bench"]
+
+FLUSH_BYTES = 256 << 20  # larger than any GPU's L2 today (H200: 50 MB)
 
 
 @dataclass(frozen=True)
@@ -70,8 +78,9 @@ class Timer:
 
     method = "wall"
 
-    def __init__(self, client) -> None:
+    def __init__(self, client, flush_bytes: int = 0) -> None:
         self.client = client
+        self.flush_bytes = 0  # the wall-time timer never clears a scratch buffer
         self._t0: float | None = None
         self._t1: float | None = None
 
@@ -101,15 +110,21 @@ class CudaEventTimer(Timer):
 
     method = "cuda-events"
 
-    def __init__(self, client) -> None:
+    def __init__(self, client, flush_bytes: int = 0) -> None:
         super().__init__(client)
         import pycuda.driver as cuda
+        self._cuda = cuda
         client._activate()
         self._start, self._end = cuda.Event(), cuda.Event()
         self._recorded = 0
+        self.flush_bytes = flush_bytes
+        self._scratch = cuda.mem_alloc(flush_bytes) if flush_bytes else None
 
     def start(self) -> None:
         self.client._activate()
+        if self._scratch is not None:  # queued before the start event: see the module doc
+            self._cuda.memset_d32_async(self._scratch, 0, self.flush_bytes // 4,
+                                        self.client._stream)
         self._start.record(self.client._stream)
         self._recorded = 1
 
@@ -131,13 +146,15 @@ class WgpuTimestampTimer(Timer):
 
     method = "wgpu-timestamps"
 
-    def __init__(self, client) -> None:
+    def __init__(self, client, flush_bytes: int = 0) -> None:
         super().__init__(client)
         self._query_set = client.timestamp_query_set(2)
         self._marked = 0
+        self.flush_bytes = flush_bytes
+        self._scratch = client.scratch_buffer(flush_bytes) if flush_bytes else None
 
     def start(self) -> None:
-        self.client.write_timestamp(self._query_set, 0)
+        self.client.write_timestamp(self._query_set, 0, clear=self._scratch)
         self._marked = 1
 
     def stop(self) -> None:
@@ -151,13 +168,24 @@ class WgpuTimestampTimer(Timer):
         return (t1 - t0) * 1e-6  # WebGPU timestamps are nanoseconds
 
 
-def make_timer(client) -> Timer:
-    """The most precise timer the client's runtime offers (see the module doc)."""
+def make_timer(client, flush_bytes: int = 0) -> Timer:
+    """The most precise timer the client's runtime offers (see the module doc); with
+    `flush_bytes`, GPU timers clear a scratch buffer of that size in `start()`."""
     if client.runtime == "cuda":
-        return CudaEventTimer(client)
+        return CudaEventTimer(client, flush_bytes)
     if client.runtime == "wgpu" and "timestamp-query" in getattr(client, "features", ()):
-        return WgpuTimestampTimer(client)
+        return WgpuTimestampTimer(client, flush_bytes)
     return Timer(client)
+
+
+def default_flush_bytes(client) -> int:
+    """FLUSH_BYTES on a real GPU (within its buffer limit), 0 on the cpu runtime and on
+    software adapters (which have no L2 to clear and would only slow down)."""
+    if client.runtime == "cuda":
+        return FLUSH_BYTES
+    if client.runtime == "wgpu" and not getattr(client, "is_software", False):
+        return min(FLUSH_BYTES, int(getattr(client, "_max_buffer", FLUSH_BYTES)) // 4 * 4)
+    return 0
 
 
 def _find_client(args: tuple, kwargs: dict):
@@ -171,9 +199,12 @@ def _find_client(args: tuple, kwargs: dict):
 
 
 def bench(fn: Callable[..., Any], *args: Any, client=None, warmup: int = 3,
-          reps: int = 20, **kwargs: Any) -> BenchResult:
+          reps: int = 20, flush: bool | None = None, **kwargs: Any) -> BenchResult:
     """Times `fn(*args, **kwargs)` on the device: `warmup` untimed calls (compilation,
-    caches), then `reps` calls timed one by one with `client.timer()`.
+    caches), then `reps` calls timed one by one with the client's timer.
+
+    `flush` clears a 256 MiB scratch buffer before each repetition (default: on real
+    GPUs; see the module doc for why).
 
     `client` defaults to the first client (or device tensor's client) among the
     arguments, so `cubepy.bench(kernel.launch, client, count, dim, x, y)` needs no more.
@@ -190,7 +221,11 @@ def bench(fn: Callable[..., Any], *args: Any, client=None, warmup: int = 3,
         fn(*args, **kwargs)
     client.sync()
     times = []
-    timer = make_timer(client)
+    if flush is None:
+        flush_bytes = default_flush_bytes(client)
+    else:
+        flush_bytes = (default_flush_bytes(client) or FLUSH_BYTES) if flush else 0
+    timer = make_timer(client, flush_bytes)
     for _ in range(reps):
         timer.start()
         fn(*args, **kwargs)

@@ -84,3 +84,28 @@ def test_bench_result_summaries():
     assert r.tflops(3_000_000_000) == pytest.approx(1.0)
     assert "3.0000 ms median" in str(r)
     assert cubepy.BenchResult((2.0,), "wall").iqr_ms == 0.0
+
+
+def test_no_flush_on_the_cpu_and_software_adapters(runtime_client):
+    from cubepy.timing import FLUSH_BYTES, default_flush_bytes
+    expected = 0 if runtime_client.runtime == "cpu" or getattr(
+        runtime_client, "is_software", False) else FLUSH_BYTES
+    if runtime_client.runtime == "wgpu" and not runtime_client.is_software:
+        expected = min(FLUSH_BYTES, runtime_client._max_buffer // 4 * 4)
+    assert default_flush_bytes(runtime_client) == expected
+
+
+def test_gpu_timers_clear_a_scratch_buffer_before_the_start(runtime_client):
+    from cubepy.timing import make_timer
+    if runtime_client.runtime == "cpu":
+        pytest.skip("the cpu runtime's timer clears nothing")
+    x = runtime_client.zeros((64 * 64,), f32)
+    timer = make_timer(runtime_client, flush_bytes=16 << 20)
+    assert timer.flush_bytes == 16 << 20
+    _launch(runtime_client, x, 1)
+    timer.start()
+    _launch(runtime_client, x, 1)
+    timer.stop()
+    assert 0 < timer.elapsed_ms() < 1000
+    forced = cubepy.bench(_launch, runtime_client, x, 1, warmup=0, reps=2, flush=True)
+    assert len(forced.times_ms) == 2

@@ -524,13 +524,20 @@ class WgpuClient(Client):
         return self._device.create_query_set(type=self._wgpu.QueryType.timestamp,
                                              count=count)
 
-    def write_timestamp(self, query_set: Any, index: int) -> None:
-        """Submits the launches recorded so far, then an empty compute pass that writes
-        timestamp `index` once the work submitted before it is done."""
+    def scratch_buffer(self, nbytes: int) -> Any:
+        """A device buffer that `write_timestamp(..., clear=)` can clear."""
+        return self._device.create_buffer(size=nbytes, usage=self._wgpu.BufferUsage.COPY_DST)
+
+    def write_timestamp(self, query_set: Any, index: int, clear: Any = None) -> None:
+        """Submits the launches recorded so far, then (after clearing the buffer `clear`,
+        when given) an empty compute pass that writes timestamp `index` once the work
+        submitted before it is done."""
         with self._lock:
             self.check_alive()
             self._flush()
             encoder = self._device.create_command_encoder()
+            if clear is not None:
+                encoder.clear_buffer(clear)
             cpass = encoder.begin_compute_pass(timestamp_writes={
                 "query_set": query_set, "beginning_of_pass_write_index": index})
             cpass.end()
