@@ -8,9 +8,13 @@ k for 64 multiply-adds. The unit's rows and columns are strided by the cube's si
 (`ty + i * bm/8`, `tx + j * bn/8`), so shared-memory reads and global stores of
 neighbouring units are contiguous. The cube dim must be (bn/8, bm/8).
 
+With `prefetch`, the global loads of the next slices are issued before the current
+slices are multiplied (held in registers, stored to shared memory at the next step), so
+memory latency overlaps the arithmetic, at the cost of 16 registers.
+
 The language has no local arrays yet, so the register tile is eight named line variables
-(`acc0 .. acc7`) rather than an indexed array; tile sizes are comptime parameters chosen
-by `@cubepy.autotune`. K must be a multiple of `bk`; M and N are free in a checked launch
+(`acc0 .. acc7`) rather than an indexed array, and the staged values are two lines of 8;
+tile sizes and `prefetch` are comptime parameters chosen by `@cubepy.autotune`. K must be a multiple of `bk`; M and N are free in a checked launch
 (units past the edge compute values that are never stored).
 """
 from __future__ import annotations
@@ -19,15 +23,14 @@ import numpy as np
 
 import cubepy
 from cubepy import (CUBE_POS_X, CUBE_POS_Y, UNIT_POS, UNIT_POS_X, UNIT_POS_Y, Comptime,
-                    CubeCount, CubeDim, Line, SharedMemory, Tensor, cube, f32, sync_cube,
+                    CubeCount, CubeDim, Line, SharedMemory, Tensor, cube, f32, sync_cube, u32,
                     unroll)
 
 PAD = 4  # extra columns of the transposed A tile: its stores hit 32 distinct banks
 
 
 @cube
-def store8(c: Tensor[f32], acc: Line[f32], row: cubepy.u32, col: cubepy.u32,
-           step: Comptime[int], n: cubepy.u32):
+def store8(c: Tensor[f32], acc: Line[f32], row: u32, col: u32, step: Comptime[int], n: u32):
     """Stores the line `acc` to C[row, col + j * step] for j < 8 (and col + j * step < n:
     past the last column the flat index would land in the next row)."""
     for j in unroll(range(8)):
@@ -35,15 +38,43 @@ def store8(c: Tensor[f32], acc: Line[f32], row: cubepy.u32, col: cubepy.u32,
             c[row * n + col + j * step] = acc[j]
 
 
+@cube
+def load_a(a: Tensor[f32], row0: u32, k0: u32, k_len: u32, bk: Comptime[int],
+           units: Comptime[int], count: Comptime[int]) -> Line[f32]:
+    """This unit's `count` (<= 8) values of the bm x bk slice of A at (row0, k0):
+    consecutive units read consecutive k."""
+    z = f32(0.0)
+    v = Line(z, z, z, z, z, z, z, z)
+    for p in unroll(range(count)):
+        idx = p * units + UNIT_POS
+        v[p] = a[(row0 + idx // bk) * k_len + k0 + idx % bk]
+    return v
+
+
+@cube
+def load_b(b: Tensor[f32], col0: u32, k0: u32, n: u32, bn: Comptime[int],
+           units: Comptime[int], count: Comptime[int]) -> Line[f32]:
+    """This unit's `count` (<= 8) values of the bk x bn slice of B at (k0, col0):
+    consecutive units read consecutive columns."""
+    z = f32(0.0)
+    v = Line(z, z, z, z, z, z, z, z)
+    for p in unroll(range(count)):
+        idx = p * units + UNIT_POS
+        v[p] = b[(k0 + idx // bn) * n + col0 + idx % bn]
+    return v
+
+
 @cubepy.autotune(
-    configs=[{"cube_dim": CubeDim(16, 16), "bm": 128, "bn": 128, "bk": 8},
-             {"cube_dim": CubeDim(16, 16), "bm": 128, "bn": 128, "bk": 16},
-             {"cube_dim": CubeDim(16, 8), "bm": 64, "bn": 128, "bk": 16},
-             {"cube_dim": CubeDim(8, 8), "bm": 64, "bn": 64, "bk": 16}],
+    configs=[{"cube_dim": CubeDim(16, 16), "bm": 128, "bn": 128, "bk": 8, "prefetch": False},
+             {"cube_dim": CubeDim(16, 16), "bm": 128, "bn": 128, "bk": 16, "prefetch": False},
+             {"cube_dim": CubeDim(16, 16), "bm": 128, "bn": 128, "bk": 8, "prefetch": True},
+             {"cube_dim": CubeDim(16, 16), "bm": 128, "bn": 128, "bk": 16, "prefetch": True},
+             {"cube_dim": CubeDim(16, 8), "bm": 64, "bn": 128, "bk": 8, "prefetch": True},
+             {"cube_dim": CubeDim(8, 8), "bm": 64, "bn": 64, "bk": 8, "prefetch": True}],
     key=["a", "b"])
 @cube(launch=True)
-def matmul(a: Tensor[f32], b: Tensor[f32], c: Tensor[f32],
-           bm: Comptime[int], bn: Comptime[int], bk: Comptime[int]):
+def matmul(a: Tensor[f32], b: Tensor[f32], c: Tensor[f32], bm: Comptime[int],
+           bn: Comptime[int], bk: Comptime[int], prefetch: Comptime[bool]):
     """c = a @ b for row-major f32 matrices."""
     m = a.shape(0)
     k_len = a.shape(1)
@@ -51,6 +82,8 @@ def matmul(a: Tensor[f32], b: Tensor[f32], c: Tensor[f32],
     a_s = SharedMemory(f32, bk * (bm + PAD))  # a_s[kk * (bm + PAD) + r] = A[r, kk]
     b_s = SharedMemory(f32, bk * bn)          # b_s[kk * bn + col] = B[kk, col]
     units = (bm // 8) * (bn // 8)
+    na = bm * bk // units  # values of A and of B each unit stages per step (at most 8)
+    nb = bk * bn // units
     sa = bm // 8
     sb = bn // 8
     row0 = CUBE_POS_Y * bm
@@ -64,16 +97,25 @@ def matmul(a: Tensor[f32], b: Tensor[f32], c: Tensor[f32],
     acc5 = acc0
     acc6 = acc0
     acc7 = acc0
+    pa = acc0  # staged values of A and B, held in registers from their load to their store
+    pb = acc0
+    if prefetch:  # load the first slices; each step then loads the next while it computes
+        pa = load_a(a, row0, 0, k_len, bk, units, na)
+        pb = load_b(b, col0, 0, n, bn, units, nb)
     for k0 in range(0, k_len, bk):
-        for p in unroll(range(bm * bk // units)):  # stage A: consecutive units, consecutive k
+        if not prefetch:
+            pa = load_a(a, row0, k0, k_len, bk, units, na)
+            pb = load_b(b, col0, k0, n, bn, units, nb)
+        for p in unroll(range(na)):  # A transposed into shared memory
             idx = p * units + UNIT_POS
-            r = idx // bk
-            ka = idx % bk
-            a_s[ka * (bm + PAD) + r] = a[(row0 + r) * k_len + k0 + ka]
-        for p in unroll(range(bk * bn // units)):  # stage B: consecutive columns
-            idx = p * units + UNIT_POS
-            b_s[idx] = b[(k0 + idx // bn) * n + col0 + idx % bn]
+            a_s[idx % bk * (bm + PAD) + idx // bk] = pa[p]
+        for p in unroll(range(nb)):
+            b_s[p * units + UNIT_POS] = pb[p]
         sync_cube()
+        if prefetch:
+            if k0 + bk < k_len:
+                pa = load_a(a, row0, k0 + bk, k_len, bk, units, na)
+                pb = load_b(b, col0, k0 + bk, n, bn, units, nb)
         for kk in unroll(range(bk)):
             i = kk * (bm + PAD) + UNIT_POS_Y  # this unit's 8 rows of A, bm/8 apart
             av = Line(a_s[i], a_s[i + sa], a_s[i + 2 * sa], a_s[i + 3 * sa],
