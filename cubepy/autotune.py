@@ -94,8 +94,14 @@ class Autotuned:
         self.__name__ = kernel.__name__
         self.__doc__ = kernel.__doc__
         self._names = names
-        self._chosen: dict[tuple, int] = {}  # (client id, key) -> config index
+        self._chosen: dict[tuple, int] = {}  # (runtime, device, key) -> config index
         self.last_timings: list[float | None] = []  # ms per config of the last tuning
+
+    def __getattr__(self, name: str):
+        """The kernel's other methods and attributes (`source`, `ir`, `params`, ...)."""
+        if name == "kernel":  # not set yet: during __init__
+            raise AttributeError(name)
+        return getattr(self.kernel, name)
 
     # -- public -----------------------------------------------------------------------
     def launch(self, client, cube_count, *args, **kwargs) -> None:
@@ -131,7 +137,7 @@ class Autotuned:
         if os.environ.get(AUTOTUNE_ENV, "1").strip() == "0":
             return 0
         key_values = self._key_values(args, kwargs)
-        memo = (id(client), key_values)
+        memo = (client.runtime, client.device, key_values)
         if memo in self._chosen:
             return self._chosen[memo]
         disk_key = cache_key("autotune", _source_hash(self.kernel), self.__name__,

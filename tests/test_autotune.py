@@ -164,3 +164,11 @@ def test_decorators_below_cube_stay_an_error():
         @same
         def wrapped(x: Tensor[f32]):
             x[0] = 1.0
+
+
+def test_the_kernel_methods_stay_reachable():
+    kernel = tuned()
+    assert "loops" in [p.name for p in kernel.params]
+    assert "__global__" in kernel.source("cuda", cube_dim=CubeDim(64), loops=2)
+    with pytest.raises(AttributeError):
+        kernel.no_such_attribute
