@@ -14,8 +14,9 @@ memory latency overlaps the arithmetic, at the cost of 16 registers.
 
 The language has no local arrays yet, so the register tile is eight named line variables
 (`acc0 .. acc7`) rather than an indexed array, and the staged values are two lines of 8;
-tile sizes and `prefetch` are comptime parameters chosen by `@cubepy.autotune`. K must be a multiple of `bk`; M and N are free in a checked launch
-(units past the edge compute values that are never stored).
+tile sizes and `prefetch` are comptime parameters chosen by `@cubepy.autotune`. K must
+be a multiple of `bk`; M and N are free in a checked launch (units past the edge compute
+values that are never stored).
 """
 from __future__ import annotations
 
