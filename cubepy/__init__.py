@@ -26,6 +26,8 @@ from .lang import (Tensor, Array, Line, Comptime,
                    plane_broadcast, plane_shuffle, plane_shuffle_xor, plane_shuffle_up,
                    plane_shuffle_down, plane_inclusive_sum, plane_exclusive_sum)
 from .launch_config import CubeCount, CubeDim
+from .timing import BenchResult, bench
+from .autotune import Autotuned, autotune
 from .runtime import client, available_runtimes
 from .interop import client_for
 from .log import configure_from_env as _configure_logging

@@ -350,6 +350,7 @@ def _collect_generics(parsed: ParsedFunction) -> None:
 
 def _check_decorators(parsed: ParsedFunction, node: ast.FunctionDef) -> None:
     from ..kernel import cube
+    values = []
     for dec in node.decorator_list:
         target = dec.func if isinstance(dec, ast.Call) else dec
         value = None
@@ -357,9 +358,14 @@ def _check_decorators(parsed: ParsedFunction, node: ast.FunctionDef) -> None:
             value = _eval_annotation(parsed, target)
         except CompileError:
             pass
+        values.append(value)
+    # Decorators above @cube (such as @cubepy.autotune) wrap the finished kernel; one
+    # below it would change the function cubepy compiles.
+    first_cube = values.index(cube) if cube in values else 0
+    for dec, value in zip(node.decorator_list[first_cube:], values[first_cube:]):
         if value is not cube:
             compile_error(make_loc(parsed.filename, dec),
-                          "a @cube function takes no other decorators")
+                          "a @cube function takes no other decorators below @cube")
 
 
 _SOURCELESS = {

@@ -400,5 +400,12 @@ class Client:
         """Waits for all launched work."""
         raise NotImplementedError
 
+    def timer(self):
+        """A timer of the device work launched between its `start()` and `stop()`:
+        CUDA events on cuda, timestamp queries on wgpu (when the device has them), wall
+        time otherwise (cubepy/timing.py)."""
+        from ..timing import make_timer
+        return make_timer(self)
+
     def __repr__(self) -> str:
         return f"<cubepy.Client {self.runtime}: {self.device}>"

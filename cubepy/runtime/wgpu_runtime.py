@@ -80,7 +80,8 @@ _WANTED_LIMITS = (
     "max-compute-workgroup-storage-size",
     "max-compute-workgroups-per-dimension",
 )
-_WANTED_FEATURES = ("shader-f16", "subgroup", "shader-float32-atomic")
+# timestamp-query: client.timer() / cubepy.bench time launches on the GPU.
+_WANTED_FEATURES = ("shader-f16", "subgroup", "shader-float32-atomic", "timestamp-query")
 
 
 @dataclass(eq=False)
@@ -526,6 +527,53 @@ class WgpuClient(Client):
                 self._flush()
             except Exception as e:
                 raise self._device_error(e, "submitting launches") from None
+
+    # -- timing (cubepy/timing.py) -----------------------------------------------------
+    def timestamp_query_set(self, count: int) -> Any:
+        """A query set of `count` timestamps (the device needs `timestamp-query`)."""
+        return self._device.create_query_set(type=self._wgpu.QueryType.timestamp,
+                                             count=count)
+
+    def scratch_buffer(self, nbytes: int) -> Any:
+        """A device buffer that `write_timestamp(..., clear=)` can clear."""
+        return self._device.create_buffer(size=nbytes, usage=self._wgpu.BufferUsage.COPY_DST)
+
+    def write_timestamp(self, query_set: Any, index: int, clear: Any = None) -> None:
+        """Submits the launches recorded so far, then (after clearing the buffer `clear`,
+        when given) an empty compute pass that writes timestamp `index` once the work
+        submitted before it is done."""
+        with self._lock:
+            self.check_alive()
+            self._flush()
+            encoder = self._device.create_command_encoder()
+            if clear is not None:
+                encoder.clear_buffer(clear)
+            cpass = encoder.begin_compute_pass(timestamp_writes={
+                "query_set": query_set, "beginning_of_pass_write_index": index})
+            cpass.end()
+            self._queue.submit([encoder.finish()])
+            self._unsynced = True
+
+    def read_timestamps(self, query_set: Any, count: int) -> tuple[int, ...]:
+        """Waits for the work and returns the first `count` timestamps (nanoseconds)."""
+        wgpu = self._wgpu
+        with self._lock:
+            self.check_alive()
+            self._flush()
+            size = 8 * count
+            resolve = self._device.create_buffer(
+                size=size, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+            read = self._device.create_buffer(
+                size=size, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+            encoder = self._device.create_command_encoder()
+            encoder.resolve_query_set(query_set, 0, count, resolve, 0)
+            encoder.copy_buffer_to_buffer(resolve, 0, read, 0, size)
+            self._queue.submit([encoder.finish()])
+            read.map_sync(wgpu.MapMode.READ)
+            values = tuple(np.frombuffer(read.read_mapped(), dtype=np.uint64).tolist())
+            read.unmap()
+            self._unsynced = False
+            return values
 
     def sync(self) -> None:
         """Waits for every launch so far (a small mapped read after the last submit:

@@ -1,0 +1,111 @@
+"""Layer norm forward (f16 or f32 data, f32 statistics): one cube per row.
+
+As in Triton's tutorial, the row is read three times: once for the mean, once for the
+variance of `x - mean` (no cancellation, unlike `E[x^2] - E[x]^2`), once to write
+`(x - mean) * rstd * weight + bias`. The second and third reads hit L2 on a GPU for rows
+of a few hundred KiB. `cube_sum` reduces a value over the cube: `plane_sum` within each
+plane, then the planes' partials through shared memory.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import cubepy
+from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, CubeCount,
+                    CubeDim, Float, Line, SharedMemory, Tensor, cube, f32, sync_cube, unroll)
+from cubepy import math
+
+UNITS = 256
+MAX_PLANES = 128  # room for planes of 8 units in a cube of 1024
+
+
+@cube
+def cube_sum(v: f32) -> f32:
+    """The sum of `v` over every unit of the cube (every unit gets it)."""
+    parts = SharedMemory(f32, MAX_PLANES)
+    s = cubepy.plane_sum(v)
+    if UNIT_POS_PLANE == 0:
+        parts[UNIT_POS // PLANE_DIM] = s
+    sync_cube()
+    total = f32(0.0)
+    for p in range(CUBE_DIM // PLANE_DIM):
+        total += parts[p]
+    sync_cube()  # everyone has read `parts` before a later call writes it again
+    return total
+
+
+@cube
+def line_total(v: Line[f32], size: cubepy.Comptime[int]) -> f32:
+    total = v[0]
+    for k in unroll(range(1, size)):
+        total += v[k]
+    return total
+
+
+@cube(launch=True)
+def layernorm(x: Tensor[Line[Float]], weight: Tensor[Line[Float]], bias: Tensor[Line[Float]],
+              y: Tensor[Line[Float]], eps: f32):
+    """y[r, :] = (x[r, :] - mean) / sqrt(var + eps) * weight + bias, per row r."""
+    width = x.line_size()
+    cols = x.shape(1)
+    lines = cols // x.line_size()
+    base = CUBE_POS * lines
+    s = f32(0.0)
+    for j in range(UNIT_POS, lines, CUBE_DIM):
+        s += line_total(f32(x[base + j]), width)
+    mean = cube_sum(s) / f32(cols)
+    q = f32(0.0)
+    for j in range(UNIT_POS, lines, CUBE_DIM):
+        d = f32(x[base + j]) - mean
+        q += line_total(d * d, width)
+    rstd = math.rsqrt(cube_sum(q) / f32(cols) + eps)
+    for j in range(UNIT_POS, lines, CUBE_DIM):
+        v = (f32(x[base + j]) - mean) * rstd
+        y[base + j] = Float(v * f32(weight[j]) + f32(bias[j]))
+
+
+def line_size_for(cols: int, dtype) -> int:
+    widest = 8 if dtype == cubepy.f16 else 4
+    for n in (8, 4, 2):
+        if n <= widest and cols % n == 0:
+            return n
+    return 1
+
+
+def run(client, x, weight, bias, y, eps: float = 1e-5, checked: bool = True,
+        units: int = UNITS) -> None:
+    """y = layer_norm(x) over the last axis of the 2-D tensor x."""
+    rows, cols = x.shape
+    n = line_size_for(cols, x.dtype)
+    launch = layernorm.launch if checked else layernorm.launch_unchecked
+    launch(client, CubeCount(rows), CubeDim(units), x.with_line_size(n),
+           weight.with_line_size(n), bias.with_line_size(n), y.with_line_size(n), eps)
+
+
+def reference(x: np.ndarray, weight: np.ndarray, bias: np.ndarray,
+              eps: float = 1e-5) -> np.ndarray:
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=1, keepdims=True)
+    var = ((x64 - mean) ** 2).mean(axis=1, keepdims=True)
+    return ((x64 - mean) / np.sqrt(var + eps) * weight + bias).astype(x.dtype)
+
+
+def example(client, rows: int = 24, cols: int = 1000, dtype=f32, seed: int = 0) -> None:
+    """Runs the kernel at a small size and checks it against numpy (raises if wrong)."""
+    rng = np.random.default_rng(seed)
+    np_dtype = dtype.numpy
+    x_h = (rng.standard_normal((rows, cols)) * 3 + 1).astype(np_dtype)
+    w_h = rng.standard_normal(cols).astype(np_dtype)
+    b_h = rng.standard_normal(cols).astype(np_dtype)
+    x, w, b = client.tensor(x_h), client.tensor(w_h), client.tensor(b_h)
+    y = client.zeros((rows, cols), dtype)
+    run(client, x, w, b, y)
+    tol = 1e-4 if dtype == f32 else 2e-2
+    np.testing.assert_allclose(y.numpy().astype(np.float64),
+                               reference(x_h, w_h, b_h).astype(np.float64),
+                               rtol=tol, atol=tol)
+
+
+if __name__ == "__main__":
+    example(cubepy.client())
+    print("layernorm: OK")

@@ -1,0 +1,112 @@
+"""Row softmax (f32): one cube per row, an online max/sum pass, then a normalising pass.
+
+The first pass reads the row once, keeping per unit a running maximum `m` and a sum `s`
+of `exp(x - m)` (rescaled whenever `m` grows: the "online softmax"). Plane reductions
+combine the units of each plane, shared memory the planes of the cube. The second pass
+reads the row again (from L2 on a GPU for rows up to a few hundred KiB) and writes
+`exp(x - max) / sum`. Each unit reads lines of `x` (line size chosen at launch, 4 when
+the row allows it) so the exponentials of a line share one rescale.
+
+Without local arrays the row cannot stay in registers between the passes as in Triton's
+tutorial; the second read is the price (it hits L2 rather than DRAM for these sizes).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import cubepy
+from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, CubeCount,
+                    CubeDim, Line, SharedMemory, Tensor, cube, f32, sync_cube, unroll)
+from cubepy import math
+
+MAX_PLANES = 128  # room for planes of 8 units in a cube of 1024
+
+
+@cube
+def line_max(v: Line[f32], size: cubepy.Comptime[int]) -> f32:
+    best = v[0]
+    for k in unroll(range(1, size)):
+        best = max(best, v[k])
+    return best
+
+
+@cube
+def line_sum(v: Line[f32], size: cubepy.Comptime[int]) -> f32:
+    total = v[0]
+    for k in unroll(range(1, size)):
+        total += v[k]
+    return total
+
+
+@cubepy.autotune(configs=[{"cube_dim": CubeDim(256)}, {"cube_dim": CubeDim(128)},
+                          {"cube_dim": CubeDim(512)}, {"cube_dim": CubeDim(1024)}],
+                 key=["x"])
+@cube(launch=True)
+def softmax(x: Tensor[Line[f32]], out: Tensor[Line[f32]]):
+    """out[r, :] = softmax(x[r, :]) for each row r (one cube per row)."""
+    width = x.line_size()
+    lines = x.shape(1) // x.line_size()
+    base = CUBE_POS * lines
+    m = f32(-3.0e38)
+    s = f32(0.0)
+    for j in range(UNIT_POS, lines, CUBE_DIM):
+        v = x[base + j]
+        m_new = max(m, line_max(v, width))
+        s = s * math.exp(m - m_new) + line_sum(math.exp(v - m_new), width)
+        m = m_new
+    # Combine the units of the plane, then the planes of the cube.
+    m_plane = cubepy.plane_max(m)
+    s_plane = cubepy.plane_sum(s * math.exp(m - m_plane))
+    part_m = SharedMemory(f32, MAX_PLANES)
+    part_s = SharedMemory(f32, MAX_PLANES)
+    if UNIT_POS_PLANE == 0:
+        part_m[UNIT_POS // PLANE_DIM] = m_plane
+        part_s[UNIT_POS // PLANE_DIM] = s_plane
+    sync_cube()
+    row_max = part_m[0]
+    for p in range(1, CUBE_DIM // PLANE_DIM):
+        row_max = max(row_max, part_m[p])
+    row_sum = f32(0.0)
+    for p in range(CUBE_DIM // PLANE_DIM):
+        row_sum += part_s[p] * math.exp(part_m[p] - row_max)
+    scale = 1.0 / row_sum
+    for j in range(UNIT_POS, lines, CUBE_DIM):
+        out[base + j] = math.exp(x[base + j] - row_max) * scale
+
+
+def line_size_for(cols: int) -> int:
+    return 4 if cols % 4 == 0 else (2 if cols % 2 == 0 else 1)
+
+
+def run(client, x, out, checked: bool = True, config: dict | None = None) -> None:
+    """out = softmax(x) over the last axis of the 2-D f32 tensors x and out."""
+    rows, cols = x.shape
+    n = line_size_for(cols)
+    xl, ol = x.with_line_size(n), out.with_line_size(n)
+    if config is not None:
+        launch = softmax.kernel.launch if checked else softmax.kernel.launch_unchecked
+        launch(client, CubeCount(rows), config["cube_dim"], xl, ol)
+        return
+    launch = softmax.launch if checked else softmax.launch_unchecked
+    launch(client, CubeCount(rows), xl, ol)
+
+
+def reference(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+def example(client, rows: int = 24, cols: int = 1000, seed: int = 0,
+            config: dict | None = None) -> None:
+    """Runs the kernel at a small size and checks it against numpy (raises if wrong)."""
+    rng = np.random.default_rng(seed)
+    x_h = (rng.standard_normal((rows, cols)) * 4).astype(np.float32)
+    x, out = client.tensor(x_h), client.zeros((rows, cols), f32)
+    run(client, x, out, config=config)
+    np.testing.assert_allclose(out.numpy(), reference(x_h), rtol=1e-4, atol=1e-7)
+
+
+if __name__ == "__main__":
+    example(cubepy.client())
+    print("softmax: OK")

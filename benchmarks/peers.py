@@ -1,0 +1,197 @@
+"""The implementations cubepy's kernels are compared with, each imported only if present:
+torch (cuBLAS with TF32 off, torch.softmax, layer_norm, sum, elementwise, copy), Triton
+(the tutorials' fused softmax and layernorm forward), CuPy (sum, copy, hand-written CUDA
+for the elementwise kernel), numpy (on the cpu), and a raw wgpu-py copy shader.
+
+Each `*_peers(...)` function returns {name: zero-argument callable} on device data made
+from the numpy inputs; `time_cuda` times such callables with CUDA events.
+"""
+from __future__ import annotations
+
+import importlib.util
+from typing import Callable
+
+import numpy as np
+
+from cubepy import BenchResult
+from cubepy.timing import FLUSH_BYTES
+
+
+def have(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def torch_cuda():
+    """torch when it is installed and sees a CUDA device, else None."""
+    if not have("torch"):
+        return None
+    import torch
+    return torch if torch.cuda.is_available() else None
+
+
+def cupy_cuda():
+    if not have("cupy"):
+        return None
+    try:
+        import cupy
+        cupy.cuda.runtime.getDeviceCount()
+        return cupy
+    except Exception:  # no driver or device
+        return None
+
+
+def time_cuda(fn: Callable[[], object], warmup: int, reps: int) -> BenchResult:
+    """CUDA-event times of `fn` on the current stream (torch's, else CuPy's), each after
+    clearing a scratch buffer, like `cubepy.bench` on a GPU."""
+    torch = torch_cuda()
+    if torch is not None:
+        make, sync = (lambda: torch.cuda.Event(enable_timing=True)), torch.cuda.synchronize
+        scratch = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+        clear = scratch.zero_
+    else:
+        cupy = cupy_cuda()
+        make, sync = cupy.cuda.Event, cupy.cuda.runtime.deviceSynchronize
+        scratch = cupy.empty(FLUSH_BYTES // 4, dtype=cupy.int32)
+        clear = lambda: scratch.fill(0)  # noqa: E731
+    for _ in range(warmup):
+        fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        start, end = make(), make()
+        clear()  # as cubepy.bench: a cold L2, and the launch queued before `start` runs
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(_elapsed(start, end))
+    return BenchResult(tuple(times), "cuda-events")
+
+
+def _elapsed(start, end) -> float:
+    if hasattr(start, "elapsed_time"):
+        return float(start.elapsed_time(end))  # torch
+    import cupy
+    return float(cupy.cuda.get_elapsed_time(start, end))
+
+
+# -- per kernel ---------------------------------------------------------------------------
+def copy_peers(x: np.ndarray) -> dict[str, Callable]:
+    peers: dict[str, Callable] = {}
+    torch = torch_cuda()
+    if torch is not None:
+        src = torch.from_numpy(x).cuda()
+        dst = torch.empty_like(src)
+        peers["torch copy_"] = lambda: dst.copy_(src)
+    cupy = cupy_cuda()
+    if cupy is not None:
+        csrc = cupy.asarray(x)
+        cdst = cupy.empty_like(csrc)
+        peers["cupy copyto"] = lambda: cupy.copyto(cdst, csrc)
+    return peers
+
+
+def matmul_peers(a: np.ndarray, b: np.ndarray) -> dict[str, Callable]:
+    torch = torch_cuda()
+    if torch is None:
+        return {}
+    torch.backends.cuda.matmul.allow_tf32 = False  # true fp32 on the SIMT units
+    torch.backends.cudnn.allow_tf32 = False
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    tc = torch.empty((a.shape[0], b.shape[1]), device="cuda", dtype=torch.float32)
+    return {"torch (cuBLAS, TF32 off)": lambda: torch.mm(ta, tb, out=tc)}
+
+
+def softmax_peers(x: np.ndarray) -> dict[str, Callable]:
+    torch = torch_cuda()
+    if torch is None:
+        return {}
+    tx = torch.from_numpy(x).cuda()
+    peers = {"torch.softmax": lambda: torch.softmax(tx, dim=1)}
+    if have("triton"):
+        from . import triton_kernels
+        out = torch.empty_like(tx)
+        peers["triton (tutorial)"] = lambda: triton_kernels.softmax(tx, out)
+    return peers
+
+
+def layernorm_peers(x: np.ndarray, w: np.ndarray, b: np.ndarray,
+                    eps: float) -> dict[str, Callable]:
+    torch = torch_cuda()
+    if torch is None:
+        return {}
+    import torch.nn.functional as F
+    tx, tw, tb = (torch.from_numpy(v).cuda() for v in (x, w, b))
+    shape = (x.shape[1],)
+    peers = {"torch layer_norm": lambda: F.layer_norm(tx, shape, tw, tb, eps)}
+    if have("triton"):
+        from . import triton_kernels
+        out = torch.empty_like(tx)
+        peers["triton (tutorial)"] = lambda: triton_kernels.layernorm(tx, tw, tb, out, eps)
+    return peers
+
+
+def sum_peers(x: np.ndarray) -> dict[str, Callable]:
+    peers: dict[str, Callable] = {}
+    torch = torch_cuda()
+    if torch is not None:
+        tx = torch.from_numpy(x).cuda()
+        peers["torch.sum"] = lambda: torch.sum(tx)
+    cupy = cupy_cuda()
+    if cupy is not None:
+        cx = cupy.asarray(x)
+        peers["cupy.sum"] = lambda: cupy.sum(cx)
+    return peers
+
+
+HAND_ADD_RELU = r"""
+extern "C" __global__ void add_relu(const float4* x, const float4* y, float4* out, size_t n) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) {
+        float4 a = x[i], b = y[i];
+        out[i] = make_float4(fmaxf(a.x + b.x, 0.f), fmaxf(a.y + b.y, 0.f),
+                             fmaxf(a.z + b.z, 0.f), fmaxf(a.w + b.w, 0.f));
+    }
+}
+"""
+
+
+def elementwise_peers(x: np.ndarray, y: np.ndarray) -> dict[str, Callable]:
+    peers: dict[str, Callable] = {}
+    torch = torch_cuda()
+    if torch is not None:
+        tx, ty = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
+        to = torch.empty_like(tx)
+
+        def torch_add_relu():  # two kernels: an add, then an in-place ReLU
+            torch.add(tx, ty, out=to)
+            to.relu_()
+        peers["torch (add, relu_)"] = torch_add_relu
+    cupy = cupy_cuda()
+    if cupy is not None and x.size % 4 == 0:
+        kernel = cupy.RawKernel(HAND_ADD_RELU, "add_relu")
+        cx, cy = cupy.asarray(x), cupy.asarray(y)
+        co = cupy.empty_like(cx)
+        n4 = x.size // 4
+        grid = (-(-n4 // 256),)
+        peers["hand CUDA (float4)"] = lambda: kernel(grid, (256,), (cx, cy, co,
+                                                                    np.uint64(n4)))
+    return peers
+
+
+def cpu_peers(kernel: str, *inputs: np.ndarray) -> dict[str, Callable]:
+    """numpy doing the same work, the peer on the cpu runtime."""
+    if kernel == "copy":
+        (x,) = inputs
+        dst = np.empty_like(x)
+        return {"numpy copyto": lambda: np.copyto(dst, x)}
+    if kernel == "matmul":
+        a, b = inputs
+        return {"numpy matmul": lambda: a @ b}
+    if kernel == "sum":
+        (x,) = inputs
+        return {"numpy sum": lambda: x.sum()}
+    if kernel == "elementwise":
+        x, y = inputs
+        return {"numpy": lambda: np.maximum(x + y, 0)}
+    return {}

@@ -1,0 +1,284 @@
+"""The comparisons `python -m benchmarks` runs: each case makes numpy inputs, runs cubepy's
+kernel on every runtime asked for (checked once against numpy, then timed with
+`cubepy.bench`) and every peer present (timed with CUDA events, or as their module says).
+"""
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+import cubepy
+from cubepy import f16, f32
+
+from . import peers
+from .kernels import elementwise, layernorm, matmul, reduce_sum, softmax
+
+# Problem sizes per tier: "full" is the issue's (for an H200), "quick" a smaller run of
+# the same kernels, "tiny" what the cpu runtime and a software adapter finish in seconds.
+SIZES = {
+    "full": {"matmul": [4096], "softmax": [(4096, 1024), (4096, 4096), (4096, 16384)],
+             "layernorm": [(4096, 1024), (4096, 4096), (4096, 8192)],
+             "sum": [1 << 28], "elementwise": [1 << 26], "copy": [1 << 27]},
+    "quick": {"matmul": [2048], "softmax": [(4096, 4096)], "layernorm": [(4096, 4096)],
+              "sum": [1 << 26], "elementwise": [1 << 24], "copy": [1 << 26]},
+    "tiny": {"matmul": [128], "softmax": [(64, 1024)], "layernorm": [(64, 1024)],
+             "sum": [1 << 16], "elementwise": [1 << 16], "copy": [1 << 16]},
+}
+REPS = {"full": (3, 30), "quick": (2, 10), "tiny": (1, 3)}  # (warmup, reps)
+EPS = 1e-5
+
+
+@dataclass
+class Case:
+    """One kernel at one size: inputs, the work it does, cubepy's runner and the peers."""
+
+    kernel: str
+    size: str
+    inputs: Callable[[], tuple]
+    metric: str  # "GB/s" or "TFLOP/s"
+    amount: int  # bytes moved or floating-point operations
+    # (client, inputs) -> {impl name: (zero-argument launch, check)}, for cubepy
+    cubepy: Callable | None = None
+    peers: Callable[..., dict] = field(default=lambda *inputs: {})
+
+
+def _rng():
+    return np.random.default_rng(0)
+
+
+def _matmul_case(n: int) -> Case:
+    def inputs():
+        r = _rng()
+        return (r.standard_normal((n, n), dtype=np.float32),
+                r.standard_normal((n, n), dtype=np.float32))
+
+    def cubepy_runs(client, a_h, b_h):
+        a, b, c = client.tensor(a_h), client.tensor(b_h), client.zeros((n, n), f32)
+
+        def check():  # a few rows: a full float64 product of 4096^3 takes too long
+            want = a_h[:8].astype(np.float64) @ b_h.astype(np.float64)
+            np.testing.assert_allclose(c.numpy()[:8], want, rtol=1e-3, atol=1e-3 * n ** 0.5)
+        return {"cubepy": (lambda: matmul.run(client, a, b, c, checked=False), check)}
+    return Case("matmul", f"{n}x{n}x{n}", inputs, "TFLOP/s", 2 * n ** 3, cubepy_runs,
+                peers.matmul_peers)
+
+
+def _softmax_case(rows: int, cols: int) -> Case:
+    def inputs():
+        return (_rng().standard_normal((rows, cols), dtype=np.float32),)
+
+    def cubepy_runs(client, x_h):
+        x, out = client.tensor(x_h), client.zeros((rows, cols), f32)
+
+        def check():
+            np.testing.assert_allclose(out.numpy()[:64], softmax.reference(x_h[:64]),
+                                       rtol=1e-4, atol=1e-7)
+        return {"cubepy": (lambda: softmax.run(client, x, out, checked=False), check)}
+    return Case("softmax", f"{rows}x{cols}", inputs, "GB/s", 2 * 4 * rows * cols,
+                cubepy_runs, peers.softmax_peers)
+
+
+def _layernorm_case(rows: int, cols: int, dtype) -> Case:
+    np_dtype = dtype.numpy
+
+    def inputs():
+        r = _rng()
+        return (r.standard_normal((rows, cols)).astype(np_dtype),
+                r.standard_normal(cols).astype(np_dtype),
+                r.standard_normal(cols).astype(np_dtype))
+
+    def cubepy_runs(client, x_h, w_h, b_h):
+        if dtype not in client.limits.dtypes:
+            return {}
+        x, w, b = client.tensor(x_h), client.tensor(w_h), client.tensor(b_h)
+        y = client.zeros((rows, cols), dtype)
+
+        def check():
+            tol = 1e-4 if dtype == f32 else 2e-2
+            want = layernorm.reference(x_h[:64], w_h, b_h, EPS).astype(np.float64)
+            np.testing.assert_allclose(y.numpy()[:64].astype(np.float64), want,
+                                       rtol=tol, atol=tol)
+        return {"cubepy": (lambda: layernorm.run(client, x, w, b, y, EPS, checked=False),
+                           check)}
+    return Case(f"layernorm_{dtype}", f"{rows}x{cols}", inputs, "GB/s",
+                2 * np.dtype(np_dtype).itemsize * rows * cols, cubepy_runs,
+                lambda x, w, b: peers.layernorm_peers(x, w, b, EPS))
+
+
+def _sum_case(n: int) -> Case:
+    def inputs():
+        return (_rng().random(n, dtype=np.float32),)
+
+    def cubepy_runs(client, x_h):
+        x, total = client.tensor(x_h), client.zeros((1,), f32)
+
+        def check():  # right after the first launch, before the timed ones add more
+            np.testing.assert_allclose(total.numpy()[0], reduce_sum.reference(x_h),
+                                       rtol=1e-4)
+        return {"cubepy": (lambda: reduce_sum.run(client, x, total, checked=False), check)}
+    return Case("sum", f"{n >> 20}M" if n >= 1 << 20 else str(n), inputs, "GB/s", 4 * n,
+                cubepy_runs, peers.sum_peers)
+
+
+def _elementwise_case(n: int) -> Case:
+    def inputs():
+        r = _rng()
+        return (r.standard_normal(n, dtype=np.float32), r.standard_normal(n, dtype=np.float32))
+
+    def cubepy_runs(client, x_h, y_h):
+        x, y, out = client.tensor(x_h), client.tensor(y_h), client.zeros((n,), f32)
+
+        def check():
+            np.testing.assert_array_equal(out.numpy(), elementwise.reference(x_h, y_h))
+        return {f"cubepy {kind}": (lambda c=checked: elementwise.run(client, x, y, out, c),
+                                   check)
+                for kind, checked in (("checked", True), ("unchecked", False))}
+    return Case("elementwise", f"{n >> 20}M" if n >= 1 << 20 else str(n), inputs, "GB/s",
+                3 * 4 * n, cubepy_runs, peers.elementwise_peers)
+
+
+def _copy_case(n: int) -> Case:
+    def inputs():
+        return (_rng().random(n, dtype=np.float32),)
+    return Case("copy", f"{n >> 20}M" if n >= 1 << 20 else str(n), inputs, "GB/s", 2 * 4 * n,
+                None, peers.copy_peers)
+
+
+def cases(tier: str, only: set[str] | None = None) -> list[Case]:
+    """Every case of a tier (`only`: kernel names to keep, e.g. {"softmax"})."""
+    s = SIZES[tier]
+    out = [_copy_case(n) for n in s["copy"]]
+    out += [_matmul_case(n) for n in s["matmul"]]
+    out += [_softmax_case(r, c) for r, c in s["softmax"]]
+    out += [_layernorm_case(r, c, dt) for dt in (f16, f32) for r, c in s["layernorm"]]
+    out += [_sum_case(n) for n in s["sum"]]
+    out += [_elementwise_case(n) for n in s["elementwise"]]
+    if only:
+        out = [c for c in out if c.kernel in only or c.kernel.split("_")[0] in only]
+    return out
+
+
+def _row(case: Case, impl: str, runtime: str, device: str, result=None,
+         error: str | None = None, check: str = "") -> dict:
+    row = {"kernel": case.kernel, "size": case.size, "impl": impl, "runtime": runtime,
+           "device": device, "metric": case.metric, "check": check, "error": error}
+    if result is not None:
+        value = (result.tflops(case.amount) if case.metric == "TFLOP/s"
+                 else result.bandwidth_gbs(case.amount))
+        row.update(median_ms=result.median_ms, iqr_ms=result.iqr_ms, min_ms=result.min_ms,
+                   max_ms=result.max_ms, reps=len(result.times_ms), method=result.method,
+                   value=value)
+    return row
+
+
+def _run_cubepy(case: Case, client, inputs: tuple, warmup: int, reps: int,
+                log: Callable[[str], None]) -> list[dict]:
+    rows = []
+    try:
+        runs = case.cubepy(client, *inputs)
+    except cubepy.CubepyError as e:
+        return [_row(case, "cubepy", client.runtime, client.device, error=str(e))]
+    for impl, (launch, check) in runs.items():
+        try:
+            launch()
+            client.sync()
+            try:
+                check()
+                verdict = "ok"
+            except AssertionError as e:
+                verdict = "MISMATCH: " + str(e).strip().splitlines()[0][:120]
+            result = cubepy.bench(launch, client=client, warmup=warmup, reps=reps)
+            rows.append(_row(case, impl, client.runtime, client.device, result,
+                             check=verdict))
+        except cubepy.CubepyError as e:  # e.g. beyond this device's buffer limits
+            rows.append(_row(case, impl, client.runtime, client.device, error=str(e)))
+        log(_describe(rows[-1]))
+    return rows
+
+
+def _describe(row: dict) -> str:
+    head = f"{row['kernel']:>14} {row['size']:>16} {row['impl']:>26} [{row['runtime']}]"
+    if row.get("error"):
+        return f"{head}  error: {row['error'].splitlines()[0][:100]}"
+    check = "" if row["check"] in ("", "ok") else f"  {row['check']}"
+    return f"{head}  {row['median_ms']:9.4f} ms  {row['value']:9.4g} {row['metric']}{check}"
+
+
+def _peer_rows(case: Case, inputs: tuple, runtimes: set[str], warmup: int, reps: int,
+               log: Callable[[str], None]) -> list[dict]:
+    """The peers' rows: CUDA libraries where a CUDA device is visible to them, numpy when
+    the cpu runtime is benchmarked, the raw wgpu-py copy when wgpu is."""
+    rows = []
+    timed: list[tuple[str, str, str, Callable]] = []
+    if peers.torch_cuda() is not None or peers.cupy_cuda() is not None:
+        device = _cuda_device_name()
+        timed += [(name, "cuda", device, fn) for name, fn in _safe_peers(case, inputs, log)]
+    if "cpu" in runtimes:
+        timed += [(name, "cpu", "numpy", fn)
+                  for name, fn in peers.cpu_peers(case.kernel, *inputs).items()]
+    for name, runtime, device, fn in timed:
+        try:
+            if runtime == "cuda":
+                result = peers.time_cuda(fn, warmup, reps)
+            else:
+                result = cubepy.bench(fn, client=cubepy.client("cpu"), warmup=warmup,
+                                      reps=reps)
+            rows.append(_row(case, name, runtime, device, result))
+        except Exception as e:  # a peer library failing is reported, not fatal
+            rows.append(_row(case, name, runtime, device, error=f"{type(e).__name__}: {e}"))
+        log(_describe(rows[-1]))
+    if case.kernel == "copy" and "wgpu" in runtimes:
+        try:
+            from .wgpu_copy import WgpuCopy
+            copier = WgpuCopy(inputs[0].size)
+            rows.append(_row(case, "raw wgpu-py copy", "wgpu", "wgpu", copier.bench(warmup,
+                                                                                  reps)))
+        except Exception as e:
+            rows.append(_row(case, "raw wgpu-py copy", "wgpu", "wgpu",
+                             error=f"{type(e).__name__}: {e}"))
+        log(_describe(rows[-1]))
+    return rows
+
+
+def _safe_peers(case: Case, inputs: tuple, log) -> list[tuple[str, Callable]]:
+    try:
+        return list(case.peers(*inputs).items())
+    except Exception as e:  # e.g. out of memory, a broken install
+        log(f"{case.kernel} {case.size}: peers unavailable ({type(e).__name__}: {e})")
+        return []
+
+
+def _cuda_device_name() -> str:
+    torch = peers.torch_cuda()
+    if torch is not None:
+        return torch.cuda.get_device_name()
+    cupy = peers.cupy_cuda()
+    return cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+
+
+def run_all(case_list: list[Case], clients: list, warmup: int, reps: int,
+            log: Callable[[str], None] = print) -> list[dict]:
+    """Runs every case on every client and every peer present; one row per measurement."""
+    rows: list[dict] = []
+    runtimes = {c.runtime for c in clients}
+    for case in case_list:
+        inputs = case.inputs()
+        if case.cubepy is not None:
+            for client in clients:
+                case_reps = max(3, reps // 3) if case.kernel == "matmul" else reps
+                rows += _run_cubepy(case, client, inputs, warmup, case_reps, log)
+        rows += _peer_rows(case, inputs, runtimes, warmup,
+                           max(3, reps // 3) if case.kernel == "matmul" else reps, log)
+        del inputs
+        _free_memory()
+    return rows
+
+
+def _free_memory() -> None:
+    gc.collect()
+    torch = peers.torch_cuda()
+    if torch is not None:
+        torch.cuda.empty_cache()

@@ -1,0 +1,90 @@
+"""A copy shader written directly against wgpu-py: the bandwidth roofline on wgpu.
+
+`vec4<f32>` loads and stores, a grid-stride loop over a fixed number of workgroups, and
+the pass's own timestamp writes (when the adapter has `timestamp-query`; else wall time
+around submit and wait).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from cubepy import BenchResult
+
+SHADER = """
+@group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read_write> dst: array<vec4<f32>>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+    let stride = groups.x * 256u;
+    for (var i = gid.x; i < arrayLength(&dst); i += stride) {
+        dst[i] = src[i];
+    }
+}
+"""
+GROUPS = 4096  # at most: enough to fill a large GPU, each walking the rest
+
+
+class WgpuCopy:
+    """Copies an f32 array of `n` elements (a multiple of 4) on the default adapter."""
+
+    def __init__(self, n: int):
+        import wgpu
+        self.wgpu = wgpu
+        adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+        self.timestamps = "timestamp-query" in adapter.features
+        nbytes = 4 * n
+        self.groups = max(1, min(GROUPS, -(-n // (4 * 256))))
+        limits = {k: adapter.limits[k] for k in ("max-storage-buffer-binding-size",
+                                                 "max-buffer-size")}
+        self.device = adapter.request_device_sync(
+            required_features=["timestamp-query"] if self.timestamps else [],
+            required_limits=limits)
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST
+        self.src = self.device.create_buffer(size=nbytes, usage=usage)
+        self.dst = self.device.create_buffer(size=nbytes, usage=usage)
+        module = self.device.create_shader_module(code=SHADER)
+        self.pipeline = self.device.create_compute_pipeline(
+            layout="auto", compute={"module": module, "entry_point": "main"})
+        self.bind_group = self.device.create_bind_group(
+            layout=self.pipeline.get_bind_group_layout(0),
+            entries=[{"binding": 0, "resource": {"buffer": self.src}},
+                     {"binding": 1, "resource": {"buffer": self.dst}}])
+        if self.timestamps:
+            self.queries = self.device.create_query_set(type=wgpu.QueryType.timestamp,
+                                                        count=2)
+            self.resolve = self.device.create_buffer(
+                size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+            self.read = self.device.create_buffer(
+                size=16, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+
+    def _run_once(self) -> float:
+        encoder = self.device.create_command_encoder()
+        writes = ({"query_set": self.queries, "beginning_of_pass_write_index": 0,
+                   "end_of_pass_write_index": 1} if self.timestamps else None)
+        cpass = encoder.begin_compute_pass(timestamp_writes=writes)
+        cpass.set_pipeline(self.pipeline)
+        cpass.set_bind_group(0, self.bind_group)
+        cpass.dispatch_workgroups(self.groups)
+        cpass.end()
+        if self.timestamps:
+            encoder.resolve_query_set(self.queries, 0, 2, self.resolve, 0)
+            encoder.copy_buffer_to_buffer(self.resolve, 0, self.read, 0, 16)
+        t0 = time.perf_counter()
+        self.device.queue.submit([encoder.finish()])
+        if self.timestamps:
+            self.read.map_sync(self.wgpu.MapMode.READ)
+            t = np.frombuffer(self.read.read_mapped(), dtype=np.uint64).copy()
+            self.read.unmap()
+            return float(t[1] - t[0]) * 1e-6
+        self.device.queue.on_submitted_work_done_sync()
+        return (time.perf_counter() - t0) * 1e3
+
+    def bench(self, warmup: int, reps: int) -> BenchResult:
+        for _ in range(warmup):
+            self._run_once()
+        times = tuple(self._run_once() for _ in range(reps))
+        return BenchResult(times, "wgpu-timestamps" if self.timestamps else "wall")

@@ -1,0 +1,234 @@
+"""Timing launches on the device: `client.timer()` and `cubepy.bench(fn, *args)`.
+
+What a timer measures depends on the runtime:
+
+- cuda: CUDA events (`pycuda.driver.Event`) recorded on the client's stream, so the
+  time is the GPU's, without Python or launch overhead in between repetitions;
+- wgpu: timestamp queries when the device has the `timestamp-query` feature (an empty
+  compute pass writes a timestamp before and after the timed work); without it, the wall
+  time from the first submit to the end of a `sync()`;
+- cpu: wall time (`time.perf_counter`) around the work and a `sync()`.
+
+`BenchResult.method` says which one was used.
+
+On a GPU, `bench` clears a scratch buffer (256 MiB) right before each timed repetition,
+as Triton's `do_bench` does: the L2 cache holds none of the inputs (cold-cache numbers),
+and while the GPU clears, the host queues the timed launch, so the time does not include
+the host's launch overhead (without it, a 10 us kernel would be timed as long as Python
+takes to launch it).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .errors import LaunchError
+
+__all__ = ["BenchResult", "Timer", "bench"]
+
+FLUSH_BYTES = 256 << 20  # larger than any GPU's L2 today (H200: 50 MB)
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """Times of the repetitions of one benchmark, in milliseconds."""
+
+    times_ms: tuple[float, ...]
+    method: str  # "cuda-events", "wgpu-timestamps", "wall"
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times_ms)
+
+    @property
+    def min_ms(self) -> float:
+        return min(self.times_ms)
+
+    @property
+    def max_ms(self) -> float:
+        return max(self.times_ms)
+
+    @property
+    def iqr_ms(self) -> float:
+        """The spread: the interquartile range (0 with fewer than 2 repetitions)."""
+        if len(self.times_ms) < 2:
+            return 0.0
+        q = statistics.quantiles(self.times_ms, n=4, method="inclusive")
+        return q[2] - q[0]
+
+    def bandwidth_gbs(self, nbytes: int) -> float:
+        """Bytes moved per repetition over the median time, in GB/s."""
+        return nbytes / (self.median_ms * 1e-3) / 1e9
+
+    def tflops(self, flops: int) -> float:
+        """Operations per repetition over the median time, in TFLOP/s."""
+        return flops / (self.median_ms * 1e-3) / 1e12
+
+    def __str__(self) -> str:
+        return (f"{self.median_ms:.4f} ms median (IQR {self.iqr_ms:.4f}, "
+                f"min {self.min_ms:.4f}, max {self.max_ms:.4f}; {len(self.times_ms)} reps, "
+                f"{self.method})")
+
+
+class Timer:
+    """Measures the device time of the work launched between `start()` and `stop()`
+    (or inside `with timer:`). `elapsed_ms()` waits for the work and returns the time."""
+
+    method = "wall"
+
+    def __init__(self, client, flush_bytes: int = 0) -> None:
+        self.client = client
+        self.flush_bytes = 0  # the wall-time timer never clears a scratch buffer
+        self._t0: float | None = None
+        self._t1: float | None = None
+
+    def start(self) -> None:
+        self.client.sync()
+        self._t0 = time.perf_counter()
+
+    def stop(self) -> None:
+        self.client.sync()
+        self._t1 = time.perf_counter()
+
+    def elapsed_ms(self) -> float:
+        if self._t0 is None or self._t1 is None:
+            raise RuntimeError("timer: call start() and stop() before elapsed_ms()")
+        return (self._t1 - self._t0) * 1e3
+
+    def __enter__(self) -> "Timer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class CudaEventTimer(Timer):
+    """CUDA events on the client's stream."""
+
+    method = "cuda-events"
+
+    def __init__(self, client, flush_bytes: int = 0) -> None:
+        super().__init__(client)
+        import pycuda.driver as cuda
+        self._cuda = cuda
+        client._activate()
+        self._start, self._end = cuda.Event(), cuda.Event()
+        self._recorded = 0
+        self.flush_bytes = flush_bytes
+        self._scratch = cuda.mem_alloc(flush_bytes) if flush_bytes else None
+
+    def start(self) -> None:
+        self.client._activate()
+        if self._scratch is not None:  # queued before the start event: see the module doc
+            self._cuda.memset_d32_async(self._scratch, 0, self.flush_bytes // 4,
+                                        self.client._stream)
+        self._start.record(self.client._stream)
+        self._recorded = 1
+
+    def stop(self) -> None:
+        self.client._activate()
+        self._end.record(self.client._stream)
+        self._recorded = 2
+
+    def elapsed_ms(self) -> float:
+        if self._recorded != 2:
+            raise RuntimeError("timer: call start() and stop() before elapsed_ms()")
+        self.client._activate()
+        self._end.synchronize()
+        return float(self._end.time_since(self._start))
+
+
+class WgpuTimestampTimer(Timer):
+    """Two timestamps written by the GPU, resolved into a buffer read after the work."""
+
+    method = "wgpu-timestamps"
+
+    def __init__(self, client, flush_bytes: int = 0) -> None:
+        super().__init__(client)
+        self._query_set = client.timestamp_query_set(2)
+        self._marked = 0
+        self.flush_bytes = flush_bytes
+        self._scratch = client.scratch_buffer(flush_bytes) if flush_bytes else None
+
+    def start(self) -> None:
+        self.client.write_timestamp(self._query_set, 0, clear=self._scratch)
+        self._marked = 1
+
+    def stop(self) -> None:
+        self.client.write_timestamp(self._query_set, 1)
+        self._marked = 2
+
+    def elapsed_ms(self) -> float:
+        if self._marked != 2:
+            raise RuntimeError("timer: call start() and stop() before elapsed_ms()")
+        t0, t1 = self.client.read_timestamps(self._query_set, 2)
+        return (t1 - t0) * 1e-6  # WebGPU timestamps are nanoseconds
+
+
+def make_timer(client, flush_bytes: int = 0) -> Timer:
+    """The most precise timer the client's runtime offers (see the module doc); with
+    `flush_bytes`, GPU timers clear a scratch buffer of that size in `start()`."""
+    if client.runtime == "cuda":
+        return CudaEventTimer(client, flush_bytes)
+    if client.runtime == "wgpu" and "timestamp-query" in getattr(client, "features", ()):
+        return WgpuTimestampTimer(client, flush_bytes)
+    return Timer(client)
+
+
+def default_flush_bytes(client) -> int:
+    """FLUSH_BYTES on a real GPU (within its buffer limit), 0 on the cpu runtime and on
+    software adapters (which have no L2 to clear and would only slow down)."""
+    if client.runtime == "cuda":
+        return FLUSH_BYTES
+    if client.runtime == "wgpu" and not getattr(client, "is_software", False):
+        return min(FLUSH_BYTES, int(getattr(client, "_max_buffer", FLUSH_BYTES)) // 4 * 4)
+    return 0
+
+
+def _find_client(args: tuple, kwargs: dict):
+    from .runtime.base import Client, DeviceTensor
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, Client):
+            return a
+        if isinstance(a, DeviceTensor):
+            return a.client
+    return None
+
+
+def bench(fn: Callable[..., Any], *args: Any, client=None, warmup: int = 3,
+          reps: int = 20, flush: bool | None = None, **kwargs: Any) -> BenchResult:
+    """Times `fn(*args, **kwargs)` on the device: `warmup` untimed calls (compilation,
+    caches), then `reps` calls timed one by one with the client's timer.
+
+    `flush` clears a 256 MiB scratch buffer before each repetition (default: on real
+    GPUs; see the module doc for why).
+
+    `client` defaults to the first client (or device tensor's client) among the
+    arguments, so `cubepy.bench(kernel.launch, client, count, dim, x, y)` needs no more.
+    Returns the times of every repetition; `.median_ms` and `.iqr_ms` summarise them.
+    """
+    if client is None:
+        client = _find_client(args, kwargs)
+    if client is None:
+        raise LaunchError("cubepy.bench: no client among the arguments; pass client=...")
+    if reps < 1 or warmup < 0:
+        raise ValueError(f"cubepy.bench: reps must be >= 1 and warmup >= 0 "
+                         f"(got reps={reps}, warmup={warmup})")
+    for _ in range(warmup):
+        fn(*args, **kwargs)
+    client.sync()
+    times = []
+    if flush is None:
+        flush_bytes = default_flush_bytes(client)
+    else:
+        flush_bytes = (default_flush_bytes(client) or FLUSH_BYTES) if flush else 0
+    timer = make_timer(client, flush_bytes)
+    for _ in range(reps):
+        timer.start()
+        fn(*args, **kwargs)
+        timer.stop()
+        times.append(timer.elapsed_ms())
+    return BenchResult(tuple(times), timer.method)

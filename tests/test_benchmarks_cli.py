@@ -1,0 +1,81 @@
+"""`python -m benchmarks`: runs end to end at tiny sizes and reports the issue's targets."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from benchmarks import __main__ as cli, report  # noqa: E402
+
+
+def test_runs_end_to_end_on_cpu(tmp_path):
+    env = dict(os.environ, CUBEPY_CACHE_DIR=str(tmp_path / "cache"))
+    run = subprocess.run([sys.executable, "-m", "benchmarks", "--runtimes", "cpu",
+                          "--only", "copy,sum,softmax,elementwise", "--reps", "2",
+                          "--tag", "test", "--out", str(tmp_path)],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    data = json.loads((tmp_path / "kernels_test.json").read_text())
+    assert data["meta"]["tier"] == "tiny" and data["meta"]["reps"] == 2
+    got = {(r["kernel"], r["impl"], r["runtime"]) for r in data["rows"]}
+    assert {("copy", "numpy copyto", "cpu"), ("sum", "cubepy", "cpu"),
+            ("softmax", "cubepy", "cpu"), ("elementwise", "cubepy checked", "cpu"),
+            ("elementwise", "cubepy unchecked", "cpu")} <= got
+    assert not any(r["kernel"] == "matmul" for r in data["rows"])  # --only
+    for r in data["rows"]:
+        assert r["error"] is None and r["value"] > 0 and r["reps"] == 2
+        if r["impl"].startswith("cubepy"):
+            assert r["check"] == "ok"
+    table = (tmp_path / "kernels_test.md").read_text()
+    assert "| sum | 65536 | cubepy | cpu |" in table
+    if importlib.util.find_spec("matplotlib"):
+        assert (tmp_path / "kernels_test_sum.png").stat().st_size > 1000
+        assert "![kernels_test_sum](kernels_test_sum.png)" in table
+
+
+def _row(kernel, impl, runtime, value, size="s"):
+    return {"kernel": kernel, "size": size, "impl": impl, "runtime": runtime,
+            "value": value, "error": None}
+
+
+def test_targets_compare_with_peers_copy_and_cuda():
+    rows = [_row("copy", "torch copy_", "cuda", 4000.0),
+            _row("matmul", "cubepy", "cuda", 40.0),
+            _row("matmul", "torch (cuBLAS, TF32 off)", "cuda", 50.0),
+            _row("sum", "cubepy", "cuda", 3000.0),
+            _row("sum", "cubepy", "wgpu", 2700.0)]
+    lines = report.target_lines(rows)
+    assert "| matmul | s | cubepy [cuda] | torch (cuBLAS, TF32 off) | 80% | 70% | met |" in lines
+    assert "| sum | s | cubepy [cuda] | copy | 75% | 85% | **missed** |" in lines
+    assert "| sum | s | cubepy [wgpu] | cubepy on cuda | 90% | 80% | met |" in lines
+    assert len(lines) == 3
+
+
+def test_rows_with_errors_are_left_out_of_targets():
+    rows = [_row("copy", "torch copy_", "cuda", 4000.0),
+            dict(_row("sum", "cubepy", "cuda", 0.0), error="out of memory")]
+    assert report.target_lines(rows) == []
+
+
+@pytest.mark.parametrize("device, tag", [("NVIDIA H200 (sm_90, cuda:0)", "h200"),
+                                         ("NVIDIA H100 80GB HBM3 / Vulkan", "h100")])
+def test_tag_is_the_gpu_model(device, tag):
+    assert cli._tag([SimpleNamespace(runtime="cuda", device=device, is_software=False)]) == tag
+
+
+def test_tier_is_tiny_without_a_gpu():
+    args = SimpleNamespace(size=None, quick=False)
+    cpu = SimpleNamespace(runtime="cpu", is_software=False)
+    soft = SimpleNamespace(runtime="wgpu", is_software=True)
+    gpu = SimpleNamespace(runtime="cuda", is_software=False)
+    assert cli._tier(args, [cpu, soft]) == "tiny"
+    assert cli._tier(args, [gpu]) == "full"
+    assert cli._tier(SimpleNamespace(size=None, quick=True), [gpu]) == "quick"

@@ -1,0 +1,142 @@
+"""The benchmark kernels (benchmarks/kernels/) against numpy on every runtime present,
+at small sizes, and (cuda-marked, for a real GPU) at the benchmark's sizes."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cubepy
+from cubepy import f16, f32
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from benchmarks.kernels import (elementwise, layernorm, matmul, reduce_sum,  # noqa: E402
+                                softmax)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUBEPY_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("index", range(len(matmul.matmul.configs)))
+def test_matmul_every_config(runtime_client, index):
+    matmul.example(runtime_client, config=matmul.matmul.configs[index])
+
+
+def test_matmul_autotuned_unchecked_at_tile_multiples(runtime_client):
+    rng = np.random.default_rng(1)
+    a_h = rng.standard_normal((128, 64)).astype(np.float32)
+    b_h = rng.standard_normal((64, 256)).astype(np.float32)
+    a, b = runtime_client.tensor(a_h), runtime_client.tensor(b_h)
+    c = runtime_client.zeros((128, 256), f32)
+    matmul.run(runtime_client, a, b, c, checked=False)
+    np.testing.assert_allclose(c.numpy(), matmul.reference(a_h, b_h), rtol=1e-4, atol=1e-3)
+
+
+def test_matmul_rejects_k_off_the_tile():
+    client = cubepy.client("cpu")
+    a, b = client.zeros((16, 20), f32), client.zeros((20, 16), f32)
+    with pytest.raises(ValueError, match="K = 20 must be a multiple of 16"):
+        matmul.run(client, a, b, client.zeros((16, 16), f32))
+
+
+@pytest.mark.parametrize("index", range(len(softmax.softmax.configs)))
+@pytest.mark.parametrize("cols", [1000, 998, 37])  # line sizes 4, 2 and 1
+def test_softmax_every_config(runtime_client, index, cols):
+    cfg = softmax.softmax.configs[index]
+    if cfg["cube_dim"].x > runtime_client.limits.max_units_per_cube:
+        pytest.skip(f"{runtime_client.device} has at most "
+                    f"{runtime_client.limits.max_units_per_cube} units per cube")
+    softmax.example(runtime_client, cols=cols, config=cfg)
+
+
+def test_softmax_autotuned_with_large_values(runtime_client):
+    rng = np.random.default_rng(2)
+    x_h = (rng.standard_normal((8, 4096)) * 50 + 300).astype(np.float32)  # exp overflows
+    x, out = runtime_client.tensor(x_h), runtime_client.zeros(x_h.shape, f32)
+    softmax.run(runtime_client, x, out)
+    np.testing.assert_allclose(out.numpy(), softmax.reference(x_h), rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])
+@pytest.mark.parametrize("cols", [1024, 998, 37])
+def test_layernorm(runtime_client, dtype, cols):
+    if dtype not in runtime_client.limits.dtypes:
+        pytest.skip(f"{runtime_client.device} has no {dtype}")
+    layernorm.example(runtime_client, cols=cols, dtype=dtype)
+
+
+@pytest.mark.parametrize("n", [100_003, 100_002, 4 * 4096])
+def test_reduce_sum(runtime_client, n):
+    reduce_sum.example(runtime_client, n=n)
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+@pytest.mark.parametrize("line_size", [1, 2, 4, 8])
+def test_elementwise(runtime_client, checked, line_size):
+    elementwise.example(runtime_client, n=8 * 1000, line_size=line_size, checked=checked)
+
+
+def test_elementwise_checked_drops_the_tail():
+    client = cubepy.client("cpu")
+    elementwise.example(client, n=10_002, line_size=2, checked=True)
+
+
+# -- at the benchmark's sizes, on a real GPU --------------------------------------------
+@pytest.mark.cuda
+@pytest.mark.gpu
+def test_gallery_at_benchmark_sizes_on_cuda():
+    try:
+        client = cubepy.client("cuda")
+    except cubepy.LaunchError as e:
+        pytest.skip(str(e))
+    matmul.example(client, m=2048, n=2048, k=2048)
+    softmax.example(client, rows=512, cols=16384)
+    layernorm.example(client, rows=512, cols=8192, dtype=f16)
+    reduce_sum.example(client, n=1 << 26)
+    elementwise.example(client, n=1 << 24, checked=False)
+
+
+# -- the CUDA the H200 will run, compiled here with nvcc --------------------------------
+NVCC = shutil.which("nvcc")
+
+
+def _cuda_sources(checked: bool) -> dict[str, str]:
+    from cubepy import CubeDim
+    ls4 = {"x": 4, "y": 4, "out": 4}
+    out = {f"matmul_{i}": matmul.matmul.kernel.source(
+        "cuda", cube_dim=cfg["cube_dim"], checked=checked,
+        **{k: v for k, v in cfg.items() if k != "cube_dim"})
+        for i, cfg in enumerate(matmul.matmul.configs)}
+    out["softmax"] = softmax.softmax.kernel.source("cuda", cube_dim=CubeDim(1024),
+                                                   checked=checked,
+                                                   line_sizes={"x": 4, "out": 4})
+    out["layernorm_f16"] = layernorm.layernorm.source(
+        "cuda", cube_dim=CubeDim(256), checked=checked, Float=f16,
+        line_sizes={"x": 8, "weight": 8, "bias": 8, "y": 8})
+    out["sum"] = reduce_sum.reduce_sum.source("cuda", cube_dim=CubeDim(256), checked=checked,
+                                              line_sizes={"x": 4})
+    out["elementwise"] = elementwise.add_relu.source("cuda", cube_dim=CubeDim(256),
+                                                     checked=checked, Float=f32,
+                                                     line_sizes=ls4)
+    return out
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_gallery_cuda_compiles_for_sm90_without_spills(tmp_path, checked):
+    for name, source in _cuda_sources(checked).items():
+        path = tmp_path / f"{name}.cu"
+        path.write_text(source)
+        proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", os.devnull,
+                               "--resource-usage", str(path)], capture_output=True, text=True)
+        output = proc.stdout + proc.stderr
+        assert proc.returncode == 0, f"nvcc failed on {name}:\n{output}"
+        assert "warning" not in output.lower(), f"nvcc warned on {name}:\n{output}"
+        assert "0 bytes spill stores" in output, f"{name} spills registers:\n{output}"

@@ -1,0 +1,111 @@
+"""client.timer() and cubepy.bench: device time of launches on every runtime present."""
+from __future__ import annotations
+
+import pytest
+
+import cubepy
+from cubepy import ABSOLUTE_POS, Comptime, CubeCount, CubeDim, Tensor, cube, f32
+
+EXPECTED_METHOD = {"cpu": "wall", "wgpu": "wgpu-timestamps", "cuda": "cuda-events"}
+
+
+@cube(launch=True)
+def busy(x: Tensor[f32], loops: Comptime[int]):
+    i = ABSOLUTE_POS
+    v = x[i]
+    for _ in range(loops):
+        v = v * 1.0001 + 0.5
+    x[i] = v
+
+
+def _launch(client, x, loops):
+    busy.launch(client, CubeCount(64), CubeDim(64), x, loops)
+
+
+def test_bench_measures_device_work(runtime_client):
+    x = runtime_client.zeros((64 * 64,), f32)
+    quick = cubepy.bench(_launch, runtime_client, x, 1, warmup=1, reps=5)
+    slow = cubepy.bench(_launch, runtime_client, x, 3000, warmup=1, reps=5)
+    assert len(quick.times_ms) == 5 and all(t > 0 for t in quick.times_ms)
+    assert slow.median_ms > 3 * quick.median_ms
+    assert quick.min_ms <= quick.median_ms <= quick.max_ms
+    assert 0 <= quick.iqr_ms <= quick.max_ms - quick.min_ms
+
+
+def test_timer_method_per_runtime(runtime_client):
+    timer = runtime_client.timer()
+    if runtime_client.runtime == "wgpu" and "timestamp-query" not in runtime_client.features:
+        assert timer.method == "wall"
+    else:
+        assert timer.method == EXPECTED_METHOD[runtime_client.runtime]
+
+
+def test_timer_context_manager(runtime_client):
+    x = runtime_client.zeros((64 * 64,), f32)
+    _launch(runtime_client, x, 1)  # compile outside the timed region
+    with runtime_client.timer() as t:
+        _launch(runtime_client, x, 200)
+    assert t.elapsed_ms() > 0
+
+
+def test_timer_elapsed_before_stop_is_an_error(runtime_client):
+    timer = runtime_client.timer()
+    with pytest.raises(RuntimeError, match="start\\(\\) and stop\\(\\)"):
+        timer.elapsed_ms()
+    timer.start()
+    with pytest.raises(RuntimeError, match="start\\(\\) and stop\\(\\)"):
+        timer.elapsed_ms()
+
+
+def test_bench_finds_the_client_in_tensors():
+    client = cubepy.client("cpu")
+    x = client.zeros((16,), f32)
+    result = cubepy.bench(lambda t: busy.launch(client, CubeCount(1), CubeDim(16), t, 1), x,
+                          warmup=0, reps=3)
+    assert len(result.times_ms) == 3 and result.method == "wall"
+
+
+def test_bench_without_a_client_is_a_launch_error():
+    with pytest.raises(cubepy.LaunchError, match="no client"):
+        cubepy.bench(lambda: None)
+
+
+@pytest.mark.parametrize("reps, warmup", [(0, 1), (3, -1)])
+def test_bench_rejects_bad_counts(reps, warmup):
+    with pytest.raises(ValueError, match="reps must be >= 1"):
+        cubepy.bench(lambda: None, client=cubepy.client("cpu"), reps=reps, warmup=warmup)
+
+
+def test_bench_result_summaries():
+    r = cubepy.BenchResult((4.0, 1.0, 2.0, 3.0, 100.0), "wall")
+    assert r.median_ms == 3.0 and r.min_ms == 1.0 and r.max_ms == 100.0
+    assert r.iqr_ms == pytest.approx(2.0)
+    assert r.bandwidth_gbs(3_000_000) == pytest.approx(1.0)
+    assert r.tflops(3_000_000_000) == pytest.approx(1.0)
+    assert "3.0000 ms median" in str(r)
+    assert cubepy.BenchResult((2.0,), "wall").iqr_ms == 0.0
+
+
+def test_no_flush_on_the_cpu_and_software_adapters(runtime_client):
+    from cubepy.timing import FLUSH_BYTES, default_flush_bytes
+    expected = 0 if runtime_client.runtime == "cpu" or getattr(
+        runtime_client, "is_software", False) else FLUSH_BYTES
+    if runtime_client.runtime == "wgpu" and not runtime_client.is_software:
+        expected = min(FLUSH_BYTES, runtime_client._max_buffer // 4 * 4)
+    assert default_flush_bytes(runtime_client) == expected
+
+
+def test_gpu_timers_clear_a_scratch_buffer_before_the_start(runtime_client):
+    from cubepy.timing import make_timer
+    if runtime_client.runtime == "cpu":
+        pytest.skip("the cpu runtime's timer clears nothing")
+    x = runtime_client.zeros((64 * 64,), f32)
+    timer = make_timer(runtime_client, flush_bytes=16 << 20)
+    assert timer.flush_bytes == 16 << 20
+    _launch(runtime_client, x, 1)
+    timer.start()
+    _launch(runtime_client, x, 1)
+    timer.stop()
+    assert 0 < timer.elapsed_ms() < 1000
+    forced = cubepy.bench(_launch, runtime_client, x, 1, warmup=0, reps=2, flush=True)
+    assert len(forced.times_ms) == 2
