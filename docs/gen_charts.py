@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,11 +111,11 @@ def main(argv=None) -> int:
         if (path.read_text() if path.exists() else "") == text:
             continue
         if args.check:
-            stale.append(str(path.relative_to(ROOT)))
+            stale.append(os.path.relpath(path, ROOT))
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-            print(f"wrote {path.relative_to(ROOT)}")
+            print(f"wrote {os.path.relpath(path, ROOT)}")
     if stale:
         print("out of date (run python docs/gen_charts.py):", *stale, sep="\n  ")
         return 1

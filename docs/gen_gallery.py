@@ -144,11 +144,11 @@ def main(argv=None) -> int:
         old = path.read_text() if path.exists() else ""
         if args.check:
             if without_digits(old) != without_digits(text):
-                stale.append(str(path.relative_to(ROOT)))
+                stale.append(os.path.relpath(path, ROOT))
         elif old != text:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
-            print(f"wrote {path.relative_to(ROOT)}")
+            print(f"wrote {os.path.relpath(path, ROOT)}")
     if stale:
         print("out of date (run python docs/gen_gallery.py):", *stale, sep="\n  ")
         return 1
