@@ -79,7 +79,9 @@ def _kernel_section(module, kernel: str, dim, placeholders: dict, line_sizes: di
             for title, target, lang in TARGETS]
     ir_options = {k: v for k, v in options.items() if k != "line_sizes"}
     ir_options.update({"line_sizes": line_sizes} if line_sizes else {})
-    tabs.append('=== "IR"\n\n' + _fence(fn.ir(**ir_options), "text", "    "))
+    # the IR names the kernel's file: as a clone shows it, not this machine's path
+    ir_text = fn.ir(**ir_options).replace(f"{ROOT}{os.sep}", "")
+    tabs.append('=== "IR"\n\n' + _fence(ir_text, "text", "    "))
     return f"### `{kernel}`\n\n{spec}:\n\n" + "\n\n".join(tabs)
 
 

@@ -74,6 +74,11 @@ def test_gallery_has_a_page_per_example_and_is_up_to_date():
     assert gallery.main(["--check"]) == 0, "run: python docs/gen_gallery.py"
 
 
+def test_gallery_pages_do_not_depend_on_where_the_repository_is():
+    for page in (DOCS / "gallery").glob("*.md"):
+        assert str(ROOT) not in page.read_text(), page.name
+
+
 def test_gallery_check_notices_a_stale_page(tmp_path, monkeypatch):
     gallery = _load("gen_gallery")
     for path, text in gallery.pages().items():
