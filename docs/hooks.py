@@ -1,4 +1,10 @@
-"""MkDocs hook: tables generated from cubepy's own docstrings (no network, no plugin).
+"""MkDocs hooks (no network, no plugin): pages and tables generated at build time, so the
+site always shows what the current code does.
+
+- The gallery (gallery/*.md, docs/gen_gallery.py): each example run on the cpu runtime,
+  its source and the code its kernels generate.
+- The benchmark charts (images/bench_*.svg, docs/gen_charts.py) from benchmarks/results/.
+- Tables of cubepy's names from their docstrings, below.
 
 A page line `<!-- cubepy-names: KIND -->` becomes a table of the public names of `cubepy`
 of that kind, each with the first paragraph of its docstring:
@@ -15,8 +21,12 @@ to check that the API page covers every public name.
 """
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import re
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
 
 _MARKER = re.compile(r"^<!-- cubepy-names: (\w+) -->$", re.M)
 
@@ -94,3 +104,27 @@ def names_table(kind: str) -> str:
 def on_page_markdown(markdown: str, **_) -> str:
     """MkDocs hook: expand every `cubepy-names` marker of a page."""
     return _MARKER.sub(lambda m: names_table(m.group(1)), markdown)
+
+
+def _generator(name: str):
+    spec = importlib.util.spec_from_file_location(f"cubepy_docs_{name}", _HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def generated_files() -> dict[str, str]:
+    """Site path -> content of every page and image made at build time."""
+    gallery, charts = _generator("gen_gallery"), _generator("gen_charts")
+    out = {f"gallery/{path.name}": text for path, text in gallery.pages().items()}
+    out.update({f"images/{chart}": charts.svg(chart) for chart in charts.CHARTS})
+    return out
+
+
+def on_files(files, config, **_):
+    """MkDocs hook: add the gallery pages and the benchmark charts."""
+    from mkdocs.structure.files import File
+
+    for uri, content in generated_files().items():
+        files.append(File.generated(config, uri, content=content))
+    return files

@@ -34,8 +34,9 @@ def _nav_pages() -> list[str]:
 
 def test_every_page_is_in_the_navigation_and_every_nav_entry_exists():
     nav = _nav_pages()
-    pages = sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md"))
-    assert sorted(nav) == pages
+    generated = ["gallery/index.md"] + [f"gallery/{k}.md" for k in _load("gen_gallery").KERNELS]
+    pages = sorted(str(p.relative_to(DOCS)) for p in DOCS.rglob("*.md")) + generated
+    assert sorted(nav) == sorted(pages)
     assert len(nav) == len(set(nav))
 
 
@@ -67,44 +68,52 @@ def test_names_tables_come_from_docstrings_and_reject_unknown_kinds():
         hooks.names_of_kind("widgets")
 
 
-def test_gallery_has_a_page_per_example_and_is_up_to_date():
-    gallery = _load("gen_gallery")
+@pytest.fixture(scope="module")
+def gallery() -> dict[str, str]:
+    """The gallery pages the site build adds: file name -> text."""
+    return {path.name: text for path, text in _load("gen_gallery").pages().items()}
+
+
+def test_gallery_has_a_page_per_example_with_its_output_source_and_code(gallery):
     examples = {p.stem for p in (ROOT / "examples").glob("*.py")}
-    assert {p.stem for p in (DOCS / "gallery").glob("*.md")} == examples | {"index"}
-    assert gallery.main(["--check"]) == 0, "run: python docs/gen_gallery.py"
+    assert set(gallery) == {f"{name}.md" for name in examples} | {"index.md"}
+    for name in examples:
+        page = gallery[f"{name}.md"]
+        assert f"$ python examples/{name}.py --runtime cpu\nruntime: cpu" in page
+        assert "OK" in page.split("## Source")[0]  # the example checked itself
+        assert f'<!-- snippet: skip -->\n```python\n--8<-- "examples/{name}.py"' in page
+        for tab in ('=== "CUDA"', '=== "WGSL"', '=== "Metal"', '=== "IR"'):
+            assert tab in page, (name, tab)
+        assert f"]({name}.md)" in gallery["index.md"]
 
 
-def test_gallery_pages_do_not_depend_on_where_the_repository_is():
-    for page in (DOCS / "gallery").glob("*.md"):
-        assert str(ROOT) not in page.read_text(), page.name
+def test_gallery_shows_the_code_the_kernel_generates_now(gallery):
+    row_stats = _load("gen_gallery")._load("plane_row_stats").row_stats
+    cuda = row_stats.source("cuda", cube_dim=(256, 1, 1))
+    indented = "\n".join(("    " + line).rstrip() for line in cuda.rstrip().splitlines())
+    assert indented in gallery["plane_row_stats.md"]
 
 
-def test_gallery_check_notices_a_stale_page(tmp_path, monkeypatch):
-    gallery = _load("gen_gallery")
-    for path, text in gallery.pages().items():
-        (tmp_path / path.name).write_text(text)
-    monkeypatch.setattr(gallery, "GALLERY", tmp_path)
-    assert gallery.main(["--check"]) == 0
-    page = tmp_path / "plane_row_stats.md"
-    page.write_text(page.read_text().replace("plane_sum", "plane_max", 1))
-    assert gallery.main(["--check"]) == 1
+def test_gallery_pages_do_not_depend_on_where_the_repository_is(gallery):
+    for name, text in gallery.items():
+        assert str(ROOT) not in text, name
 
 
-def test_gallery_numbers_aside_comparison():
-    gallery = _load("gen_gallery")
-    assert gallery.without_digits("time: 18.2 ms, error 3.63e-06") == \
-        gallery.without_digits("time: 9 ms, error 1.0e-05")
-    assert gallery.without_digits("OK") != gallery.without_digits("FAILED")
+def test_gallery_refuses_an_example_without_an_entry(monkeypatch):
+    module = _load("gen_gallery")
+    monkeypatch.delitem(module.KERNELS, "plane_row_stats")
+    with pytest.raises(SystemExit, match="plane_row_stats"):
+        module.pages()
 
 
-def test_benchmark_charts_match_the_recorded_results():
+def test_benchmark_charts_show_the_recorded_results():
     charts = _load("gen_charts")
-    assert charts.main(["--check"]) == 0, "run: python docs/gen_charts.py"
     page = (DOCS / "BENCHMARKS.md").read_text()
     for chart in charts.CHARTS:
         assert f"(images/{chart})" in page
     # the bars carry the recorded numbers: cubepy's checked CUDA launch, 5.49 us
     assert ">5.49 us<" in charts.svg("bench_cuda_launch.svg")
+    assert charts.svg("bench_cuda_launch.svg").startswith("<svg ")
 
 
 def test_name_table_names_only_real_cubepy_names():
@@ -156,6 +165,7 @@ def test_site_builds_strictly_with_the_api_reference_and_gallery(tmp_path):
     api = (tmp_path / "site" / "API" / "index.html").read_text()
     assert "Compiles a Python function for the GPU" in api  # cube's docstring
     assert "cubepy.plane_sum" in api and "cubepy.ABSOLUTE_POS_X" in api
+    assert (tmp_path / "site" / "images" / "bench_cuda_launch.svg").read_text().startswith("<svg")
     gallery = (tmp_path / "site" / "gallery" / "plane_row_stats" / "index.html").read_text()
     assert "exit_on_error" in gallery  # the example's source, included from examples/
     assert "cube_info_t" in gallery  # its generated code
