@@ -1,5 +1,5 @@
 """The documentation site (mkdocs.yml over docs/): every page in the navigation, the API
-reference covering every public name, the generated gallery and charts up to date, the
+reference covering every public name, the gallery and charts the build generates, the
 name table naming only real cubepy names, the packaging metadata, and (where MkDocs is
 installed) a strict build. Code blocks run in tests/test_readme_snippets.py."""
 from __future__ import annotations
