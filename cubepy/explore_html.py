@@ -150,10 +150,12 @@ background:#f0f0f3;border-bottom:1px solid #ddd;position:sticky;top:0;z-index:1}
 grid-template-rows:46vh 46vh;gap:8px}#UID .panel{position:relative;overflow:auto;
 border:1px solid #ddd;border-radius:4px}#UID .panel.py{grid-row:span 2}
 #UID pre{margin:0;padding:4px 0;font:12px/1.45 ui-monospace,Menlo,Consolas,monospace}
-#UID .ln{display:block;white-space:pre;padding-right:8px}#UID .ln[data-py]{cursor:pointer}
+#UID .ln{display:block;white-space:pre;padding-right:8px;position:relative;
+background:inherit}#UID .ln[data-py]{cursor:pointer}
 #UID .no{display:inline-block;width:3.2em;text-align:right;margin-right:10px;color:#aaa;
 user-select:none}#UID .sec{display:block;color:#666;font-style:italic;padding:2px 8px;
-background:#fafafa}#UID .jumps{float:right}#UID a.jump,#UID a.back{font-size:10px;
+background:#fafafa}#UID .jumps{position:absolute;right:0;top:0;
+padding:0 4px;background:inherit}#UID a.jump,#UID a.back{font-size:10px;
 color:#36c;text-decoration:none;margin-left:4px}#UID a.back{color:#999}
 #UID .hit{background:#fff3b0}#UID .pinned{background:#ffd966}
 #UID table{border-collapse:collapse;margin:4px 0 8px}#UID td,#UID th{border:1px solid #ddd;

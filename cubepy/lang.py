@@ -145,14 +145,29 @@ atomic_compare_exchange = Intrinsic(
     "atomic_compare_exchange", "atomic_compare_exchange(buffer, index, expected, value): "
     "stores value if the element equals expected; returns the old value.")
 
-_PLANE_NAMES = ("plane_sum", "plane_prod", "plane_min", "plane_max", "plane_all",
-                "plane_any", "plane_broadcast", "plane_shuffle", "plane_shuffle_xor",
-                "plane_shuffle_up", "plane_shuffle_down", "plane_inclusive_sum",
-                "plane_exclusive_sum")
+# name -> docstring (docs/LANGUAGE.md, "Plane operations", has the semantics)
+_PLANE_DOCS = {
+    "plane_sum": "plane_sum(v): the sum of v over the plane's active units, to every one.",
+    "plane_prod": "plane_prod(v): the product of v over the plane's active units.",
+    "plane_min": "plane_min(v): the minimum of v over the plane's active units.",
+    "plane_max": "plane_max(v): the maximum of v over the plane's active units.",
+    "plane_all": "plane_all(c): whether c holds on every active unit of the plane.",
+    "plane_any": "plane_any(c): whether c holds on any active unit of the plane.",
+    "plane_broadcast": "plane_broadcast(v, lane): v of unit `lane` (uniform), to every unit.",
+    "plane_shuffle": "plane_shuffle(v, lane): v of unit `lane` (may differ per unit).",
+    "plane_shuffle_xor": "plane_shuffle_xor(v, mask): v of unit `UNIT_POS_PLANE ^ mask`.",
+    "plane_shuffle_up": "plane_shuffle_up(v, delta): v of unit `UNIT_POS_PLANE - delta`.",
+    "plane_shuffle_down": "plane_shuffle_down(v, delta): v of unit `UNIT_POS_PLANE + delta`.",
+    "plane_inclusive_sum": "plane_inclusive_sum(v): the sum of v over the lanes up to and "
+                           "including this one.",
+    "plane_exclusive_sum": "plane_exclusive_sum(v): the sum of v over the lanes before this "
+                           "one (0 on the first).",
+}
+_PLANE_NAMES = tuple(_PLANE_DOCS)
 plane_sum, plane_prod, plane_min, plane_max, plane_all, plane_any, plane_broadcast, \
     plane_shuffle, plane_shuffle_xor, plane_shuffle_up, plane_shuffle_down, \
     plane_inclusive_sum, plane_exclusive_sum = (
-        Intrinsic(name, f"{name}: a plane (warp/subgroup) operation.") for name in _PLANE_NAMES)
+        Intrinsic(name, doc) for name, doc in _PLANE_DOCS.items())
 
 INTRINSICS: dict[str, Intrinsic] = {
     obj.name: obj for obj in list(globals().values()) if isinstance(obj, Intrinsic)}

@@ -163,7 +163,8 @@ def main(argv=None) -> int:
     device = args.runtime or best_device()
     ok, lines = check(device)
     client = cubepy.client_for(torch.empty(0, device=device))
-    print(f"device:   torch {device}, cubepy {client.runtime} ({client.device})")
+    print(f"runtime: {client.runtime}")
+    print(f"device:  {client.device} (torch tensors on {device})")
     for line in lines:
         print(line)
     return 0 if ok else 1

@@ -130,8 +130,10 @@ def test_dynamo_sees_one_opaque_node():
     lhs, rhs, bias = _inputs(SEED_SHAPES, "cpu")
     torch.testing.assert_close(f(lhs, rhs, bias), torch.relu(lhs @ rhs + bias) + 1,
                                rtol=1e-4, atol=1e-4)
-    targets = [n.target for g in graphs for n in g.graph.nodes if n.op == "call_function"]
-    assert torch.ops.cubepy_examples.fused_matmul_add_relu.default in targets
+    targets = [str(n.target) for g in graphs for n in g.graph.nodes
+               if n.op == "call_function"]
+    # by name: loading the example again (the docs gallery does) registers the op anew
+    assert targets.count("cubepy_examples.fused_matmul_add_relu.default") == 1
 
 
 def test_opcheck_of_the_registered_op():
