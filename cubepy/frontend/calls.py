@@ -13,6 +13,7 @@ from ..ir.types import LineType, elem_of
 from ..ir.visit import walk_stmts
 from ..lang import LineOf
 from .infer import TVar, describe, find
+from .intrinsics import is_inlinable
 from .values import INTRINSIC_IDS, PY_BUILTINS, PY_MATH, Buf, Py, is_number
 
 _ATOMIC_FLOAT_OK = ("add", "sub", "exchange", "min", "max")
@@ -63,11 +64,10 @@ class CallMixin:
             self.arity(node, repr(obj), 1)
             target = self.as_type(func, f)
             return self.cast_to(target, self.expr(node.args[0]), node.args[0])
-        from ..kernel import CubeFunction
         from ..lang import Line
         if obj is Line:
             return self.make_line(node)
-        if isinstance(obj, CubeFunction):
+        if is_inlinable(obj):
             return self.inline(obj, node, want_value)
         self.error(f"{ast.unparse(f)} cannot be called in a kernel", f)
 

@@ -18,6 +18,7 @@ from ..errors import CompileError, compile_error
 from ..ir.nodes import Loc
 from ..ir.types import DType, Generic
 from ..lang import BufferAnnotation, ComptimeAnnotation, LineOf
+from .intrinsics import is_cube_decorator
 
 
 @dataclass(frozen=True)
@@ -349,7 +350,6 @@ def _collect_generics(parsed: ParsedFunction) -> None:
 
 
 def _check_decorators(parsed: ParsedFunction, node: ast.FunctionDef) -> None:
-    from ..kernel import cube
     for dec in node.decorator_list:
         target = dec.func if isinstance(dec, ast.Call) else dec
         value = None
@@ -357,7 +357,7 @@ def _check_decorators(parsed: ParsedFunction, node: ast.FunctionDef) -> None:
             value = _eval_annotation(parsed, target)
         except CompileError:
             pass
-        if value is not cube:
+        if not is_cube_decorator(value):
             compile_error(make_loc(parsed.filename, dec),
                           "a @cube function takes no other decorators")
 
