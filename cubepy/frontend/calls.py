@@ -12,6 +12,7 @@ from ..ir.types import DType, Generic, bool_, f16, f32, i32, u32
 from ..ir.types import LineType, elem_of
 from ..ir.visit import walk_stmts
 from ..lang import LineOf
+from .context import Frame
 from .infer import TVar, describe, find
 from .intrinsics import is_inlinable
 from .values import INTRINSIC_IDS, PY_BUILTINS, PY_MATH, Buf, Py, is_number
@@ -37,7 +38,7 @@ class CallMixin:
                        f"got {len(node.args)}", node)
 
     def e_Call(self, node: ast.Call, want_value: bool = True):
-        shared_name, self.shared_target = self.shared_target, None
+        shared_name = self.ctx.take_shared_name()
         f = node.func
         if isinstance(f, ast.Attribute):
             base = self.expr(f.value)
@@ -95,19 +96,19 @@ class CallMixin:
                            f"len())", node)
             with self.at(node.args[0]):
                 d = self.rvalue(node.args[0])
-                self.u.unify(d.ty, u32, self.loc, lambda a, b: (
+                self.ctx.unifier.unify(d.ty, u32, self.ctx.loc, lambda a, b: (
                     f"the dimension of {name}() must be u32, not {a}: cast it, e.g. "
                     f"u32(...)"))
-            return n.Meta(ty=u32, kind=name, buffer=ref, dim=d, loc=self.loc)
+            return n.Meta(ty=u32, kind=name, buffer=ref, dim=d, loc=self.ctx.loc)
         if name in ("rank", "len", "buffer_len"):
             self.arity(node, f"{ref.name}.{name}", 0)
             if buf.kind == "shared":
                 if name == "rank":
-                    return n.Const(ty=u32, value=1, loc=self.loc)
-                return n.Const(ty=u32, value=buf.size, loc=self.loc)
+                    return n.Const(ty=u32, value=1, loc=self.ctx.loc)
+                return n.Const(ty=u32, value=buf.size, loc=self.ctx.loc)
             if name == "rank" and buf.kind != "tensor":
                 self.error(f"{ref.name}.rank(): an Array has no rank", node)
-            return n.Meta(ty=u32, kind=name, buffer=ref, loc=self.loc)
+            return n.Meta(ty=u32, kind=name, buffer=ref, loc=self.ctx.loc)
         if name == "line_size":  # known at compile time: part of the specialisation
             self.arity(node, f"{ref.name}.line_size", 0)
             return Py(buf.line)
@@ -124,8 +125,8 @@ class CallMixin:
             if not isinstance(buf, Buf):
                 self.error("len() takes a tensor, an array or shared memory", node.args[0])
             if buf.kind == "shared":
-                return n.Const(ty=u32, value=buf.size, loc=self.loc)
-            return n.Meta(ty=u32, kind="len", buffer=buf.ref, loc=self.loc)
+                return n.Const(ty=u32, value=buf.size, loc=self.ctx.loc)
+            return n.Meta(ty=u32, kind="len", buffer=buf.ref, loc=self.ctx.loc)
         if name in ("int", "float", "bool"):
             self.arity(node, name, 1)
             v = self.expr(node.args[0])
@@ -144,21 +145,21 @@ class CallMixin:
                 return Py(max(a.value, b.value) if name == "max" else min(a.value, b.value))
             a, b = self.materialize(a, node.args[0]), self.materialize(b, node.args[1])
             a, b = self.broadcast([a, b], f"in {name}()")
-            ty = self.u.unify(a.ty, b.ty, self.loc, lambda p, q: (
+            ty = self.ctx.unifier.unify(a.ty, b.ty, self.ctx.loc, lambda p, q: (
                 f"{name}() of {p} and {q}: cast one, e.g. "
                 f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
-            self.u.require(ty, lambda t: not t.is_bool, self.loc,
+            self.ctx.unifier.require(ty, lambda t: not t.is_bool, self.ctx.loc,
                            lambda t: f"{name}() does not apply to bool")
-            return n.Binary(ty=ty, op=name, lhs=a, rhs=b, loc=self.loc)
+            return n.Binary(ty=ty, op=name, lhs=a, rhs=b, loc=self.ctx.loc)
         # abs
         self.arity(node, "abs", 1)
         v = self.expr(node.args[0])
         if isinstance(v, Py) and is_number(v.value):
             return Py(abs(v.value))
         e = self.materialize(v, node.args[0])
-        self.u.require(e.ty, lambda t: not t.is_bool, self.loc,
+        self.ctx.unifier.require(e.ty, lambda t: not t.is_bool, self.ctx.loc,
                        lambda t: "abs() does not apply to bool")
-        return n.Unary(ty=e.ty, op="abs", operand=e, loc=self.loc)
+        return n.Unary(ty=e.ty, op="abs", operand=e, loc=self.ctx.loc)
 
     # -- math -------------------------------------------------------------------------
     def math_call(self, name: str, node: ast.Call):
@@ -168,10 +169,10 @@ class CallMixin:
         args = self.broadcast(args, f"in {name}()")
         ty = args[0].ty
         for a in args[1:]:
-            ty = self.u.unify(ty, a.ty, self.loc, lambda p, q: (
+            ty = self.ctx.unifier.unify(ty, a.ty, self.ctx.loc, lambda p, q: (
                 f"{name}() arguments mix {p} and {q}: cast one, e.g. "
                 f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
-        ty = self.u.require_float(ty, self.loc, lambda t: (
+        ty = self.ctx.unifier.require_float(ty, self.ctx.loc, lambda t: (
             f"{name}() needs float arguments, not {t}: cast it, e.g. f32(...)"))
         out = ty
         if name in ("isnan", "isinf"):
@@ -179,17 +180,17 @@ class CallMixin:
             out = LineType(bool_, line.size) if isinstance(line, LineType) else bool_
             if not isinstance(line, LineType):  # a line only later: not supported
                 self.no_line(ty, f"{name}() of a value typed after the call")
-        return n.Call(ty=out, func=name, args=tuple(args), loc=self.loc)
+        return n.Call(ty=out, func=name, args=tuple(args), loc=self.ctx.loc)
 
     # -- casts ------------------------------------------------------------------------
     def generic_type(self, g: Generic, loc: n.Loc):
-        t = self.frame.env.get(g.name)
+        t = self.ctx.frame.env.get(g.name)
         if t is None:
-            t = self.spec.generic(g.name)
+            t = self.ctx.spec.generic(g.name)
         if t is None:
             example = "f32" if f32 in g.bound else g.bound[0].name
             in_params = any(getattr(p.elem, "elem", p.elem) is g
-                            for p in self.frame.parsed.params)
+                            for p in self.ctx.frame.parsed.params)
             compile_error(loc, f"{g.name} is not bound: pass "
                                f"{how_to_bind(f'{g.name}={example}')} (one of "
                                f"{', '.join(b.name for b in g.bound)})"
@@ -200,7 +201,7 @@ class CallMixin:
     def cast_to(self, target, value, node: ast.AST | None = None) -> n.Expr:
         if isinstance(value, Py) and is_number(value.value) and isinstance(target, DType):
             from .finalize import cast_value
-            return n.Const(ty=target, value=cast_value(value.value, target), loc=self.loc)
+            return n.Const(ty=target, value=cast_value(value.value, target), loc=self.ctx.loc)
         e = self.materialize(value, node)
         line = find(e.ty)
         if isinstance(line, LineType) and isinstance(target, DType):
@@ -210,26 +211,26 @@ class CallMixin:
                 self.error(f"cannot cast {line.name} to {target.name}", node)
         else:
             self.no_line(e.ty, f"a cast to {describe(target)}")
-        return n.Cast(ty=target, operand=e, loc=self.loc)
+        return n.Cast(ty=target, operand=e, loc=self.ctx.loc)
 
     # -- cubepy intrinsics ------------------------------------------------------------
     def intrinsic(self, name: str, node: ast.Call, want_value: bool, shared_name):
         if name == "terminate":
             self.arity(node, name, 0)
             self.no_side_effects(name, node)
-            self.emit(n.Terminate(loc=self.loc))
+            self.emit(n.Terminate(loc=self.ctx.loc))
             return Py(None)
         if name == "sync_cube":
             self.arity(node, name, 0)
             self.no_side_effects(name, node)
-            self.emit(n.Barrier(loc=self.loc))
+            self.emit(n.Barrier(loc=self.ctx.loc))
             return Py(None)
         if name == "select":
             self.arity(node, name, 3)
             c = self.expr(node.args[0])
             a, b = self.rvalue(node.args[1]), self.rvalue(node.args[2])
             if isinstance(c, Py):
-                cond = n.Const(ty=bool_, value=self.truth(c, node.args[0]), loc=self.loc)
+                cond = n.Const(ty=bool_, value=self.truth(c, node.args[0]), loc=self.ctx.loc)
             elif isinstance(c, n.Expr) and isinstance(find(c.ty), LineType) \
                     and find(c.ty).is_bool:
                 cond = c  # a line of bools: chooses per element
@@ -260,13 +261,14 @@ class CallMixin:
         with self.at(node.args[0]):
             value = self.rvalue(node.args[0])
             if op in ("all", "any"):
-                self.u.unify(value.ty, bool_, self.loc, lambda a, b: (
+                self.ctx.unifier.unify(value.ty, bool_, self.ctx.loc, lambda a, b: (
                     f"{name}() takes a bool (a condition), not {a}: compare it, e.g. "
                     f"x != 0"))
             else:
                 allowed = _PLANE_TYPES if takes_arg else _PLANE_TYPES[:-1]
                 # a line: the operation runs per element
-                self.u.require(value.ty, lambda t: elem_of(t) in allowed, self.loc, lambda t: (
+                self.ctx.unifier.require(value.ty, lambda t: elem_of(t) in allowed,
+                                         self.ctx.loc, lambda t: (
                     f"{name}() takes {', '.join(a.name for a in allowed[:-1])} or "
                     f"{allowed[-1].name} values, not {t.name}"))
         arg = None
@@ -275,17 +277,17 @@ class CallMixin:
                     "shuffle_down": "delta"}.get(op, "lane")
             with self.at(node.args[1]):
                 arg = self.rvalue(node.args[1])
-                self.u.unify(arg.ty, u32, self.loc, lambda a, b: (
+                self.ctx.unifier.unify(arg.ty, u32, self.ctx.loc, lambda a, b: (
                     f"the {what} of {name}() must be u32, not {a}: cast it, e.g. u32(...)"))
         result = self.new_var(name, value.ty)
         self.use(result)
         self.emit(n.Assign(var=result, value=n.Plane(ty=value.ty, op=op, value=value,
-                                                     arg=arg, loc=self.loc), loc=self.loc))
-        return n.Load(ty=value.ty, var=result, loc=self.loc)
+                                                     arg=arg, loc=self.ctx.loc), loc=self.ctx.loc))
+        return n.Load(ty=value.ty, var=result, loc=self.ctx.loc)
 
     def no_side_effects(self, what: str, node: ast.AST) -> None:
-        if self.side_effect_ban is not None:
-            self.error(f"{what}() cannot be used inside {self.side_effect_ban}", node)
+        if self.ctx.side_effect_ban is not None:
+            self.error(f"{what}() cannot be used inside {self.ctx.side_effect_ban}", node)
 
     def ct_int(self, value) -> int | None:
         if isinstance(value, Py) and isinstance(value.value, int) \
@@ -324,9 +326,9 @@ class CallMixin:
                        "a constant or a Comptime[int] parameter)", node.args[1])
         if size <= 0:
             self.error(f"the size of SharedMemory must be positive, not {size}", node.args[1])
-        name = target if self.frame.is_kernel else self.fresh(target)
+        name = target if self.ctx.frame.is_kernel else self.ctx.fresh(target)
         ref = n.BufferRef(name, ty, "shared")
-        self.shared.append(n.SharedDecl(ref, size * line, self.loc))
+        self.ctx.shared.append(n.SharedDecl(ref, size * line, self.ctx.loc))
         return Buf(ref, "shared", size, line=line)
 
     def atomic(self, op: str, node: ast.Call, want_value: bool):
@@ -358,10 +360,10 @@ class CallMixin:
             self.use(result)
         compare = values[0] if op == "compare_exchange" else None
         self.emit(n.AtomicOp(op=op, buffer=buf.ref, index=index, value=values[-1],
-                             compare=compare, result=result, loc=self.loc))
+                             compare=compare, result=result, loc=self.ctx.loc))
         if result is None:
             return Py(None)
-        return n.Load(ty=elem, var=result, loc=self.loc)
+        return n.Load(ty=elem, var=result, loc=self.ctx.loc)
 
     # -- for loops --------------------------------------------------------------------
     def range_bounds(self, it: ast.expr):
@@ -395,29 +397,28 @@ class CallMixin:
             exprs = [self.materialize(v, it) for v in values]
             ty = exprs[0].ty
             for e in exprs[1:]:
-                ty = self.u.unify(ty, e.ty, self.loc, lambda p, q: (
+                ty = self.ctx.unifier.unify(ty, e.ty, self.ctx.loc, lambda p, q: (
                     f"range() bounds mix {p} and {q}: cast one, e.g. "
                     f"{next((t for t in (p, q) if ' ' not in t), 'u32')}(...)"))
-            self.u.require(ty, lambda t: t.is_int, self.loc,
+            self.ctx.unifier.require(ty, lambda t: t.is_int, self.ctx.loc,
                            lambda t: f"range() takes integers, not {t.name}")
             if step_ct is not None and step_ct < 0:
-                self.u.require(ty, lambda t: t.is_signed, self.loc, lambda t: (
+                self.ctx.unifier.require(ty, lambda t: t.is_signed, self.ctx.loc, lambda t: (
                     f"a negative step needs a signed loop variable, but the bounds are "
                     f"{t.name}: cast them, e.g. i32(...)"))
         return exprs[0], exprs[1], exprs[2], unroll
 
     # -- device functions -------------------------------------------------------------
     def inline(self, cf, node: ast.Call, want_value: bool):
-        from .build import Frame
         if cf.is_kernel:
             self.error(f"{cf.__name__} is a kernel (@cube(launch=True)) and cannot be "
                        f"called from a @cube function", node)
-        if cf in self.inline_stack or cf.fn is self.frame.parsed.fn:
-            chain = " -> ".join([f.__name__ for f in self.inline_stack] + [cf.__name__])
+        if cf in self.ctx.inline_stack or cf.fn is self.ctx.frame.parsed.fn:
+            chain = " -> ".join([f.__name__ for f in self.ctx.inline_stack] + [cf.__name__])
             self.error(f"recursive call to {cf.__name__}() ({chain}): recursion is not "
                        f"supported in kernels", node)
-        if len(self.inline_stack) >= MAX_INLINE_DEPTH:
-            chain = " -> ".join(f.__name__ for f in self.inline_stack[:3])
+        if len(self.ctx.inline_stack) >= MAX_INLINE_DEPTH:
+            chain = " -> ".join(f.__name__ for f in self.ctx.inline_stack[:3])
             self.error(f"device functions nested more than {MAX_INLINE_DEPTH} calls deep "
                        f"({chain} -> ... -> {cf.__name__}), the compiler's limit", node)
         parsed = cf._parse()
@@ -425,12 +426,12 @@ class CallMixin:
             self.error(f"{parsed.name}() takes {_plural(len(parsed.params))}, got "
                        f"{len(node.args)}", node)
         args = [self.expr(a) for a in node.args]
-        caller = self.frame
-        frame = Frame(parsed, dict(caller.env), base_depth=len(self.blocks))
-        mark = len(self.blocks[-1])
+        caller = self.ctx.frame
+        frame = Frame(parsed, dict(caller.env), base_depth=len(self.ctx.blocks))
+        mark = len(self.ctx.blocks[-1])
         self.emit(n.Comment(text=f"inlined {parsed.name}() from "
                                  f"{os.path.basename(parsed.filename)}:{parsed.loc.lineno}",
-                            loc=self.loc))
+                            loc=self.ctx.loc))
         env_local: dict[str, Any] = {}
         for p, a, a_node in zip(parsed.params, args, node.args):
             with self.at(a_node):
@@ -444,7 +445,7 @@ class CallMixin:
                 rty = parsed.returns
             elif isinstance(parsed.returns, Generic):
                 rty = frame.env.get(parsed.returns.name) or self.generic_type(parsed.returns,
-                                                                             self.loc)
+                                                                             self.ctx.loc)
             else:
                 rty = TVar()
             frame.ret_var = self.new_var(f"{parsed.name}_result", rty)
@@ -453,29 +454,30 @@ class CallMixin:
             frame.ret_flag = self.new_var(f"{parsed.name}_done", bool_)
             self.use(frame.ret_flag)
             # reset on every call: the call may sit in a loop
-            self.emit(n.Assign(var=frame.ret_flag, value=n.Const(ty=bool_, value=False,
-                                                                  loc=self.loc), loc=self.loc))
-        self.inline_stack.append(cf)
-        self.frame = frame
+            loc = self.ctx.loc
+            self.emit(n.Assign(var=frame.ret_flag, value=n.Const(ty=bool_, value=False, loc=loc),
+                               loc=loc))
+        self.ctx.inline_stack.append(cf)
+        self.ctx.frame = frame
         try:
             self.body(parsed.tree.body)
         finally:
-            self.frame = caller
-            self.inline_stack.pop()
-        if self.side_effect_ban is not None:
-            for s in walk_stmts(n.Block(tuple(self.blocks[-1][mark:]))):
+            self.ctx.frame = caller
+            self.ctx.inline_stack.pop()
+        if self.ctx.side_effect_ban is not None:
+            for s in walk_stmts(n.Block(tuple(self.ctx.blocks[-1][mark:]))):
                 if isinstance(s, _SIDE_EFFECTS):
                     self.error(f"{parsed.name}() has side effects (stores, atomics, barriers "
                                f"or terminate) and cannot be called inside "
-                               f"{self.side_effect_ban}", node)
+                               f"{self.ctx.side_effect_ban}", node)
         if frame.ret_var is None:
             return Py(None)
-        return n.Load(ty=frame.ret_var.ty, var=frame.ret_var, loc=self.loc)
+        return n.Load(ty=frame.ret_var.ty, var=frame.ret_var, loc=self.ctx.loc)
 
     def bind_param(self, p, arg, a_node: ast.AST, env: dict, parsed):
         """The binding of one argument of an inlined call: buffers by reference,
         comptime values as they are, scalars by value (a fresh variable)."""
-        loc = self.loc
+        loc = self.ctx.loc
         if p.kind in ("tensor", "array"):
             if not isinstance(arg, Buf):
                 self.error(f"parameter {p.name!r} of {parsed.name}() is a "
@@ -494,7 +496,7 @@ class CallMixin:
                                    f"not a valid {elem.name}", a_node)
                     env[elem.name] = arg.ref.elem
                 elif find(bound) is not arg.ref.elem:
-                    self.u.unify(bound, arg.ref.elem, loc, lambda a, b: (
+                    self.ctx.unifier.unify(bound, arg.ref.elem, loc, lambda a, b: (
                         f"{elem.name} is {a} here, but {arg.ref.name!r} holds {b}"))
             elif elem is not None and not isinstance(elem, Generic) and elem is not arg.ref.elem:
                 self.error(f"parameter {p.name!r} of {parsed.name}() expects {elem!r} "
@@ -511,18 +513,18 @@ class CallMixin:
         e = self.materialize(arg, a_node)
         elem = p.elem
         if isinstance(elem, DType):
-            self.u.unify(e.ty, elem, loc, lambda a, b: (
+            self.ctx.unifier.unify(e.ty, elem, loc, lambda a, b: (
                 f"parameter {p.name!r} of {parsed.name}() is {b}, got {a}: cast it, "
                 f"e.g. {b}(...)"))
         elif isinstance(elem, Generic):
             bound = env.get(elem.name)
             if bound is None:
                 env[elem.name] = e.ty  # a line binds it too: the function runs per line
-                self.u.require(e.ty, lambda t: elem.accepts(elem_of(t)), loc, lambda t: (
+                self.ctx.unifier.require(e.ty, lambda t: elem.accepts(elem_of(t)), loc, lambda t: (
                     f"{elem.name} cannot be {t.name} (expected one of "
                     f"{', '.join(b.name for b in elem.bound)})"))
             else:
-                self.u.unify(bound, e.ty, loc, lambda a, b: (
+                self.ctx.unifier.unify(bound, e.ty, loc, lambda a, b: (
                     f"{elem.name} is {a} in this call, but {p.name!r} gets {b}"))
         elif isinstance(elem, LineOf):  # Line[T]: a line (or a scalar) of T elements
             got = elem_of(find(e.ty))
