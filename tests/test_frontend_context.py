@@ -43,8 +43,10 @@ def test_the_shared_name_is_taken_once_and_never_outlives_its_assignment():
 
 def test_fresh_names_follow_the_underscore_n_convention():
     ctx = _context()
-    ctx.taken.update({"tmp", "tmp_1"})
-    assert [ctx.fresh("tmp"), ctx.fresh("tmp"), ctx.fresh("old")] == ["tmp_2", "tmp_3", "old"]
+    ctx.names.reserve("tmp")
+    ctx.names.reserve("tmp_1")
+    fresh = ctx.names.fresh
+    assert [fresh("tmp"), fresh("tmp"), fresh("old")] == ["tmp_2", "tmp_3", "old"]
 
 
 def test_builder_keeps_its_state_in_the_context_only():

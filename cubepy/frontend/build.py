@@ -53,14 +53,14 @@ class Builder(ExprMixin, CallMixin):
 
     # -- names ------------------------------------------------------------------------
     def new_var(self, base: str, ty, rename: bool = True) -> n.Var:
-        return n.Var(self.ctx.fresh(base) if rename else base, ty)
+        return n.Var(self.ctx.names.fresh(base) if rename else base, ty)
 
     def local(self, name: str) -> n.Var:
         """The variable `name` of the current function, created on first sight."""
         b = self.ctx.frame.scope.get(name)
         if isinstance(b, n.Var):
             return b
-        var = n.Var(name if self.ctx.frame.is_kernel else self.ctx.fresh(name), TVar())
+        var = n.Var(name if self.ctx.frame.is_kernel else self.ctx.names.fresh(name), TVar())
         self.ctx.frame.scope[name] = var
         return var
 
@@ -423,9 +423,9 @@ class Builder(ExprMixin, CallMixin):
     def kernel(self) -> n.Kernel:
         parsed, frame = self.ctx.frame.parsed, self.ctx.frame
         params = []
-        self.ctx.taken.update(p.name for p in parsed.params)
-        self.ctx.taken.update(parsed.assign_counts)
-        self.ctx.taken.update(parsed.for_targets)
+        for name in (*(p.name for p in parsed.params), *parsed.assign_counts,
+                     *parsed.for_targets):
+            self.ctx.names.reserve(name)  # fresh names never shadow the user's
         for p in parsed.params:
             if p.kind == "comptime":
                 if not self.ctx.spec.has_comptime(p.name):

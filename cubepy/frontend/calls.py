@@ -8,24 +8,36 @@ from typing import Any
 
 from ..errors import compile_error, how_to_bind
 from ..ir import nodes as n
-from ..ir.types import DType, Generic, bool_, f16, f32, i32, u32
+from ..ir.types import DType, Generic, bool_, dtype_from_name, f32, u32
 from ..ir.types import LineType, elem_of
 from ..ir.visit import walk_stmts
 from ..lang import LineOf
+from ..targets import PORTABLE
 from .context import Frame
 from .infer import TVar, describe, find
 from .intrinsics import is_inlinable
 from .values import INTRINSIC_IDS, PY_BUILTINS, PY_MATH, Buf, Py, is_number
 
-_ATOMIC_FLOAT_OK = ("add", "sub", "exchange", "min", "max")
 _SIDE_EFFECTS = (n.Store, n.AtomicOp, n.Barrier, n.Terminate)
-# Element types of plane operations (the last, bool, only for broadcast and shuffles).
-_PLANE_TYPES = (i32, u32, f32, f16, bool_)
 MAX_INLINE_DEPTH = 1000  # device-function calls nested in one kernel (docs/LANGUAGE.md)
 
 
 def _plural(k: int) -> str:
     return f"{k} argument" + ("" if k == 1 else "s")
+
+
+def _or_list(items) -> str:
+    """"a, b or c"."""
+    items = [str(x) for x in items]
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+
+def _listed(names) -> tuple[DType, ...]:
+    """The element types called `names`, in the order messages list them: integers,
+    then floats widest first, then bool."""
+    types = [dtype_from_name(x) for x in names]
+    return tuple(sorted(types, key=lambda t: (t.is_bool, t.is_float,
+                                              -t.bits if t.is_float else t.bits, t.name)))
 
 
 class CallMixin:
@@ -253,7 +265,7 @@ class CallMixin:
         units that reach it (so never inside a short-circuit or conditional expression
         or a while condition, where only some of them would)."""
         name = f"plane_{op}"
-        if op not in n.PLANE_OPS:
+        if op not in PORTABLE.plane_ops:
             self.error(f"{name}() is not a plane operation", node.func)
         takes_arg = n.PLANE_OPS[op]
         self.arity(node, name, 2 if takes_arg else 1)
@@ -265,7 +277,9 @@ class CallMixin:
                     f"{name}() takes a bool (a condition), not {a}: compare it, e.g. "
                     f"x != 0"))
             else:
-                allowed = _PLANE_TYPES if takes_arg else _PLANE_TYPES[:-1]
+                # bool only where the value is moved, not combined (broadcast, shuffles)
+                allowed = tuple(t for t in _listed(PORTABLE.plane_dtypes)
+                                if takes_arg or not t.is_bool)
                 # a line: the operation runs per element
                 self.ctx.unifier.require(value.ty, lambda t: elem_of(t) in allowed,
                                          self.ctx.loc, lambda t: (
@@ -310,9 +324,10 @@ class CallMixin:
                 self.error("SharedMemory(Line[T], size, line_size): the line size is the "
                            "third argument, e.g. x.line_size()", node)
             line = self.ct_int(self.expr(node.args[2]))
-            if line is None or line not in (1, 2, 4, 8):
-                self.error("the line size of SharedMemory must be 1, 2, 4 or 8, known at "
-                           "compile time (e.g. x.line_size())", node.args[2])
+            if line is None or line not in PORTABLE.line_sizes:
+                self.error(f"the line size of SharedMemory must be "
+                           f"{_or_list(PORTABLE.line_sizes)}, known at compile time (e.g. "
+                           f"x.line_size())", node.args[2])
             kind = Py(kind.value.elem)
         elif len(node.args) == 3:
             self.error("a line size needs a Line element type: SharedMemory(Line[T], size, "
@@ -326,7 +341,7 @@ class CallMixin:
                        "a constant or a Comptime[int] parameter)", node.args[1])
         if size <= 0:
             self.error(f"the size of SharedMemory must be positive, not {size}", node.args[1])
-        name = target if self.ctx.frame.is_kernel else self.ctx.fresh(target)
+        name = target if self.ctx.frame.is_kernel else self.ctx.names.fresh(target)
         ref = n.BufferRef(name, ty, "shared")
         self.ctx.shared.append(n.SharedDecl(ref, size * line, self.ctx.loc))
         return Buf(ref, "shared", size, line=line)
@@ -343,9 +358,12 @@ class CallMixin:
         if buf.line > 1:
             self.error(f"{name}() on a Line buffer ({buf.ref.name!r}) is not supported",
                        node.args[0])
-        if not (elem in (i32, u32) or (elem is f32 and op in _ATOMIC_FLOAT_OK)):
-            self.error(f"{name}() needs i32 or u32 elements"
-                       f"{' (or f32)' if op in _ATOMIC_FLOAT_OK else ''}, but "
+        allowed = _listed(PORTABLE.atomic_dtypes.get(op, ()))
+        if elem not in allowed:
+            ints = [t.name for t in allowed if not t.is_float]
+            floats = [t.name for t in allowed if t.is_float]
+            self.error(f"{name}() needs {_or_list(ints)} elements"
+                       f"{f' (or {_or_list(floats)})' if floats else ''}, but "
                        f"{buf.ref.name!r} holds {elem.name}", node.args[0])
         index = self.index(node.args[1])
         values = []

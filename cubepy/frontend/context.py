@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from ..ir import nodes as n
+from ..ir.names import NameTable
 from ..spec import Specialization
 from .infer import Unifier
 from .parse import ParsedFunction
@@ -51,7 +52,8 @@ class FrontendContext:
     declared: set[int] = field(default_factory=set)  # ids of declared Vars
     pending: list[n.Var] = field(default_factory=list)  # to declare before the current
     # top-level statement
-    taken: set[str] = field(default_factory=set)  # identifiers used by vars and buffers
+    names: NameTable = field(default_factory=NameTable)  # identifiers of vars and buffers
+    # (fresh ones: base, base_1, base_2...)
     shared: list[n.SharedDecl] = field(default_factory=list)
     inline_stack: list[Any] = field(default_factory=list)  # device functions being inlined
     used_loop_names: set[str] = field(default_factory=set)  # loop variables seen so far
@@ -62,17 +64,6 @@ class FrontendContext:
     def for_kernel(cls, parsed: ParsedFunction, spec: Specialization) -> FrontendContext:
         return cls(spec=spec, frame=Frame(parsed, {k: v for k, v in spec.generics}),
                    loc=parsed.loc)
-
-    # -- names ------------------------------------------------------------------------
-    def fresh(self, base: str) -> str:
-        """A unique identifier derived from `base`: base, base_1, base_2... (reserved
-        from then on)."""
-        name, i = base, 1
-        while name in self.taken:
-            name = f"{base}_{i}"
-            i += 1
-        self.taken.add(name)
-        return name
 
     # -- scoped flags -----------------------------------------------------------------
     @contextmanager
