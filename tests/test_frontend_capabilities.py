@@ -10,7 +10,7 @@ import pytest
 
 import cubepy
 from cubepy import Array, Line, SharedMemory, f32, i32, u32
-from cubepy.frontend import calls
+from cubepy.frontend import intrinsics
 from cubepy.targets import PORTABLE
 
 
@@ -18,7 +18,7 @@ from cubepy.targets import PORTABLE
 def portable(monkeypatch):
     """Replaces what the frontend allows for one test."""
     def use(**changes):
-        monkeypatch.setattr(calls, "PORTABLE", dataclasses.replace(PORTABLE, **changes))
+        monkeypatch.setattr(intrinsics, "PORTABLE", dataclasses.replace(PORTABLE, **changes))
     return use
 
 
@@ -27,7 +27,7 @@ def test_the_frontend_allows_what_every_built_in_target_shares():
     assert PORTABLE.atomic_dtypes["and"] == {"i32", "u32"}
     assert PORTABLE.plane_dtypes == {"i32", "u32", "f32", "f16", "bool"}
     assert PORTABLE.line_sizes == (1, 2, 4, 8)
-    assert calls.PORTABLE is PORTABLE
+    assert intrinsics.PORTABLE is PORTABLE
 
 
 @cubepy.cube(launch=True)

@@ -1,5 +1,6 @@
-"""Calls inside kernels: buffer methods, Python builtins, cubepy intrinsics, math
-functions, casts, and inlining of @cube device functions."""
+"""Calls inside kernels: buffer methods, casts, for-loop ranges and inlining of @cube
+device functions; calls of intrinsics, math functions and Python builtins go to their
+handlers in intrinsics.py."""
 from __future__ import annotations
 
 import ast
@@ -8,15 +9,14 @@ from typing import Any
 
 from ..errors import compile_error, how_to_bind
 from ..ir import nodes as n
-from ..ir.types import DType, Generic, bool_, dtype_from_name, f32, u32
+from ..ir.types import DType, Generic, bool_, f32, u32
 from ..ir.types import LineType, elem_of
 from ..ir.visit import walk_stmts
 from ..lang import LineOf
-from ..targets import PORTABLE
 from .context import Frame
 from .infer import TVar, describe, find
-from .intrinsics import is_inlinable
-from .values import INTRINSIC_IDS, PY_BUILTINS, PY_MATH, Buf, Py, is_number
+from .intrinsics import CallSite, handler_for, is_inlinable
+from .values import CALLABLE_NAMES, Buf, Py, is_number, short_name
 
 _SIDE_EFFECTS = (n.Store, n.AtomicOp, n.Barrier, n.Terminate)
 MAX_INLINE_DEPTH = 1000  # device-function calls nested in one kernel (docs/LANGUAGE.md)
@@ -24,20 +24,6 @@ MAX_INLINE_DEPTH = 1000  # device-function calls nested in one kernel (docs/LANG
 
 def _plural(k: int) -> str:
     return f"{k} argument" + ("" if k == 1 else "s")
-
-
-def _or_list(items) -> str:
-    """"a, b or c"."""
-    items = [str(x) for x in items]
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
-
-
-def _listed(names) -> tuple[DType, ...]:
-    """The element types called `names`, in the order messages list them: integers,
-    then floats widest first, then bool."""
-    types = [dtype_from_name(x) for x in names]
-    return tuple(sorted(types, key=lambda t: (t.is_bool, t.is_float,
-                                              -t.bits if t.is_float else t.bits, t.name)))
 
 
 class CallMixin:
@@ -63,23 +49,16 @@ class CallMixin:
         if not isinstance(func, Py):
             self.error(f"{ast.unparse(f)} is not callable", f)
         obj = func.value
-        key = id(obj)
-        if key in PY_BUILTINS:
-            return self.py_builtin(PY_BUILTINS[key], node)
-        if key in PY_MATH:
-            return self.math_call(PY_MATH[key], node)
-        if key in INTRINSIC_IDS:
-            kind, name = INTRINSIC_IDS[key]
-            if kind == "math":
-                return self.math_call(name, node)
-            return self.intrinsic(name, node, want_value, shared_name)
+        key = CALLABLE_NAMES.get(id(obj))
+        if key is not None:
+            handler = handler_for(key)
+            if handler is None:
+                self.error(f"{short_name(key)}() cannot be called here", node)
+            return handler(self, node, CallSite(short_name(key), want_value, shared_name))
         if isinstance(obj, (DType, Generic)):
             self.arity(node, repr(obj), 1)
             target = self.as_type(func, f)
             return self.cast_to(target, self.expr(node.args[0]), node.args[0])
-        from ..lang import Line
-        if obj is Line:
-            return self.make_line(node)
         if is_inlinable(obj):
             return self.inline(obj, node, want_value)
         self.error(f"{ast.unparse(f)} cannot be called in a kernel", f)
@@ -127,73 +106,6 @@ class CallMixin:
         self.error(f"unknown method {ref.name}.{name}(): buffers have shape(d), "
                    f"stride(d), rank(), len(), buffer_len(), line_size()", node.func)
 
-    # -- Python builtins --------------------------------------------------------------
-    def py_builtin(self, name: str, node: ast.Call):
-        if name == "range":
-            self.error("range() can only be used in a for loop: for i in range(n)", node)
-        if name == "len":
-            self.arity(node, "len", 1)
-            buf = self.expr(node.args[0])
-            if not isinstance(buf, Buf):
-                self.error("len() takes a tensor, an array or shared memory", node.args[0])
-            if buf.kind == "shared":
-                return n.Const(ty=u32, value=buf.size, loc=self.ctx.loc)
-            return n.Meta(ty=u32, kind="len", buffer=buf.ref, loc=self.ctx.loc)
-        if name in ("int", "float", "bool"):
-            self.arity(node, name, 1)
-            v = self.expr(node.args[0])
-            if isinstance(v, Py) and is_number(v.value):
-                return Py({"int": int, "float": float, "bool": bool}[name](v.value))
-            hint = {"int": "i32", "float": "f32", "bool": "x != 0"}[name]
-            self.error(f"{name}() works only on compile-time values: use {hint}"
-                       f"{'(...)' if name != 'bool' else ''} in a kernel", node)
-        if name == "round":
-            return self.math_call("round", node)
-        if name in ("max", "min"):
-            self.arity(node, name, 2)
-            a, b = self.expr(node.args[0]), self.expr(node.args[1])
-            if isinstance(a, Py) and isinstance(b, Py) and is_number(a.value) \
-                    and is_number(b.value):
-                return Py(max(a.value, b.value) if name == "max" else min(a.value, b.value))
-            a, b = self.materialize(a, node.args[0]), self.materialize(b, node.args[1])
-            a, b = self.broadcast([a, b], f"in {name}()")
-            ty = self.ctx.unifier.unify(a.ty, b.ty, self.ctx.loc, lambda p, q: (
-                f"{name}() of {p} and {q}: cast one, e.g. "
-                f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
-            self.ctx.unifier.require(ty, lambda t: not t.is_bool, self.ctx.loc,
-                           lambda t: f"{name}() does not apply to bool")
-            return n.Binary(ty=ty, op=name, lhs=a, rhs=b, loc=self.ctx.loc)
-        # abs
-        self.arity(node, "abs", 1)
-        v = self.expr(node.args[0])
-        if isinstance(v, Py) and is_number(v.value):
-            return Py(abs(v.value))
-        e = self.materialize(v, node.args[0])
-        self.ctx.unifier.require(e.ty, lambda t: not t.is_bool, self.ctx.loc,
-                       lambda t: "abs() does not apply to bool")
-        return n.Unary(ty=e.ty, op="abs", operand=e, loc=self.ctx.loc)
-
-    # -- math -------------------------------------------------------------------------
-    def math_call(self, name: str, node: ast.Call):
-        want = n.MATH_FUNCS[name]
-        self.arity(node, name, want)
-        args = [self.rvalue(a) for a in node.args]
-        args = self.broadcast(args, f"in {name}()")
-        ty = args[0].ty
-        for a in args[1:]:
-            ty = self.ctx.unifier.unify(ty, a.ty, self.ctx.loc, lambda p, q: (
-                f"{name}() arguments mix {p} and {q}: cast one, e.g. "
-                f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
-        ty = self.ctx.unifier.require_float(ty, self.ctx.loc, lambda t: (
-            f"{name}() needs float arguments, not {t}: cast it, e.g. f32(...)"))
-        out = ty
-        if name in ("isnan", "isinf"):
-            line = find(ty)
-            out = LineType(bool_, line.size) if isinstance(line, LineType) else bool_
-            if not isinstance(line, LineType):  # a line only later: not supported
-                self.no_line(ty, f"{name}() of a value typed after the call")
-        return n.Call(ty=out, func=name, args=tuple(args), loc=self.ctx.loc)
-
     # -- casts ------------------------------------------------------------------------
     def generic_type(self, g: Generic, loc: n.Loc):
         t = self.ctx.frame.env.get(g.name)
@@ -225,80 +137,6 @@ class CallMixin:
             self.no_line(e.ty, f"a cast to {describe(target)}")
         return n.Cast(ty=target, operand=e, loc=self.ctx.loc)
 
-    # -- cubepy intrinsics ------------------------------------------------------------
-    def intrinsic(self, name: str, node: ast.Call, want_value: bool, shared_name):
-        if name == "terminate":
-            self.arity(node, name, 0)
-            self.no_side_effects(name, node)
-            self.emit(n.Terminate(loc=self.ctx.loc))
-            return Py(None)
-        if name == "sync_cube":
-            self.arity(node, name, 0)
-            self.no_side_effects(name, node)
-            self.emit(n.Barrier(loc=self.ctx.loc))
-            return Py(None)
-        if name == "select":
-            self.arity(node, name, 3)
-            c = self.expr(node.args[0])
-            a, b = self.rvalue(node.args[1]), self.rvalue(node.args[2])
-            if isinstance(c, Py):
-                cond = n.Const(ty=bool_, value=self.truth(c, node.args[0]), loc=self.ctx.loc)
-            elif isinstance(c, n.Expr) and isinstance(find(c.ty), LineType) \
-                    and find(c.ty).is_bool:
-                cond = c  # a line of bools: chooses per element
-            else:
-                cond = self.condition(c, node.args[0], "select()")
-            return self.select(cond, a, b, "select()")
-        if name == "SharedMemory":
-            return self.shared_memory(node, shared_name)
-        if name == "unroll":
-            self.error("unroll() can only be used in a for loop: for i in "
-                       "unroll(range(n))", node)
-        if name.startswith("atomic_"):
-            return self.atomic(name[len("atomic_"):], node, want_value)
-        if name.startswith("plane_"):
-            return self.plane(name[len("plane_"):], node, want_value)
-        self.error(f"{name}() cannot be called here", node)
-
-    def plane(self, op: str, node: ast.Call, want_value: bool):
-        """`plane_<op>(value[, lane])`: evaluated once, as its own assignment, by the
-        units that reach it (so never inside a short-circuit or conditional expression
-        or a while condition, where only some of them would)."""
-        name = f"plane_{op}"
-        if op not in PORTABLE.plane_ops:
-            self.error(f"{name}() is not a plane operation", node.func)
-        takes_arg = n.PLANE_OPS[op]
-        self.arity(node, name, 2 if takes_arg else 1)
-        self.no_side_effects(name, node)
-        with self.at(node.args[0]):
-            value = self.rvalue(node.args[0])
-            if op in ("all", "any"):
-                self.ctx.unifier.unify(value.ty, bool_, self.ctx.loc, lambda a, b: (
-                    f"{name}() takes a bool (a condition), not {a}: compare it, e.g. "
-                    f"x != 0"))
-            else:
-                # bool only where the value is moved, not combined (broadcast, shuffles)
-                allowed = tuple(t for t in _listed(PORTABLE.plane_dtypes)
-                                if takes_arg or not t.is_bool)
-                # a line: the operation runs per element
-                self.ctx.unifier.require(value.ty, lambda t: elem_of(t) in allowed,
-                                         self.ctx.loc, lambda t: (
-                    f"{name}() takes {', '.join(a.name for a in allowed[:-1])} or "
-                    f"{allowed[-1].name} values, not {t.name}"))
-        arg = None
-        if takes_arg:
-            what = {"shuffle_xor": "mask", "shuffle_up": "delta",
-                    "shuffle_down": "delta"}.get(op, "lane")
-            with self.at(node.args[1]):
-                arg = self.rvalue(node.args[1])
-                self.ctx.unifier.unify(arg.ty, u32, self.ctx.loc, lambda a, b: (
-                    f"the {what} of {name}() must be u32, not {a}: cast it, e.g. u32(...)"))
-        result = self.new_var(name, value.ty)
-        self.use(result)
-        self.emit(n.Assign(var=result, value=n.Plane(ty=value.ty, op=op, value=value,
-                                                     arg=arg, loc=self.ctx.loc), loc=self.ctx.loc))
-        return n.Load(ty=value.ty, var=result, loc=self.ctx.loc)
-
     def no_side_effects(self, what: str, node: ast.AST) -> None:
         if self.ctx.side_effect_ban is not None:
             self.error(f"{what}() cannot be used inside {self.ctx.side_effect_ban}", node)
@@ -312,87 +150,17 @@ class CallMixin:
             return int(value.value)
         return None
 
-    def shared_memory(self, node: ast.Call, target: str | None) -> Buf:
-        if target is None:
-            self.error("SharedMemory(...) must be assigned to a name: "
-                       "buf = SharedMemory(f32, 256)", node)
-        self.arity(node, "SharedMemory", 2, 3)
-        kind = self.expr(node.args[0])
-        line = 1
-        if isinstance(kind, Py) and isinstance(kind.value, LineOf):  # lines of shared memory
-            if len(node.args) != 3:
-                self.error("SharedMemory(Line[T], size, line_size): the line size is the "
-                           "third argument, e.g. x.line_size()", node)
-            line = self.ct_int(self.expr(node.args[2]))
-            if line is None or line not in PORTABLE.line_sizes:
-                self.error(f"the line size of SharedMemory must be "
-                           f"{_or_list(PORTABLE.line_sizes)}, known at compile time (e.g. "
-                           f"x.line_size())", node.args[2])
-            kind = Py(kind.value.elem)
-        elif len(node.args) == 3:
-            self.error("a line size needs a Line element type: SharedMemory(Line[T], size, "
-                       "line_size)", node.args[2])
-        ty = self.as_type(kind, node.args[0])
-        if not isinstance(ty, DType):
-            self.error("the element type of SharedMemory must be known here", node.args[0])
-        size = self.ct_int(self.expr(node.args[1]))
-        if size is None:
-            self.error("the size of SharedMemory must be known at compile time (a literal, "
-                       "a constant or a Comptime[int] parameter)", node.args[1])
-        if size <= 0:
-            self.error(f"the size of SharedMemory must be positive, not {size}", node.args[1])
-        name = target if self.ctx.frame.is_kernel else self.ctx.names.fresh(target)
-        ref = n.BufferRef(name, ty, "shared")
-        self.ctx.shared.append(n.SharedDecl(ref, size * line, self.ctx.loc))
-        return Buf(ref, "shared", size, line=line)
-
-    def atomic(self, op: str, node: ast.Call, want_value: bool):
-        name = f"atomic_{op}"
-        self.arity(node, name, 4 if op == "compare_exchange" else 3)
-        self.no_side_effects(name, node)
-        buf = self.expr(node.args[0])
-        if not isinstance(buf, Buf):
-            self.error(f"{name}() takes a tensor, an array or shared memory first",
-                       node.args[0])
-        elem = buf.ref.elem
-        if buf.line > 1:
-            self.error(f"{name}() on a Line buffer ({buf.ref.name!r}) is not supported",
-                       node.args[0])
-        allowed = _listed(PORTABLE.atomic_dtypes.get(op, ()))
-        if elem not in allowed:
-            ints = [t.name for t in allowed if not t.is_float]
-            floats = [t.name for t in allowed if t.is_float]
-            self.error(f"{name}() needs {_or_list(ints)} elements"
-                       f"{f' (or {_or_list(floats)})' if floats else ''}, but "
-                       f"{buf.ref.name!r} holds {elem.name}", node.args[0])
-        index = self.index(node.args[1])
-        values = []
-        for a in node.args[2:]:
-            with self.at(a):
-                v = self.rvalue(a)
-                self.unify_elem(buf, v, f"use in {name}()")
-            values.append(v)
-        result = None
-        if want_value:
-            result = self.new_var("old", elem)
-            self.use(result)
-        compare = values[0] if op == "compare_exchange" else None
-        self.emit(n.AtomicOp(op=op, buffer=buf.ref, index=index, value=values[-1],
-                             compare=compare, result=result, loc=self.ctx.loc))
-        if result is None:
-            return Py(None)
-        return n.Load(ty=elem, var=result, loc=self.ctx.loc)
-
     # -- for loops --------------------------------------------------------------------
     def range_bounds(self, it: ast.expr):
         """(start, stop, step, unroll) of `range(...)` or `unroll(range(...))`."""
         unroll = False
         func = self.expr(it.func) if isinstance(it, ast.Call) else None
-        if isinstance(func, Py) and INTRINSIC_IDS.get(id(func.value)) == ("lang", "unroll"):
+        if isinstance(func, Py) and CALLABLE_NAMES.get(id(func.value)) == "unroll":
             self.arity(it, "unroll", 1)
             unroll, it = True, it.args[0]
             func = self.expr(it.func) if isinstance(it, ast.Call) else None
-        if not (isinstance(func, Py) and PY_BUILTINS.get(id(func.value)) == "range"):
+        is_range = isinstance(func, Py) and CALLABLE_NAMES.get(id(func.value)) == "builtins.range"
+        if not is_range:
             self.error("a for loop iterates over range(...) or unroll(range(...))", it)
         self.arity(it, "range", 1, 2, 3)
         with self.at(it):
