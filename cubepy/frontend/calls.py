@@ -187,7 +187,7 @@ class CallMixin:
                     f"range() bounds mix {p} and {q}: cast one, e.g. "
                     f"{next((t for t in (p, q) if ' ' not in t), 'u32')}(...)"))
             self.ctx.unifier.require(ty, lambda t: t.is_int, self.ctx.loc,
-                           lambda t: f"range() takes integers, not {t.name}")
+                                     lambda t: f"range() takes integers, not {t.name}")
             if step_ct is not None and step_ct < 0:
                 self.ctx.unifier.require(ty, lambda t: t.is_signed, self.ctx.loc, lambda t: (
                     f"a negative step needs a signed loop variable, but the bounds are "

@@ -192,8 +192,8 @@ class ExprMixin:
         with self.at(node):
             idx = self.rvalue(node)
             self.ctx.unifier.require(idx.ty, lambda t: t is u32 or t is i32, self.ctx.loc,
-                           lambda t: f"an index must be u32 or i32, not {t.name}: cast it, "
-                                     f"e.g. u32(...)")
+                                     lambda t: f"an index must be u32 or i32, not {t.name}: "
+                                               f"cast it, e.g. u32(...)")
         return idx
 
     def e_Subscript(self, node: ast.Subscript):
@@ -312,7 +312,7 @@ class ExprMixin:
     def no_line(self, ty, what: str) -> None:
         """`what` does not take lines (checked once the type is known)."""
         self.ctx.unifier.require(ty, lambda t: not isinstance(t, LineType), self.ctx.loc,
-                       lambda t: f"{what} on lines ({t.name}) is not supported yet")
+                                 lambda t: f"{what} on lines ({t.name}) is not supported yet")
 
     # -- operators --------------------------------------------------------------------
     def e_BinOp(self, node: ast.BinOp):
@@ -350,7 +350,7 @@ class ExprMixin:
                 self.ctx.unifier.unify(b.ty, elem_of(find(a.ty)), self.ctx.loc, mix_message(sym))
             for side in (a, b):
                 self.ctx.unifier.require(side.ty, lambda t: t.is_int, self.ctx.loc,
-                               lambda t: f"'{sym}' needs integer operands, not {t.name}")
+                                         lambda t: f"'{sym}' needs integer operands, not {t.name}")
             return n.Binary(ty=a.ty, op=op, lhs=a, rhs=b, loc=self.ctx.loc)
         b = self.materialize(rhs, rnode or node)
         a, b = self.broadcast([a, b], f"in '{sym}'")
@@ -373,7 +373,7 @@ class ExprMixin:
         k = rhs.value if isinstance(rhs, Py) else None
         if isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= MAX_POW_MULS:
             self.ctx.unifier.require(base.ty, lambda t: not t.is_bool, self.ctx.loc,
-                           lambda t: "'**' does not apply to bool")
+                                     lambda t: "'**' does not apply to bool")
             if k == 0:
                 return n.Const(ty=base.ty, value=1, loc=self.ctx.loc)
             result = base
@@ -415,7 +415,7 @@ class ExprMixin:
                 "cannot negate a bool: use 'not'"))
             return n.Unary(ty=e.ty, op="neg", operand=e, loc=self.ctx.loc)
         self.ctx.unifier.require(e.ty, lambda t: t.is_int, self.ctx.loc,
-                       lambda t: f"'~' needs an integer operand, not {t.name}"
+                                 lambda t: f"'~' needs an integer operand, not {t.name}"
                                  + (": use 'not' for bool" if t.is_bool else ""))
         return n.Unary(ty=e.ty, op="bitnot", operand=e, loc=self.ctx.loc)
 
