@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import nodes as n
+from ..ir.dtype_facts import int_range
 from ..ir.types import DType, LineType, bool_, elem_of, i32, u32
 from ..ir.types import Generic
 from ..lang import BuiltinVar, Line, LineOf
@@ -227,7 +228,8 @@ class ExprMixin:
         """The element index of element k of line `index` (clamped first, so that a
         huge line index cannot wrap around into the array)."""
         ty, loc = index.ty, self.ctx.loc
-        top = n.Const(ty=ty, value=(2**31 - 1) // size, loc=loc)
+        # the largest index both index types (u32, i32) hold
+        top = n.Const(ty=ty, value=int_range(i32)[1] // size, loc=loc)
         out = n.Binary(ty=ty, op="mul", lhs=n.Binary(ty=ty, op="min", lhs=index, rhs=top,
                                                      loc=loc),
                        rhs=n.Const(ty=ty, value=size, loc=loc), loc=loc)
