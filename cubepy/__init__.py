@@ -28,10 +28,26 @@ from .lang import (Tensor, Array, Line, Comptime,
 from .launch_config import CubeCount, CubeDim
 from .timing import BenchResult, bench
 from .autotune import Autotuned, autotune
-from .runtime import client, available_runtimes
 from .interop import client_for
 from .log import configure_from_env as _configure_logging
 
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)
 
 _configure_logging()
+
+# The runtime layer (device discovery, pycuda/wgpu bindings) loads on first use of one of
+# these names, so importing cubepy or compiling a kernel to source touches no device.
+_LAZY_RUNTIME = ("client", "available_runtimes")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_RUNTIME:
+        from . import runtime
+        value = getattr(runtime, name)
+        globals()[name] = value  # later reads skip this hook
+        return value
+    raise AttributeError(f"module 'cubepy' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY_RUNTIME))

@@ -25,7 +25,10 @@ import numpy as np
 from . import dlpack
 from .errors import LaunchError
 from .ir.types import ALL_DTYPES, DType, bf16, dtype_from_numpy
-from .runtime.base import DeviceTensor as _DeviceTensor
+
+# runtime.base.DeviceTensor, bound on first use (`_device_tensor()`): importing cubepy, or
+# parsing and building a kernel, loads no runtime. Every caller here already has a client.
+_DeviceTensor: type | None = None
 
 _new_tensor = object.__new__
 _ADAPTERS: dict[tuple[type, str], Callable | None] = {}
@@ -88,13 +91,20 @@ def _torch_dtype(torch_dtype) -> DType:
     return found
 
 
+def _device_tensor() -> type:
+    global _DeviceTensor
+    from .runtime.base import DeviceTensor
+    _DeviceTensor = DeviceTensor
+    return DeviceTensor
+
+
 def _by(name: str) -> DType:
     return next(t for t in ALL_DTYPES if t.name == name)
 
 
 def _make_tensor(client, handle, shape, strides, dtype: DType, buffer_len: int):
     """A DeviceTensor without __init__'s conversions (the launch hot path)."""
-    t = _new_tensor(_DeviceTensor)
+    t = _new_tensor(_DeviceTensor or _device_tensor())
     t.client, t.handle, t.shape, t.strides = client, handle, shape, strides
     t.dtype, t.buffer_len, t.line_size = dtype, buffer_len, 1
     t.len = math.prod(shape)
@@ -295,7 +305,7 @@ def _refuse_host_on_cuda(client, x):
 
 def _classify(tp: type, runtime: str) -> Callable | None:
     """The adapter for arrays of type `tp` on `runtime`, or None for a non-array."""
-    if issubclass(tp, _DeviceTensor):
+    if issubclass(tp, _DeviceTensor or _device_tensor()):
         return None
     torch = sys.modules.get("torch")
     is_torch = torch is not None and issubclass(tp, torch.Tensor)
@@ -377,7 +387,7 @@ def import_arguments(client, buffer_params: tuple[tuple[int, str], ...], args: t
         if i >= n:
             continue
         a = out[i]
-        if isinstance(a, _DeviceTensor):
+        if isinstance(a, _DeviceTensor or _device_tensor()):
             continue
         entry = memo.get(i) if memo is not None else None
         if entry is not None and entry[0]() is a and entry[1] is client \
@@ -416,8 +426,8 @@ def make_importer(buffer_params: tuple[tuple[int, str], ...], n_params: int) -> 
     items = ", ".join(f"x{j}" if j in names else f"a[{j}]" for j in range(n_params))
     lines.append(f"    return ({items}{',' if n_params == 1 else ''}), "
                  f"(s(c.index) if s is not None else None)")
-    scope = {"_T": _DeviceTensor, "_generic": import_arguments, "_bp": buffer_params,
-             "_slow": _slow}
+    scope = {"_T": _DeviceTensor or _device_tensor(), "_generic": import_arguments,
+             "_bp": buffer_params, "_slow": _slow}
     exec("\n".join(lines), scope)
     return scope["imp"]
 
@@ -425,7 +435,7 @@ def make_importer(buffer_params: tuple[tuple[int, str], ...], n_params: int) -> 
 def _slow(client, a, name: str, memo: dict, position: int):
     """A buffer argument the memo does not know: converted, or returned as it is when it
     is not an array (or a DeviceTensor subclass)."""
-    if isinstance(a, _DeviceTensor):
+    if isinstance(a, _DeviceTensor or _device_tensor()):
         return a, None
     tensor, wants = _convert(client, a, name, memo, position)
     return (a, None) if tensor is None else (tensor, wants)

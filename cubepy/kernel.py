@@ -697,3 +697,10 @@ def cube(fn: Callable | None = None, *, launch: bool = False):
     except CubepyError as exc:
         hide_internal_frames(exc)
         raise
+
+
+# The frontend inlines calls to CubeFunction and accepts `@cube` through this hook, so it
+# never imports this module (nor, through it, the runtimes).
+from .frontend.intrinsics import register_inlinable  # noqa: E402
+
+register_inlinable(CubeFunction, decorator=cube)

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import ast
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Optional
 
 from ..errors import compile_error, how_to_bind
 from ..ir import nodes as n
@@ -22,122 +20,84 @@ from ..ir.types import DType, Generic, LineType, bool_, u32
 from ..lang import LineOf
 from ..spec import Specialization
 from .calls import CallMixin
+from .context import FrontendContext
 from .exprs import ExprMixin
 from .finalize import const_value, finalize_kernel
-from .infer import TVar, Unifier, find
+from .infer import TVar, find
 from .parse import ParsedFunction, make_loc
 from .values import Buf, Dead, Py, is_number
-
-
-@dataclass
-class Frame:
-    """The function being built: the kernel, or a device function being inlined."""
-
-    parsed: ParsedFunction
-    env: dict[str, Any]  # generic placeholder name -> DType or TVar
-    scope: dict[str, Any] = field(default_factory=dict)  # name -> Var | Buf | Py | Dead
-    assigned: set[str] = field(default_factory=set)  # names assigned so far (textually)
-    loop_vars: set[str] = field(default_factory=set)  # loop variables in scope
-    comptime_names: set[str] = field(default_factory=set)
-    loop_depth: int = 0
-    base_depth: int = 1  # len(builder.blocks) in the function's own top-level block
-    ret_var: Optional[n.Var] = None
-    ret_flag: Optional[n.Var] = None
-
-    @property
-    def is_kernel(self) -> bool:
-        return self.parsed.is_kernel and self.base_depth == 1
 
 
 class Builder(ExprMixin, CallMixin):
     """Builds one kernel for one specialisation. Never mutates the ast."""
 
     def __init__(self, parsed: ParsedFunction, spec: Specialization):
-        self.spec = spec
-        self.u = Unifier()
-        self.loc = parsed.loc
-        self.blocks: list[list[n.Stmt]] = [[]]
-        self.declared: set[int] = set()  # ids of declared Vars
-        self.pending: list[n.Var] = []  # to declare before the current top-level stmt
-        self.taken: set[str] = set()  # identifiers used by vars and buffers
-        self.shared: list[n.SharedDecl] = []
-        self.inline_stack: list[Any] = []
-        self.side_effect_ban: Optional[str] = None
-        self.shared_target: Optional[str] = None
-        self.used_loop_names: set[str] = set()
-        self.frame = Frame(parsed, {k: v for k, v in spec.generics})
+        self.ctx = FrontendContext.for_kernel(parsed, spec)
 
     # -- locations and errors ---------------------------------------------------------
     @contextmanager
     def at(self, node: ast.AST):
         """Sets the location every IR node built inside takes."""
-        saved = self.loc
-        self.loc = make_loc(self.frame.parsed.filename, node)
+        ctx = self.ctx
+        saved = ctx.loc
+        ctx.loc = make_loc(ctx.frame.parsed.filename, node)
         try:
             yield
         finally:
-            self.loc = saved
+            ctx.loc = saved
 
     def error(self, msg: str, node: ast.AST | None = None):
-        loc = make_loc(self.frame.parsed.filename, node) if node is not None else self.loc
+        ctx = self.ctx
+        loc = make_loc(ctx.frame.parsed.filename, node) if node is not None else ctx.loc
         compile_error(loc, msg)
 
     # -- names ------------------------------------------------------------------------
-    def fresh(self, base: str) -> str:
-        """A unique identifier derived from `base` (reserved from then on)."""
-        name, i = base, 1
-        while name in self.taken:
-            name = f"{base}_{i}"
-            i += 1
-        self.taken.add(name)
-        return name
-
     def new_var(self, base: str, ty, rename: bool = True) -> n.Var:
-        return n.Var(self.fresh(base) if rename else base, ty)
+        return n.Var(self.ctx.names.fresh(base) if rename else base, ty)
 
     def local(self, name: str) -> n.Var:
         """The variable `name` of the current function, created on first sight."""
-        b = self.frame.scope.get(name)
+        b = self.ctx.frame.scope.get(name)
         if isinstance(b, n.Var):
             return b
-        var = n.Var(name if self.frame.is_kernel else self.fresh(name), TVar())
-        self.frame.scope[name] = var
+        var = n.Var(name if self.ctx.frame.is_kernel else self.ctx.names.fresh(name), TVar())
+        self.ctx.frame.scope[name] = var
         return var
 
     def use(self, var: n.Var) -> None:
         """Makes sure `var` is declared before the current top-level statement."""
-        if id(var) not in self.declared:
-            self.declared.add(id(var))
-            self.pending.append(var)
+        if id(var) not in self.ctx.declared:
+            self.ctx.declared.add(id(var))
+            self.ctx.pending.append(var)
 
     # -- statement emission -----------------------------------------------------------
     def emit(self, stmt: n.Stmt) -> None:
-        self.blocks[-1].append(stmt)
+        self.ctx.blocks[-1].append(stmt)
 
     def block(self, stmts: list[ast.stmt], loop: bool = False) -> n.Block:
-        self.blocks.append([])
+        self.ctx.blocks.append([])
         if loop:
-            self.frame.loop_depth += 1
+            self.ctx.frame.loop_depth += 1
         try:
             self.body(stmts)
         finally:
             if loop:
-                self.frame.loop_depth -= 1
-            out = self.blocks.pop()
+                self.ctx.frame.loop_depth -= 1
+            out = self.ctx.blocks.pop()
         return n.Block(tuple(out))
 
     def body(self, stmts: list[ast.stmt]) -> None:
-        frame = self.frame
-        at_top = len(self.blocks) == 1 and frame.is_kernel
+        frame = self.ctx.frame
+        at_top = len(self.ctx.blocks) == 1 and frame.is_kernel
         for i, s in enumerate(stmts):
             if at_top:
-                mark = len(self.blocks[0])
+                mark = len(self.ctx.blocks[0])
                 self.stmt(s)
-                if self.pending:
+                if self.ctx.pending:
                     loc = make_loc(frame.parsed.filename, s)
-                    self.blocks[0][mark:mark] = [n.Declare(var=v, loc=loc)
-                                                 for v in self.pending]
-                    self.pending.clear()
+                    self.ctx.blocks[0][mark:mark] = [n.Declare(var=v, loc=loc)
+                                                 for v in self.ctx.pending]
+                    self.ctx.pending.clear()
             else:
                 self.stmt(s)
             if (frame.ret_flag is not None and id(s) in frame.parsed.returns_inside
@@ -146,10 +106,10 @@ class Builder(ExprMixin, CallMixin):
                     return  # the rest is unreachable
                 # the rest of the block runs only if the function has not returned
                 with self.at(s):
-                    cond = n.Unary(ty=bool_, op="not", loc=self.loc,
-                                   operand=n.Load(ty=bool_, var=frame.ret_flag, loc=self.loc))
+                    cond = n.Unary(ty=bool_, op="not", loc=self.ctx.loc,
+                                   operand=n.Load(ty=bool_, var=frame.ret_flag, loc=self.ctx.loc))
                     rest = self.block(stmts[i + 1:])
-                    self.emit(n.If(cond=cond, then=rest, loc=self.loc))
+                    self.emit(n.If(cond=cond, then=rest, loc=self.ctx.loc))
                 return
 
     def stmt(self, node: ast.stmt) -> None:
@@ -178,11 +138,10 @@ class Builder(ExprMixin, CallMixin):
             return self.assign_tuple(node.targets[0], value_node)
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and isinstance(value_node, ast.Call):
-            self.shared_target = node.targets[0].id
-        try:
+            with self.ctx.naming_shared(node.targets[0].id):
+                value = self.expr(value_node)
+        else:
             value = self.expr(value_node)
-        finally:
-            self.shared_target = None
         for target in node.targets:
             self.assign_to(target, value, node)
 
@@ -195,12 +154,12 @@ class Builder(ExprMixin, CallMixin):
         if isinstance(value, Py) and is_number(value.value):
             if isinstance(ty, DType) and not isinstance(value.value, bool):
                 # a literal takes the declared type: out of range is an error, not a wrap
-                loc = make_loc(self.frame.parsed.filename, node.value)
+                loc = make_loc(self.ctx.frame.parsed.filename, node.value)
                 value = n.Const(ty=ty, value=const_value(value.value, ty, loc), loc=loc)
             else:
                 value = self.cast_to(ty, value)
         expr = self.materialize(value, node.value)
-        self.u.unify(expr.ty, ty, self.loc, lambda a, b: f"cannot assign {a} to "
+        self.ctx.unifier.unify(expr.ty, ty, self.ctx.loc, lambda a, b: f"cannot assign {a} to "
                      f"{node.target.id!r} declared {b}: cast it, e.g. {b}(...)")
         self.assign_to(node.target, expr, node)
 
@@ -214,14 +173,14 @@ class Builder(ExprMixin, CallMixin):
             if isinstance(v, n.Expr) and not isinstance(v, n.Const):
                 tmp = self.new_var("tmp", v.ty)
                 self.use(tmp)
-                self.emit(n.Assign(var=tmp, value=v, loc=self.loc))
-                v = n.Load(ty=v.ty, var=tmp, loc=self.loc)
+                self.emit(n.Assign(var=tmp, value=v, loc=self.ctx.loc))
+                v = n.Load(ty=v.ty, var=tmp, loc=self.ctx.loc)
             values.append(v)
         for t, v in zip(target.elts, values):
             self.assign_to(t, v, t)
 
     def assign_to(self, target: ast.expr, value, node: ast.AST) -> None:
-        frame = self.frame
+        frame = self.ctx.frame
         if isinstance(target, ast.Subscript):
             value_node = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else target
             return self.store(target, value, value_node)
@@ -237,26 +196,27 @@ class Builder(ExprMixin, CallMixin):
             frame.assigned.add(name)
             return
         if isinstance(value, Py) and count == 1 and frame.loop_depth == 0 \
-                and len(self.blocks) == frame.base_depth and name in frame.parsed.top_assigned \
+                and len(self.ctx.blocks) == frame.base_depth \
+                and name in frame.parsed.top_assigned \
                 and name not in frame.scope:
             frame.scope[name] = value  # a compile-time constant
             frame.assigned.add(name)
             return
         expr = self.materialize(value, node.value if hasattr(node, "value") else target)
         var = self.local(name)
-        self.u.unify(var.ty, expr.ty, self.loc, lambda a, b: (
+        self.ctx.unifier.unify(var.ty, expr.ty, self.ctx.loc, lambda a, b: (
             f"cannot assign {b} to {name!r}, which holds {a}: cast it, e.g. {a}(...)"))
         frame.assigned.add(name)
         declare = False
-        if id(var) not in self.declared and len(self.blocks) == 1 and frame.is_kernel:
-            self.declared.add(id(var))
+        if id(var) not in self.ctx.declared and len(self.ctx.blocks) == 1 and frame.is_kernel:
+            self.ctx.declared.add(id(var))
             declare = True
         else:
             self.use(var)
-        self.emit(n.Assign(var=var, value=expr, declare=declare, loc=self.loc))
+        self.emit(n.Assign(var=var, value=expr, declare=declare, loc=self.ctx.loc))
 
     def check_assignable(self, name: str, target: ast.AST) -> None:
-        frame = self.frame
+        frame = self.ctx.frame
         b = frame.scope.get(name)
         if name in frame.loop_vars:
             self.error(f"cannot assign to the loop variable {name!r}", target)
@@ -287,14 +247,14 @@ class Builder(ExprMixin, CallMixin):
         from a temporary holding the whole line (computed before any element is
         stored) and with the index computed once."""
         if not (buf.kind == "shared" and buf.line > 1):
-            self.emit(n.Store(buffer=buf.ref, index=index, value=value, loc=self.loc))
+            self.emit(n.Store(buffer=buf.ref, index=index, value=value, loc=self.ctx.loc))
             return
         value, index = self.once(value, "line"), self.once(index, "line_index")
         for k in range(buf.line):
-            elem = n.Extract(ty=buf.ref.elem, value=value, loc=self.loc,
-                             index=n.Const(ty=u32, value=k, loc=self.loc))
+            elem = n.Extract(ty=buf.ref.elem, value=value, loc=self.ctx.loc,
+                             index=n.Const(ty=u32, value=k, loc=self.ctx.loc))
             self.emit(n.Store(buffer=buf.ref, index=self.shared_element(index, buf.line, k),
-                              value=elem, loc=self.loc))
+                              value=elem, loc=self.ctx.loc))
 
     def once(self, e: n.Expr, base: str) -> n.Expr:
         """`e` itself when it is a variable or a constant, else a temporary holding it."""
@@ -302,8 +262,8 @@ class Builder(ExprMixin, CallMixin):
             return e
         var = self.new_var(base, e.ty)
         self.use(var)
-        self.emit(n.Assign(var=var, value=e, loc=self.loc))
-        return n.Load(ty=var.ty, var=var, loc=self.loc)
+        self.emit(n.Assign(var=var, value=e, loc=self.ctx.loc))
+        return n.Load(ty=var.ty, var=var, loc=self.ctx.loc)
 
     def store_element(self, target: ast.Subscript, line: n.Expr, value: n.Expr) -> None:
         """`v[k] = value` for a line variable `v`: v becomes a line with element k
@@ -324,7 +284,7 @@ class Builder(ExprMixin, CallMixin):
                        f"make {buf.ref.name!r} a Line buffer of the same line size")
         if buf.line > 1 and not isinstance(got, LineType):
             expr = self.splat(expr, buf.value_type, f"in a {what}")
-        self.u.unify(expr.ty, buf.value_type, self.loc, lambda a, b: (
+        self.ctx.unifier.unify(expr.ty, buf.value_type, self.ctx.loc, lambda a, b: (
             f"cannot {what} {a} into {buf.ref.name!r}, whose elements are {b}: cast it, "
             f"e.g. {elem.name}(...)"))
         return expr
@@ -354,9 +314,9 @@ class Builder(ExprMixin, CallMixin):
             self.error(f"{target.id!r} is not a variable", target)
         new = self.binop(node.op, cur, self.expr(node.value), node)
         var = cur.var
-        self.u.unify(var.ty, new.ty, self.loc, lambda a, b: (
+        self.ctx.unifier.unify(var.ty, new.ty, self.ctx.loc, lambda a, b: (
             f"cannot assign {b} to {target.id!r}, which holds {a}: cast it, e.g. {a}(...)"))
-        self.emit(n.Assign(var=var, value=new, loc=self.loc))
+        self.emit(n.Assign(var=var, value=new, loc=self.ctx.loc))
 
     def s_If(self, node: ast.If) -> None:
         cond = self.expr(node.test)
@@ -366,33 +326,32 @@ class Builder(ExprMixin, CallMixin):
         cond = self.condition(cond, node.test, "an if condition")
         then = self.block(node.body)
         orelse = self.block(node.orelse)
-        self.emit(n.If(cond=cond, then=then, orelse=orelse, loc=self.loc))
+        self.emit(n.If(cond=cond, then=then, orelse=orelse, loc=self.ctx.loc))
 
     def s_While(self, node: ast.While) -> None:
-        self.blocks.append([])
-        saved, self.side_effect_ban = self.side_effect_ban, "a while condition"
+        self.ctx.blocks.append([])
         try:
-            cond = self.expr(node.test)
+            with self.ctx.banning_side_effects("a while condition"):
+                cond = self.expr(node.test)
         finally:
-            self.side_effect_ban = saved
-            pre = self.blocks.pop()
+            pre = self.ctx.blocks.pop()
         if isinstance(cond, Py):
             if not self.truth(cond, node.test):
                 return
-            cond = n.Const(ty=bool_, value=True, loc=self.loc)
+            cond = n.Const(ty=bool_, value=True, loc=self.ctx.loc)
         cond = self.condition(cond, node.test, "a while condition")
         if pre:  # the condition needs statements: evaluate them on every iteration
-            stop = n.If(cond=n.Unary(ty=bool_, op="not", operand=cond, loc=self.loc),
-                        then=n.Block((n.Break(loc=self.loc),)), loc=self.loc)
+            stop = n.If(cond=n.Unary(ty=bool_, op="not", operand=cond, loc=self.ctx.loc),
+                        then=n.Block((n.Break(loc=self.ctx.loc),)), loc=self.ctx.loc)
             body = self.block(node.body, loop=True)
             body = n.Block((*pre, stop, *body.stmts))
-            cond = n.Const(ty=bool_, value=True, loc=self.loc)
+            cond = n.Const(ty=bool_, value=True, loc=self.ctx.loc)
         else:
             body = self.block(node.body, loop=True)
-        self.emit(n.While(cond=cond, body=body, loc=self.loc))
+        self.emit(n.While(cond=cond, body=body, loc=self.ctx.loc))
 
     def s_For(self, node: ast.For) -> None:
-        frame = self.frame
+        frame = self.ctx.frame
         if not isinstance(node.target, ast.Name):
             self.error("the loop variable must be a single name", node.target)
         name = node.target.id
@@ -403,12 +362,12 @@ class Builder(ExprMixin, CallMixin):
             self.error(f"the loop variable {name!r} is already used by an enclosing loop",
                        node.target)
         start, stop, step, unroll = self.range_bounds(node.iter)
-        if frame.is_kernel and name not in self.used_loop_names:
+        if frame.is_kernel and name not in self.ctx.used_loop_names:
             var = n.Var(name, start.ty)
         else:
             var = self.new_var(name, start.ty)
-        self.used_loop_names.add(name)
-        self.declared.add(id(var))
+        self.ctx.used_loop_names.add(name)
+        self.ctx.declared.add(id(var))
         frame.scope[name] = var
         frame.loop_vars.add(name)
         frame.assigned.add(name)
@@ -418,25 +377,25 @@ class Builder(ExprMixin, CallMixin):
             frame.loop_vars.discard(name)
             frame.scope[name] = Dead(name)
         self.emit(n.For(var=var, start=start, stop=stop, step=step, body=body,
-                        unroll=unroll, loc=self.loc))
+                        unroll=unroll, loc=self.ctx.loc))
 
     def s_Break(self, node: ast.Break) -> None:
-        if self.frame.loop_depth == 0:
+        if self.ctx.frame.loop_depth == 0:
             self.error("'break' outside a loop", node)
-        self.emit(n.Break(loc=self.loc))
+        self.emit(n.Break(loc=self.ctx.loc))
 
     def s_Continue(self, node: ast.Continue) -> None:
-        if self.frame.loop_depth == 0:
+        if self.ctx.frame.loop_depth == 0:
             self.error("'continue' outside a loop", node)
-        self.emit(n.Continue(loc=self.loc))
+        self.emit(n.Continue(loc=self.ctx.loc))
 
     def s_Return(self, node: ast.Return) -> None:
-        frame = self.frame
+        frame = self.ctx.frame
         if frame.is_kernel:
             if node.value is not None:
                 self.error("a kernel cannot return a value: store the result in an output "
                            "tensor (a bare return ends the unit)", node.value)
-            self.emit(n.Terminate(loc=self.loc))
+            self.emit(n.Terminate(loc=self.ctx.loc))
             return
         if frame.loop_depth > 0:
             self.error("return inside a loop is not supported in a @cube device function: "
@@ -444,13 +403,14 @@ class Builder(ExprMixin, CallMixin):
         if node.value is not None:
             value = self.materialize(self.expr(node.value), node.value)
             var = frame.ret_var
-            self.u.unify(var.ty, value.ty, self.loc, lambda a, b: (
+            self.ctx.unifier.unify(var.ty, value.ty, self.ctx.loc, lambda a, b: (
                 f"{frame.parsed.name}() returns {a}, but this returns {b}: cast it, "
                 f"e.g. {a}(...)"))
-            self.emit(n.Assign(var=var, value=value, loc=self.loc))
+            self.emit(n.Assign(var=var, value=value, loc=self.ctx.loc))
         if frame.ret_flag is not None:
-            self.emit(n.Assign(var=frame.ret_flag, value=n.Const(ty=bool_, value=True,
-                                                                 loc=self.loc), loc=self.loc))
+            loc = self.ctx.loc
+            self.emit(n.Assign(var=frame.ret_flag, value=n.Const(ty=bool_, value=True, loc=loc),
+                               loc=loc))
 
     # -- the kernel -------------------------------------------------------------------
     def param_type(self, elem, loc: n.Loc, what: str) -> DType:
@@ -461,17 +421,17 @@ class Builder(ExprMixin, CallMixin):
         return elem
 
     def kernel(self) -> n.Kernel:
-        parsed, frame = self.frame.parsed, self.frame
+        parsed, frame = self.ctx.frame.parsed, self.ctx.frame
         params = []
-        self.taken.update(p.name for p in parsed.params)
-        self.taken.update(parsed.assign_counts)
-        self.taken.update(parsed.for_targets)
+        for name in (*(p.name for p in parsed.params), *parsed.assign_counts,
+                     *parsed.for_targets):
+            self.ctx.names.reserve(name)  # fresh names never shadow the user's
         for p in parsed.params:
             if p.kind == "comptime":
-                if not self.spec.has_comptime(p.name):
+                if not self.ctx.spec.has_comptime(p.name):
                     compile_error(p.loc, f"the comptime parameter {p.name!r} is not bound: "
                                          f"pass {how_to_bind(p.name + '=...', True)}")
-                frame.scope[p.name] = Py(self.spec.comptime_value(p.name))
+                frame.scope[p.name] = Py(self.ctx.spec.comptime_value(p.name))
                 frame.comptime_names.add(p.name)
                 continue
             dtype = self.param_type(p.elem, p.loc, f"parameter {p.name!r}")
@@ -481,22 +441,22 @@ class Builder(ExprMixin, CallMixin):
                     compile_error(p.loc, f"parameter {p.name!r}: a scalar parameter cannot "
                                          f"be a Line (lines come from Tensor[Line[T]] or "
                                          f"Array[Line[T]] parameters)")
-                line = self.spec.line_size(p.name)
+                line = self.ctx.spec.line_size(p.name)
             params.append(n.Param(p.name, p.kind, dtype, line))
             if p.kind == "scalar":
                 var = n.Var(p.name, dtype)
-                self.declared.add(id(var))
+                self.ctx.declared.add(id(var))
                 frame.scope[p.name] = var
                 frame.assigned.add(p.name)
             else:
                 frame.scope[p.name] = Buf(n.BufferRef(p.name, dtype, "global"), p.kind,
                                           line=line)
         self.body(parsed.tree.body)
-        body = n.Block(tuple(self.blocks[0]))
-        self.u.run_checks()
+        body = n.Block(tuple(self.ctx.blocks[0]))
+        self.ctx.unifier.run_checks()
         body = finalize_kernel(body)
-        return n.Kernel(parsed.name, tuple(params), tuple(self.shared), body,
-                        self.spec.cube_dim, parsed.loc)
+        return n.Kernel(parsed.name, tuple(params), tuple(self.ctx.shared), body,
+                        self.ctx.spec.cube_dim, parsed.loc)
 
 
 def build_kernel(parsed: ParsedFunction, spec: Specialization) -> n.Kernel:

@@ -1,5 +1,6 @@
-"""Calls inside kernels: buffer methods, Python builtins, cubepy intrinsics, math
-functions, casts, and inlining of @cube device functions."""
+"""Calls inside kernels: buffer methods, casts, for-loop ranges and inlining of @cube
+device functions; calls of intrinsics, math functions and Python builtins go to their
+handlers in intrinsics.py."""
 from __future__ import annotations
 
 import ast
@@ -8,17 +9,16 @@ from typing import Any
 
 from ..errors import compile_error, how_to_bind
 from ..ir import nodes as n
-from ..ir.types import DType, Generic, bool_, f16, f32, i32, u32
+from ..ir.types import DType, Generic, bool_, f32, u32
 from ..ir.types import LineType, elem_of
 from ..ir.visit import walk_stmts
 from ..lang import LineOf
+from .context import Frame
 from .infer import TVar, describe, find
-from .values import INTRINSIC_IDS, PY_BUILTINS, PY_MATH, Buf, Py, is_number
+from .intrinsics import CallSite, handler_for, is_inlinable
+from .values import CALLABLE_NAMES, Buf, Py, is_number, short_name
 
-_ATOMIC_FLOAT_OK = ("add", "sub", "exchange", "min", "max")
 _SIDE_EFFECTS = (n.Store, n.AtomicOp, n.Barrier, n.Terminate)
-# Element types of plane operations (the last, bool, only for broadcast and shuffles).
-_PLANE_TYPES = (i32, u32, f32, f16, bool_)
 MAX_INLINE_DEPTH = 1000  # device-function calls nested in one kernel (docs/LANGUAGE.md)
 
 
@@ -36,7 +36,7 @@ class CallMixin:
                        f"got {len(node.args)}", node)
 
     def e_Call(self, node: ast.Call, want_value: bool = True):
-        shared_name, self.shared_target = self.shared_target, None
+        shared_name = self.ctx.take_shared_name()
         f = node.func
         if isinstance(f, ast.Attribute):
             base = self.expr(f.value)
@@ -49,25 +49,17 @@ class CallMixin:
         if not isinstance(func, Py):
             self.error(f"{ast.unparse(f)} is not callable", f)
         obj = func.value
-        key = id(obj)
-        if key in PY_BUILTINS:
-            return self.py_builtin(PY_BUILTINS[key], node)
-        if key in PY_MATH:
-            return self.math_call(PY_MATH[key], node)
-        if key in INTRINSIC_IDS:
-            kind, name = INTRINSIC_IDS[key]
-            if kind == "math":
-                return self.math_call(name, node)
-            return self.intrinsic(name, node, want_value, shared_name)
+        key = CALLABLE_NAMES.get(id(obj))
+        if key is not None:
+            handler = handler_for(key)
+            if handler is None:
+                self.error(f"{short_name(key)}() cannot be called here", node)
+            return handler(self, node, CallSite(short_name(key), want_value, shared_name))
         if isinstance(obj, (DType, Generic)):
             self.arity(node, repr(obj), 1)
             target = self.as_type(func, f)
             return self.cast_to(target, self.expr(node.args[0]), node.args[0])
-        from ..kernel import CubeFunction
-        from ..lang import Line
-        if obj is Line:
-            return self.make_line(node)
-        if isinstance(obj, CubeFunction):
+        if is_inlinable(obj):
             return self.inline(obj, node, want_value)
         self.error(f"{ast.unparse(f)} cannot be called in a kernel", f)
 
@@ -95,101 +87,34 @@ class CallMixin:
                            f"len())", node)
             with self.at(node.args[0]):
                 d = self.rvalue(node.args[0])
-                self.u.unify(d.ty, u32, self.loc, lambda a, b: (
+                self.ctx.unifier.unify(d.ty, u32, self.ctx.loc, lambda a, b: (
                     f"the dimension of {name}() must be u32, not {a}: cast it, e.g. "
                     f"u32(...)"))
-            return n.Meta(ty=u32, kind=name, buffer=ref, dim=d, loc=self.loc)
+            return n.Meta(ty=u32, kind=name, buffer=ref, dim=d, loc=self.ctx.loc)
         if name in ("rank", "len", "buffer_len"):
             self.arity(node, f"{ref.name}.{name}", 0)
             if buf.kind == "shared":
                 if name == "rank":
-                    return n.Const(ty=u32, value=1, loc=self.loc)
-                return n.Const(ty=u32, value=buf.size, loc=self.loc)
+                    return n.Const(ty=u32, value=1, loc=self.ctx.loc)
+                return n.Const(ty=u32, value=buf.size, loc=self.ctx.loc)
             if name == "rank" and buf.kind != "tensor":
                 self.error(f"{ref.name}.rank(): an Array has no rank", node)
-            return n.Meta(ty=u32, kind=name, buffer=ref, loc=self.loc)
+            return n.Meta(ty=u32, kind=name, buffer=ref, loc=self.ctx.loc)
         if name == "line_size":  # known at compile time: part of the specialisation
             self.arity(node, f"{ref.name}.line_size", 0)
             return Py(buf.line)
         self.error(f"unknown method {ref.name}.{name}(): buffers have shape(d), "
                    f"stride(d), rank(), len(), buffer_len(), line_size()", node.func)
 
-    # -- Python builtins --------------------------------------------------------------
-    def py_builtin(self, name: str, node: ast.Call):
-        if name == "range":
-            self.error("range() can only be used in a for loop: for i in range(n)", node)
-        if name == "len":
-            self.arity(node, "len", 1)
-            buf = self.expr(node.args[0])
-            if not isinstance(buf, Buf):
-                self.error("len() takes a tensor, an array or shared memory", node.args[0])
-            if buf.kind == "shared":
-                return n.Const(ty=u32, value=buf.size, loc=self.loc)
-            return n.Meta(ty=u32, kind="len", buffer=buf.ref, loc=self.loc)
-        if name in ("int", "float", "bool"):
-            self.arity(node, name, 1)
-            v = self.expr(node.args[0])
-            if isinstance(v, Py) and is_number(v.value):
-                return Py({"int": int, "float": float, "bool": bool}[name](v.value))
-            hint = {"int": "i32", "float": "f32", "bool": "x != 0"}[name]
-            self.error(f"{name}() works only on compile-time values: use {hint}"
-                       f"{'(...)' if name != 'bool' else ''} in a kernel", node)
-        if name == "round":
-            return self.math_call("round", node)
-        if name in ("max", "min"):
-            self.arity(node, name, 2)
-            a, b = self.expr(node.args[0]), self.expr(node.args[1])
-            if isinstance(a, Py) and isinstance(b, Py) and is_number(a.value) \
-                    and is_number(b.value):
-                return Py(max(a.value, b.value) if name == "max" else min(a.value, b.value))
-            a, b = self.materialize(a, node.args[0]), self.materialize(b, node.args[1])
-            a, b = self.broadcast([a, b], f"in {name}()")
-            ty = self.u.unify(a.ty, b.ty, self.loc, lambda p, q: (
-                f"{name}() of {p} and {q}: cast one, e.g. "
-                f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
-            self.u.require(ty, lambda t: not t.is_bool, self.loc,
-                           lambda t: f"{name}() does not apply to bool")
-            return n.Binary(ty=ty, op=name, lhs=a, rhs=b, loc=self.loc)
-        # abs
-        self.arity(node, "abs", 1)
-        v = self.expr(node.args[0])
-        if isinstance(v, Py) and is_number(v.value):
-            return Py(abs(v.value))
-        e = self.materialize(v, node.args[0])
-        self.u.require(e.ty, lambda t: not t.is_bool, self.loc,
-                       lambda t: "abs() does not apply to bool")
-        return n.Unary(ty=e.ty, op="abs", operand=e, loc=self.loc)
-
-    # -- math -------------------------------------------------------------------------
-    def math_call(self, name: str, node: ast.Call):
-        want = n.MATH_FUNCS[name]
-        self.arity(node, name, want)
-        args = [self.rvalue(a) for a in node.args]
-        args = self.broadcast(args, f"in {name}()")
-        ty = args[0].ty
-        for a in args[1:]:
-            ty = self.u.unify(ty, a.ty, self.loc, lambda p, q: (
-                f"{name}() arguments mix {p} and {q}: cast one, e.g. "
-                f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
-        ty = self.u.require_float(ty, self.loc, lambda t: (
-            f"{name}() needs float arguments, not {t}: cast it, e.g. f32(...)"))
-        out = ty
-        if name in ("isnan", "isinf"):
-            line = find(ty)
-            out = LineType(bool_, line.size) if isinstance(line, LineType) else bool_
-            if not isinstance(line, LineType):  # a line only later: not supported
-                self.no_line(ty, f"{name}() of a value typed after the call")
-        return n.Call(ty=out, func=name, args=tuple(args), loc=self.loc)
-
     # -- casts ------------------------------------------------------------------------
     def generic_type(self, g: Generic, loc: n.Loc):
-        t = self.frame.env.get(g.name)
+        t = self.ctx.frame.env.get(g.name)
         if t is None:
-            t = self.spec.generic(g.name)
+            t = self.ctx.spec.generic(g.name)
         if t is None:
             example = "f32" if f32 in g.bound else g.bound[0].name
             in_params = any(getattr(p.elem, "elem", p.elem) is g
-                            for p in self.frame.parsed.params)
+                            for p in self.ctx.frame.parsed.params)
             compile_error(loc, f"{g.name} is not bound: pass "
                                f"{how_to_bind(f'{g.name}={example}')} (one of "
                                f"{', '.join(b.name for b in g.bound)})"
@@ -200,7 +125,7 @@ class CallMixin:
     def cast_to(self, target, value, node: ast.AST | None = None) -> n.Expr:
         if isinstance(value, Py) and is_number(value.value) and isinstance(target, DType):
             from .finalize import cast_value
-            return n.Const(ty=target, value=cast_value(value.value, target), loc=self.loc)
+            return n.Const(ty=target, value=cast_value(value.value, target), loc=self.ctx.loc)
         e = self.materialize(value, node)
         line = find(e.ty)
         if isinstance(line, LineType) and isinstance(target, DType):
@@ -210,82 +135,11 @@ class CallMixin:
                 self.error(f"cannot cast {line.name} to {target.name}", node)
         else:
             self.no_line(e.ty, f"a cast to {describe(target)}")
-        return n.Cast(ty=target, operand=e, loc=self.loc)
-
-    # -- cubepy intrinsics ------------------------------------------------------------
-    def intrinsic(self, name: str, node: ast.Call, want_value: bool, shared_name):
-        if name == "terminate":
-            self.arity(node, name, 0)
-            self.no_side_effects(name, node)
-            self.emit(n.Terminate(loc=self.loc))
-            return Py(None)
-        if name == "sync_cube":
-            self.arity(node, name, 0)
-            self.no_side_effects(name, node)
-            self.emit(n.Barrier(loc=self.loc))
-            return Py(None)
-        if name == "select":
-            self.arity(node, name, 3)
-            c = self.expr(node.args[0])
-            a, b = self.rvalue(node.args[1]), self.rvalue(node.args[2])
-            if isinstance(c, Py):
-                cond = n.Const(ty=bool_, value=self.truth(c, node.args[0]), loc=self.loc)
-            elif isinstance(c, n.Expr) and isinstance(find(c.ty), LineType) \
-                    and find(c.ty).is_bool:
-                cond = c  # a line of bools: chooses per element
-            else:
-                cond = self.condition(c, node.args[0], "select()")
-            return self.select(cond, a, b, "select()")
-        if name == "SharedMemory":
-            return self.shared_memory(node, shared_name)
-        if name == "unroll":
-            self.error("unroll() can only be used in a for loop: for i in "
-                       "unroll(range(n))", node)
-        if name.startswith("atomic_"):
-            return self.atomic(name[len("atomic_"):], node, want_value)
-        if name.startswith("plane_"):
-            return self.plane(name[len("plane_"):], node, want_value)
-        self.error(f"{name}() cannot be called here", node)
-
-    def plane(self, op: str, node: ast.Call, want_value: bool):
-        """`plane_<op>(value[, lane])`: evaluated once, as its own assignment, by the
-        units that reach it (so never inside a short-circuit or conditional expression
-        or a while condition, where only some of them would)."""
-        name = f"plane_{op}"
-        if op not in n.PLANE_OPS:
-            self.error(f"{name}() is not a plane operation", node.func)
-        takes_arg = n.PLANE_OPS[op]
-        self.arity(node, name, 2 if takes_arg else 1)
-        self.no_side_effects(name, node)
-        with self.at(node.args[0]):
-            value = self.rvalue(node.args[0])
-            if op in ("all", "any"):
-                self.u.unify(value.ty, bool_, self.loc, lambda a, b: (
-                    f"{name}() takes a bool (a condition), not {a}: compare it, e.g. "
-                    f"x != 0"))
-            else:
-                allowed = _PLANE_TYPES if takes_arg else _PLANE_TYPES[:-1]
-                # a line: the operation runs per element
-                self.u.require(value.ty, lambda t: elem_of(t) in allowed, self.loc, lambda t: (
-                    f"{name}() takes {', '.join(a.name for a in allowed[:-1])} or "
-                    f"{allowed[-1].name} values, not {t.name}"))
-        arg = None
-        if takes_arg:
-            what = {"shuffle_xor": "mask", "shuffle_up": "delta",
-                    "shuffle_down": "delta"}.get(op, "lane")
-            with self.at(node.args[1]):
-                arg = self.rvalue(node.args[1])
-                self.u.unify(arg.ty, u32, self.loc, lambda a, b: (
-                    f"the {what} of {name}() must be u32, not {a}: cast it, e.g. u32(...)"))
-        result = self.new_var(name, value.ty)
-        self.use(result)
-        self.emit(n.Assign(var=result, value=n.Plane(ty=value.ty, op=op, value=value,
-                                                     arg=arg, loc=self.loc), loc=self.loc))
-        return n.Load(ty=value.ty, var=result, loc=self.loc)
+        return n.Cast(ty=target, operand=e, loc=self.ctx.loc)
 
     def no_side_effects(self, what: str, node: ast.AST) -> None:
-        if self.side_effect_ban is not None:
-            self.error(f"{what}() cannot be used inside {self.side_effect_ban}", node)
+        if self.ctx.side_effect_ban is not None:
+            self.error(f"{what}() cannot be used inside {self.ctx.side_effect_ban}", node)
 
     def ct_int(self, value) -> int | None:
         if isinstance(value, Py) and isinstance(value.value, int) \
@@ -296,83 +150,17 @@ class CallMixin:
             return int(value.value)
         return None
 
-    def shared_memory(self, node: ast.Call, target: str | None) -> Buf:
-        if target is None:
-            self.error("SharedMemory(...) must be assigned to a name: "
-                       "buf = SharedMemory(f32, 256)", node)
-        self.arity(node, "SharedMemory", 2, 3)
-        kind = self.expr(node.args[0])
-        line = 1
-        if isinstance(kind, Py) and isinstance(kind.value, LineOf):  # lines of shared memory
-            if len(node.args) != 3:
-                self.error("SharedMemory(Line[T], size, line_size): the line size is the "
-                           "third argument, e.g. x.line_size()", node)
-            line = self.ct_int(self.expr(node.args[2]))
-            if line is None or line not in (1, 2, 4, 8):
-                self.error("the line size of SharedMemory must be 1, 2, 4 or 8, known at "
-                           "compile time (e.g. x.line_size())", node.args[2])
-            kind = Py(kind.value.elem)
-        elif len(node.args) == 3:
-            self.error("a line size needs a Line element type: SharedMemory(Line[T], size, "
-                       "line_size)", node.args[2])
-        ty = self.as_type(kind, node.args[0])
-        if not isinstance(ty, DType):
-            self.error("the element type of SharedMemory must be known here", node.args[0])
-        size = self.ct_int(self.expr(node.args[1]))
-        if size is None:
-            self.error("the size of SharedMemory must be known at compile time (a literal, "
-                       "a constant or a Comptime[int] parameter)", node.args[1])
-        if size <= 0:
-            self.error(f"the size of SharedMemory must be positive, not {size}", node.args[1])
-        name = target if self.frame.is_kernel else self.fresh(target)
-        ref = n.BufferRef(name, ty, "shared")
-        self.shared.append(n.SharedDecl(ref, size * line, self.loc))
-        return Buf(ref, "shared", size, line=line)
-
-    def atomic(self, op: str, node: ast.Call, want_value: bool):
-        name = f"atomic_{op}"
-        self.arity(node, name, 4 if op == "compare_exchange" else 3)
-        self.no_side_effects(name, node)
-        buf = self.expr(node.args[0])
-        if not isinstance(buf, Buf):
-            self.error(f"{name}() takes a tensor, an array or shared memory first",
-                       node.args[0])
-        elem = buf.ref.elem
-        if buf.line > 1:
-            self.error(f"{name}() on a Line buffer ({buf.ref.name!r}) is not supported",
-                       node.args[0])
-        if not (elem in (i32, u32) or (elem is f32 and op in _ATOMIC_FLOAT_OK)):
-            self.error(f"{name}() needs i32 or u32 elements"
-                       f"{' (or f32)' if op in _ATOMIC_FLOAT_OK else ''}, but "
-                       f"{buf.ref.name!r} holds {elem.name}", node.args[0])
-        index = self.index(node.args[1])
-        values = []
-        for a in node.args[2:]:
-            with self.at(a):
-                v = self.rvalue(a)
-                self.unify_elem(buf, v, f"use in {name}()")
-            values.append(v)
-        result = None
-        if want_value:
-            result = self.new_var("old", elem)
-            self.use(result)
-        compare = values[0] if op == "compare_exchange" else None
-        self.emit(n.AtomicOp(op=op, buffer=buf.ref, index=index, value=values[-1],
-                             compare=compare, result=result, loc=self.loc))
-        if result is None:
-            return Py(None)
-        return n.Load(ty=elem, var=result, loc=self.loc)
-
     # -- for loops --------------------------------------------------------------------
     def range_bounds(self, it: ast.expr):
         """(start, stop, step, unroll) of `range(...)` or `unroll(range(...))`."""
         unroll = False
         func = self.expr(it.func) if isinstance(it, ast.Call) else None
-        if isinstance(func, Py) and INTRINSIC_IDS.get(id(func.value)) == ("lang", "unroll"):
+        if isinstance(func, Py) and CALLABLE_NAMES.get(id(func.value)) == "unroll":
             self.arity(it, "unroll", 1)
             unroll, it = True, it.args[0]
             func = self.expr(it.func) if isinstance(it, ast.Call) else None
-        if not (isinstance(func, Py) and PY_BUILTINS.get(id(func.value)) == "range"):
+        is_range = isinstance(func, Py) and CALLABLE_NAMES.get(id(func.value)) == "builtins.range"
+        if not is_range:
             self.error("a for loop iterates over range(...) or unroll(range(...))", it)
         self.arity(it, "range", 1, 2, 3)
         with self.at(it):
@@ -395,29 +183,28 @@ class CallMixin:
             exprs = [self.materialize(v, it) for v in values]
             ty = exprs[0].ty
             for e in exprs[1:]:
-                ty = self.u.unify(ty, e.ty, self.loc, lambda p, q: (
+                ty = self.ctx.unifier.unify(ty, e.ty, self.ctx.loc, lambda p, q: (
                     f"range() bounds mix {p} and {q}: cast one, e.g. "
                     f"{next((t for t in (p, q) if ' ' not in t), 'u32')}(...)"))
-            self.u.require(ty, lambda t: t.is_int, self.loc,
-                           lambda t: f"range() takes integers, not {t.name}")
+            self.ctx.unifier.require(ty, lambda t: t.is_int, self.ctx.loc,
+                                     lambda t: f"range() takes integers, not {t.name}")
             if step_ct is not None and step_ct < 0:
-                self.u.require(ty, lambda t: t.is_signed, self.loc, lambda t: (
+                self.ctx.unifier.require(ty, lambda t: t.is_signed, self.ctx.loc, lambda t: (
                     f"a negative step needs a signed loop variable, but the bounds are "
                     f"{t.name}: cast them, e.g. i32(...)"))
         return exprs[0], exprs[1], exprs[2], unroll
 
     # -- device functions -------------------------------------------------------------
     def inline(self, cf, node: ast.Call, want_value: bool):
-        from .build import Frame
         if cf.is_kernel:
             self.error(f"{cf.__name__} is a kernel (@cube(launch=True)) and cannot be "
                        f"called from a @cube function", node)
-        if cf in self.inline_stack or cf.fn is self.frame.parsed.fn:
-            chain = " -> ".join([f.__name__ for f in self.inline_stack] + [cf.__name__])
+        if cf in self.ctx.inline_stack or cf.fn is self.ctx.frame.parsed.fn:
+            chain = " -> ".join([f.__name__ for f in self.ctx.inline_stack] + [cf.__name__])
             self.error(f"recursive call to {cf.__name__}() ({chain}): recursion is not "
                        f"supported in kernels", node)
-        if len(self.inline_stack) >= MAX_INLINE_DEPTH:
-            chain = " -> ".join(f.__name__ for f in self.inline_stack[:3])
+        if len(self.ctx.inline_stack) >= MAX_INLINE_DEPTH:
+            chain = " -> ".join(f.__name__ for f in self.ctx.inline_stack[:3])
             self.error(f"device functions nested more than {MAX_INLINE_DEPTH} calls deep "
                        f"({chain} -> ... -> {cf.__name__}), the compiler's limit", node)
         parsed = cf._parse()
@@ -425,12 +212,12 @@ class CallMixin:
             self.error(f"{parsed.name}() takes {_plural(len(parsed.params))}, got "
                        f"{len(node.args)}", node)
         args = [self.expr(a) for a in node.args]
-        caller = self.frame
-        frame = Frame(parsed, dict(caller.env), base_depth=len(self.blocks))
-        mark = len(self.blocks[-1])
+        caller = self.ctx.frame
+        frame = Frame(parsed, dict(caller.env), base_depth=len(self.ctx.blocks))
+        mark = len(self.ctx.blocks[-1])
         self.emit(n.Comment(text=f"inlined {parsed.name}() from "
                                  f"{os.path.basename(parsed.filename)}:{parsed.loc.lineno}",
-                            loc=self.loc))
+                            loc=self.ctx.loc))
         env_local: dict[str, Any] = {}
         for p, a, a_node in zip(parsed.params, args, node.args):
             with self.at(a_node):
@@ -444,7 +231,7 @@ class CallMixin:
                 rty = parsed.returns
             elif isinstance(parsed.returns, Generic):
                 rty = frame.env.get(parsed.returns.name) or self.generic_type(parsed.returns,
-                                                                             self.loc)
+                                                                             self.ctx.loc)
             else:
                 rty = TVar()
             frame.ret_var = self.new_var(f"{parsed.name}_result", rty)
@@ -453,29 +240,30 @@ class CallMixin:
             frame.ret_flag = self.new_var(f"{parsed.name}_done", bool_)
             self.use(frame.ret_flag)
             # reset on every call: the call may sit in a loop
-            self.emit(n.Assign(var=frame.ret_flag, value=n.Const(ty=bool_, value=False,
-                                                                  loc=self.loc), loc=self.loc))
-        self.inline_stack.append(cf)
-        self.frame = frame
+            loc = self.ctx.loc
+            self.emit(n.Assign(var=frame.ret_flag, value=n.Const(ty=bool_, value=False, loc=loc),
+                               loc=loc))
+        self.ctx.inline_stack.append(cf)
+        self.ctx.frame = frame
         try:
             self.body(parsed.tree.body)
         finally:
-            self.frame = caller
-            self.inline_stack.pop()
-        if self.side_effect_ban is not None:
-            for s in walk_stmts(n.Block(tuple(self.blocks[-1][mark:]))):
+            self.ctx.frame = caller
+            self.ctx.inline_stack.pop()
+        if self.ctx.side_effect_ban is not None:
+            for s in walk_stmts(n.Block(tuple(self.ctx.blocks[-1][mark:]))):
                 if isinstance(s, _SIDE_EFFECTS):
                     self.error(f"{parsed.name}() has side effects (stores, atomics, barriers "
                                f"or terminate) and cannot be called inside "
-                               f"{self.side_effect_ban}", node)
+                               f"{self.ctx.side_effect_ban}", node)
         if frame.ret_var is None:
             return Py(None)
-        return n.Load(ty=frame.ret_var.ty, var=frame.ret_var, loc=self.loc)
+        return n.Load(ty=frame.ret_var.ty, var=frame.ret_var, loc=self.ctx.loc)
 
     def bind_param(self, p, arg, a_node: ast.AST, env: dict, parsed):
         """The binding of one argument of an inlined call: buffers by reference,
         comptime values as they are, scalars by value (a fresh variable)."""
-        loc = self.loc
+        loc = self.ctx.loc
         if p.kind in ("tensor", "array"):
             if not isinstance(arg, Buf):
                 self.error(f"parameter {p.name!r} of {parsed.name}() is a "
@@ -494,7 +282,7 @@ class CallMixin:
                                    f"not a valid {elem.name}", a_node)
                     env[elem.name] = arg.ref.elem
                 elif find(bound) is not arg.ref.elem:
-                    self.u.unify(bound, arg.ref.elem, loc, lambda a, b: (
+                    self.ctx.unifier.unify(bound, arg.ref.elem, loc, lambda a, b: (
                         f"{elem.name} is {a} here, but {arg.ref.name!r} holds {b}"))
             elif elem is not None and not isinstance(elem, Generic) and elem is not arg.ref.elem:
                 self.error(f"parameter {p.name!r} of {parsed.name}() expects {elem!r} "
@@ -511,18 +299,18 @@ class CallMixin:
         e = self.materialize(arg, a_node)
         elem = p.elem
         if isinstance(elem, DType):
-            self.u.unify(e.ty, elem, loc, lambda a, b: (
+            self.ctx.unifier.unify(e.ty, elem, loc, lambda a, b: (
                 f"parameter {p.name!r} of {parsed.name}() is {b}, got {a}: cast it, "
                 f"e.g. {b}(...)"))
         elif isinstance(elem, Generic):
             bound = env.get(elem.name)
             if bound is None:
                 env[elem.name] = e.ty  # a line binds it too: the function runs per line
-                self.u.require(e.ty, lambda t: elem.accepts(elem_of(t)), loc, lambda t: (
+                self.ctx.unifier.require(e.ty, lambda t: elem.accepts(elem_of(t)), loc, lambda t: (
                     f"{elem.name} cannot be {t.name} (expected one of "
                     f"{', '.join(b.name for b in elem.bound)})"))
             else:
-                self.u.unify(bound, e.ty, loc, lambda a, b: (
+                self.ctx.unifier.unify(bound, e.ty, loc, lambda a, b: (
                     f"{elem.name} is {a} in this call, but {p.name!r} gets {b}"))
         elif isinstance(elem, LineOf):  # Line[T]: a line (or a scalar) of T elements
             got = elem_of(find(e.ty))

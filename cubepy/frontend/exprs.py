@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import nodes as n
+from ..ir.dtype_facts import int_range
 from ..ir.types import DType, LineType, bool_, elem_of, i32, u32
 from ..ir.types import Generic
 from ..lang import BuiltinVar, Line, LineOf
@@ -111,7 +112,7 @@ class ExprMixin:
         """A runtime IR expression for `value` (a literal gets a literal type)."""
         if isinstance(value, n.Expr):
             return value
-        loc = self.loc if node is None else make_loc(self.frame.parsed.filename, node)
+        loc = self.ctx.loc if node is None else make_loc(self.ctx.frame.parsed.filename, node)
         if isinstance(value, Py):
             v = value.value
             if isinstance(v, bool):
@@ -133,14 +134,14 @@ class ExprMixin:
 
     def from_python(self, value, node: ast.AST):
         if isinstance(value, BuiltinVar):
-            return n.Builtin(ty=u32, name=value.name, loc=self.loc)
+            return n.Builtin(ty=u32, name=value.name, loc=self.ctx.loc)
         if isinstance(value, np.generic) and not isinstance(value, np.str_):
             return Py(value.item())
         return Py(value)
 
     # -- names and attributes ---------------------------------------------------------
     def e_Name(self, node: ast.Name):
-        frame = self.frame
+        frame = self.ctx.frame
         name = node.id
         b = frame.scope.get(name)
         if b is None and name in frame.parsed.assign_counts:
@@ -152,7 +153,7 @@ class ExprMixin:
                 if name not in frame.assigned and frame.loop_depth == 0:
                     self.error(f"{name!r} is used before it is assigned", node)
                 self.use(b)
-                return n.Load(ty=b.ty, var=b, loc=self.loc)
+                return n.Load(ty=b.ty, var=b, loc=self.ctx.loc)
             if isinstance(b, Dead):
                 self.error(f"the loop variable {name!r} cannot be used after its loop",
                            node)
@@ -191,9 +192,9 @@ class ExprMixin:
                        "offset, e.g. t[i * t.stride(0) + j]", node)
         with self.at(node):
             idx = self.rvalue(node)
-            self.u.require(idx.ty, lambda t: t is u32 or t is i32, self.loc,
-                           lambda t: f"an index must be u32 or i32, not {t.name}: cast it, "
-                                     f"e.g. u32(...)")
+            self.ctx.unifier.require(idx.ty, lambda t: t is u32 or t is i32, self.ctx.loc,
+                                     lambda t: f"an index must be u32 or i32, not {t.name}: "
+                                               f"cast it, e.g. u32(...)")
         return idx
 
     def e_Subscript(self, node: ast.Subscript):
@@ -217,17 +218,18 @@ class ExprMixin:
         """`buf[index]`: an element, or a line (a line of shared memory is built from
         its element reads: the IR has lines only in global buffers)."""
         if buf.kind == "shared" and buf.line > 1:
-            elems = tuple(n.Index(ty=buf.ref.elem, buffer=buf.ref, loc=self.loc,
+            elems = tuple(n.Index(ty=buf.ref.elem, buffer=buf.ref, loc=self.ctx.loc,
                                   index=self.shared_element(index, buf.line, k))
                           for k in range(buf.line))
-            return n.MakeLine(ty=buf.value_type, elems=elems, loc=self.loc)
-        return n.Index(ty=buf.value_type, buffer=buf.ref, index=index, loc=self.loc)
+            return n.MakeLine(ty=buf.value_type, elems=elems, loc=self.ctx.loc)
+        return n.Index(ty=buf.value_type, buffer=buf.ref, index=index, loc=self.ctx.loc)
 
     def shared_element(self, index: n.Expr, size: int, k: int) -> n.Expr:
         """The element index of element k of line `index` (clamped first, so that a
         huge line index cannot wrap around into the array)."""
-        ty, loc = index.ty, self.loc
-        top = n.Const(ty=ty, value=(2**31 - 1) // size, loc=loc)
+        ty, loc = index.ty, self.ctx.loc
+        # the largest index both index types (u32, i32) hold
+        top = n.Const(ty=ty, value=int_range(i32)[1] // size, loc=loc)
         out = n.Binary(ty=ty, op="mul", lhs=n.Binary(ty=ty, op="min", lhs=index, rhs=top,
                                                      loc=loc),
                        rhs=n.Const(ty=ty, value=size, loc=loc), loc=loc)
@@ -238,9 +240,9 @@ class ExprMixin:
     def splat(self, e: n.Expr, line: LineType, what: str) -> n.Expr:
         """A scalar broadcast to every element of a line of type `line` (the IR writes
         a broadcast as a cast of the scalar to the line type)."""
-        self.u.unify(e.ty, line.elem, self.loc, lambda a, b: (
+        self.ctx.unifier.unify(e.ty, line.elem, self.ctx.loc, lambda a, b: (
             f"cannot broadcast {a} to a line of {b} ({what}): cast it, e.g. {b}(...)"))
-        return n.Cast(ty=line, operand=e, loc=self.loc)
+        return n.Cast(ty=line, operand=e, loc=self.ctx.loc)
 
     def broadcast(self, exprs: list[n.Expr], what: str) -> list[n.Expr]:
         """When some operand is a line, the scalar operands are broadcast to its type
@@ -265,11 +267,11 @@ class ExprMixin:
         if size == 1:  # a scalar (a line of 1) is its only element
             if k == 0:
                 return line
-            zero = n.Const(ty=ty, value=False if ty.is_bool else 0, loc=self.loc)
+            zero = n.Const(ty=ty, value=False if ty.is_bool else 0, loc=self.ctx.loc)
             hit = n.Compare(ty=bool_, op="eq", lhs=index, rhs=n.Const(
-                ty=index.ty, value=0, loc=self.loc), loc=self.loc)
-            return n.Select(ty=ty, cond=hit, if_true=line, if_false=zero, loc=self.loc)
-        return n.Extract(ty=ty.elem, value=line, index=index, loc=self.loc)
+                ty=index.ty, value=0, loc=self.ctx.loc), loc=self.ctx.loc)
+            return n.Select(ty=ty, cond=hit, if_true=line, if_false=zero, loc=self.ctx.loc)
+        return n.Extract(ty=ty.elem, value=line, index=index, loc=self.ctx.loc)
 
     def make_line(self, node: ast.Call) -> n.Expr:
         """`Line(a, b, ...)`: a line of the arguments (one argument: that scalar)."""
@@ -280,16 +282,16 @@ class ExprMixin:
         for e, a in zip(elems, node.args):
             if isinstance(find(e.ty), LineType):
                 self.error("the elements of Line(...) are scalars, not lines", a)
-            ty = self.u.unify(ty, e.ty, self.loc, mix_message("Line(...)"))
+            ty = self.ctx.unifier.unify(ty, e.ty, self.ctx.loc, mix_message("Line(...)"))
         if len(elems) == 1:
             return elems[0]
         line = LineType(resolve(ty), len(elems))  # literals alone take their default
-        return n.MakeLine(ty=line, elems=tuple(elems), loc=self.loc)
+        return n.MakeLine(ty=line, elems=tuple(elems), loc=self.ctx.loc)
 
     def line_with(self, line: n.Expr, index_node: ast.expr, value: n.Expr) -> n.Expr:
         """The line `line` with element `index` replaced by the scalar `value`."""
         ty = find(line.ty)
-        self.u.unify(value.ty, ty.elem, self.loc, lambda a, b: (
+        self.ctx.unifier.unify(value.ty, ty.elem, self.ctx.loc, lambda a, b: (
             f"cannot store {a} into an element of a line of {b}: cast it, e.g. {b}(...)"))
         k = self.ct_int(self.expr(index_node))
         if k is not None and not 0 <= k < ty.size:
@@ -298,21 +300,21 @@ class ExprMixin:
         index = self.index(index_node)
         elems = []
         for j in range(ty.size):
-            old = n.Extract(ty=ty.elem, value=line, index=n.Const(ty=u32, value=j,
-                                                                  loc=self.loc), loc=self.loc)
+            old = n.Extract(ty=ty.elem, value=line, loc=self.ctx.loc,
+                            index=n.Const(ty=u32, value=j, loc=self.ctx.loc))
             if k is not None:
                 elems.append(value if j == k else old)
                 continue
-            hit = n.Compare(ty=bool_, op="eq", lhs=index, loc=self.loc,
-                            rhs=n.Const(ty=index.ty, value=j, loc=self.loc))
+            hit = n.Compare(ty=bool_, op="eq", lhs=index, loc=self.ctx.loc,
+                            rhs=n.Const(ty=index.ty, value=j, loc=self.ctx.loc))
             elems.append(n.Select(ty=ty.elem, cond=hit, if_true=value, if_false=old,
-                                  loc=self.loc))
-        return n.MakeLine(ty=ty, elems=tuple(elems), loc=self.loc)
+                                  loc=self.ctx.loc))
+        return n.MakeLine(ty=ty, elems=tuple(elems), loc=self.ctx.loc)
 
     def no_line(self, ty, what: str) -> None:
         """`what` does not take lines (checked once the type is known)."""
-        self.u.require(ty, lambda t: not isinstance(t, LineType), self.loc,
-                       lambda t: f"{what} on lines ({t.name}) is not supported yet")
+        self.ctx.unifier.require(ty, lambda t: not isinstance(t, LineType), self.ctx.loc,
+                                 lambda t: f"{what} on lines ({t.name}) is not supported yet")
 
     # -- operators --------------------------------------------------------------------
     def e_BinOp(self, node: ast.BinOp):
@@ -343,50 +345,50 @@ class ExprMixin:
             la, lb = find(a.ty), find(b.ty)
             if isinstance(lb, LineType) and not isinstance(la, LineType):
                 # the value broadcast to a line of its own type (amounts may differ)
-                a = n.Cast(ty=LineType(resolve(a.ty), lb.size), operand=a, loc=self.loc)
+                a = n.Cast(ty=LineType(resolve(a.ty), lb.size), operand=a, loc=self.ctx.loc)
             elif isinstance(lb, LineType) and la.size != lb.size:
                 self.error(f"cannot mix {la.name} and {lb.name} in '{sym}'", node)
             elif isinstance(rhs, Py):  # a literal amount takes the (element) type
-                self.u.unify(b.ty, elem_of(find(a.ty)), self.loc, mix_message(sym))
+                self.ctx.unifier.unify(b.ty, elem_of(find(a.ty)), self.ctx.loc, mix_message(sym))
             for side in (a, b):
-                self.u.require(side.ty, lambda t: t.is_int, self.loc,
-                               lambda t: f"'{sym}' needs integer operands, not {t.name}")
-            return n.Binary(ty=a.ty, op=op, lhs=a, rhs=b, loc=self.loc)
+                self.ctx.unifier.require(side.ty, lambda t: t.is_int, self.ctx.loc,
+                                         lambda t: f"'{sym}' needs integer operands, not {t.name}")
+            return n.Binary(ty=a.ty, op=op, lhs=a, rhs=b, loc=self.ctx.loc)
         b = self.materialize(rhs, rnode or node)
         a, b = self.broadcast([a, b], f"in '{sym}'")
-        ty = self.u.unify(a.ty, b.ty, self.loc, mix_message(sym))
+        ty = self.ctx.unifier.unify(a.ty, b.ty, self.ctx.loc, mix_message(sym))
         if op == "div":
-            ty = self.u.require_float(ty, self.loc, lambda t: (
+            ty = self.ctx.unifier.require_float(ty, self.ctx.loc, lambda t: (
                 f"'/' between integers ({t}): use '//' for integer division, or cast to a "
                 f"float type, e.g. f32(...)"))
         elif op in ("bitand", "bitor", "bitxor"):
-            self.u.require(ty, lambda t: t.is_int, self.loc, lambda t: (
+            self.ctx.unifier.require(ty, lambda t: t.is_int, self.ctx.loc, lambda t: (
                 f"'{sym}' needs integer operands, not {t.name}"
                 + (": use 'and'/'or' for bool" if t.is_bool else "")))
         else:
-            self.u.require(ty, lambda t: not t.is_bool, self.loc, lambda t: (
+            self.ctx.unifier.require(ty, lambda t: not t.is_bool, self.ctx.loc, lambda t: (
                 f"'{sym}' does not apply to bool: cast to a number first, e.g. u32(...)"))
-        return n.Binary(ty=ty, op=op, lhs=a, rhs=b, loc=self.loc)
+        return n.Binary(ty=ty, op=op, lhs=a, rhs=b, loc=self.ctx.loc)
 
     def power(self, lhs, rhs, node: ast.AST):
         base = self.materialize(lhs, node)
         k = rhs.value if isinstance(rhs, Py) else None
         if isinstance(k, int) and not isinstance(k, bool) and 0 <= k <= MAX_POW_MULS:
-            self.u.require(base.ty, lambda t: not t.is_bool, self.loc,
-                           lambda t: "'**' does not apply to bool")
+            self.ctx.unifier.require(base.ty, lambda t: not t.is_bool, self.ctx.loc,
+                                     lambda t: "'**' does not apply to bool")
             if k == 0:
-                return n.Const(ty=base.ty, value=1, loc=self.loc)
+                return n.Const(ty=base.ty, value=1, loc=self.ctx.loc)
             result = base
             for _ in range(k - 1):
-                result = n.Binary(ty=base.ty, op="mul", lhs=result, rhs=base, loc=self.loc)
+                result = n.Binary(ty=base.ty, op="mul", lhs=result, rhs=base, loc=self.ctx.loc)
             return result
         exp = self.materialize(rhs, node)
         base, exp = self.broadcast([base, exp], "in '**'")
-        ty = self.u.unify(base.ty, exp.ty, self.loc, mix_message("**"))
-        ty = self.u.require_float(ty, self.loc, lambda t: (
+        ty = self.ctx.unifier.unify(base.ty, exp.ty, self.ctx.loc, mix_message("**"))
+        ty = self.ctx.unifier.require_float(ty, self.ctx.loc, lambda t: (
             f"'**' on {t} needs a compile-time non-negative integer exponent (at most "
             f"{MAX_POW_MULS}); for a runtime exponent cast to a float type, e.g. f32(...)"))
-        return n.Binary(ty=ty, op="pow", lhs=base, rhs=exp, loc=self.loc)
+        return n.Binary(ty=ty, op="pow", lhs=base, rhs=exp, loc=self.ctx.loc)
 
     def e_UnaryOp(self, node: ast.UnaryOp):
         v = self.expr(node.operand)
@@ -404,20 +406,20 @@ class ExprMixin:
             self.error("'~' needs an integer operand", node)
         if op is ast.Not:
             cond = self.condition(v, node.operand, "'not'")
-            return n.Unary(ty=bool_, op="not", operand=cond, loc=self.loc)
+            return n.Unary(ty=bool_, op="not", operand=cond, loc=self.ctx.loc)
         e = self.materialize(v, node.operand)
         if op is ast.UAdd:
             return e
         if op is ast.USub:
-            self.u.require(e.ty, lambda t: t.is_signed, self.loc, lambda t: (
+            self.ctx.unifier.require(e.ty, lambda t: t.is_signed, self.ctx.loc, lambda t: (
                 f"cannot negate a {t.name} value: cast it to a signed type first, e.g. "
                 f"{'i64' if t.bits == 64 else 'i32'}(...)" if not t.is_bool else
                 "cannot negate a bool: use 'not'"))
-            return n.Unary(ty=e.ty, op="neg", operand=e, loc=self.loc)
-        self.u.require(e.ty, lambda t: t.is_int, self.loc,
-                       lambda t: f"'~' needs an integer operand, not {t.name}"
+            return n.Unary(ty=e.ty, op="neg", operand=e, loc=self.ctx.loc)
+        self.ctx.unifier.require(e.ty, lambda t: t.is_int, self.ctx.loc,
+                                 lambda t: f"'~' needs an integer operand, not {t.name}"
                                  + (": use 'not' for bool" if t.is_bool else ""))
-        return n.Unary(ty=e.ty, op="bitnot", operand=e, loc=self.loc)
+        return n.Unary(ty=e.ty, op="bitnot", operand=e, loc=self.ctx.loc)
 
     # -- conditions -------------------------------------------------------------------
     def truth(self, value: Py, node: ast.AST) -> bool:
@@ -429,7 +431,7 @@ class ExprMixin:
     def condition(self, value, node: ast.AST, what: str) -> n.Expr:
         """`value` as a runtime bool (a non-bool is an error suggesting a comparison)."""
         e = self.materialize(value, node)
-        self.u.unify(e.ty, bool_, self.loc, lambda a, b: (
+        self.ctx.unifier.unify(e.ty, bool_, self.ctx.loc, lambda a, b: (
             f"{what} needs a bool, not {a}: use a comparison, e.g. x != 0"))
         return e
 
@@ -450,7 +452,7 @@ class ExprMixin:
             self.error("a chained comparison of lines is not supported: compare twice "
                        "and combine with select()", node)
         for p in parts[1:]:
-            result = n.Logical(ty=bool_, op="and", lhs=result, rhs=p, loc=self.loc)
+            result = n.Logical(ty=bool_, op="and", lhs=result, rhs=p, loc=self.ctx.loc)
         return result
 
     def compare(self, op_node, a, b, node):
@@ -472,21 +474,20 @@ class ExprMixin:
             self.error(f"cannot compare {x!r} and {y!r} with '{sym}'", node)
         lhs, rhs = self.materialize(a, node), self.materialize(b, node)
         lhs, rhs = self.broadcast([lhs, rhs], f"in '{sym}'")
-        ty = self.u.unify(lhs.ty, rhs.ty, self.loc, lambda p, q: (
+        ty = self.ctx.unifier.unify(lhs.ty, rhs.ty, self.ctx.loc, lambda p, q: (
             f"cannot compare {p} and {q} with '{sym}': cast one side, e.g. "
             f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
         line = find(ty)
         if isinstance(line, LineType):  # elementwise: a line of bools
             return n.Compare(ty=LineType(bool_, line.size), op=op, lhs=lhs, rhs=rhs,
-                             loc=self.loc)
+                             loc=self.ctx.loc)
         self.no_line(ty, f"'{sym}'")
-        return n.Compare(ty=bool_, op=op, lhs=lhs, rhs=rhs, loc=self.loc)
+        return n.Compare(ty=bool_, op=op, lhs=lhs, rhs=rhs, loc=self.ctx.loc)
 
     def e_BoolOp(self, node: ast.BoolOp):
         is_and = isinstance(node.op, ast.And)
         word = "and" if is_and else "or"
-        saved, self.side_effect_ban = self.side_effect_ban, f"'{word}'"
-        try:
+        with self.ctx.banning_side_effects(f"'{word}'"):
             parts = []
             for v_node in node.values:
                 v = self.expr(v_node)
@@ -496,25 +497,20 @@ class ExprMixin:
                         return Py(t)  # operands are pure: the rest cannot matter
                     continue
                 parts.append(self.condition(v, v_node, f"'{word}'"))
-        finally:
-            self.side_effect_ban = saved
         if not parts:
             return Py(is_and)
         result = parts[0]
         for p in parts[1:]:
-            result = n.Logical(ty=bool_, op=word, lhs=result, rhs=p, loc=self.loc)
+            result = n.Logical(ty=bool_, op=word, lhs=result, rhs=p, loc=self.ctx.loc)
         return result
 
     def e_IfExp(self, node: ast.IfExp):
-        saved, self.side_effect_ban = self.side_effect_ban, "a conditional expression"
-        try:
+        with self.ctx.banning_side_effects("a conditional expression"):
             cond = self.expr(node.test)
             if isinstance(cond, Py):
                 return self.expr(node.body if self.truth(cond, node.test) else node.orelse)
             cond = self.condition(cond, node.test, "a conditional expression")
             a, b = self.rvalue(node.body), self.rvalue(node.orelse)
-        finally:
-            self.side_effect_ban = saved
         return self.select(cond, a, b, "a conditional expression")
 
     def select(self, cond: n.Expr, a: n.Expr, b: n.Expr, what: str) -> n.Expr:
@@ -524,7 +520,7 @@ class ExprMixin:
             line = next((t for t in (find(a.ty), find(b.ty)) if not isinstance(t, TVar)),
                         None)
             if line is None:  # two literals: they take their default type now
-                line = resolve(self.u.unify(a.ty, b.ty, self.loc, mix_message(what)))
+                line = resolve(self.ctx.unifier.unify(a.ty, b.ty, self.ctx.loc, mix_message(what)))
             if not isinstance(line, LineType):  # two scalars: both broadcast
                 line = LineType(line, mask.size)
                 a, b = (self.splat(a, line, f"in {what}"),
@@ -532,10 +528,10 @@ class ExprMixin:
             if line.size != mask.size:
                 self.error(f"{what}: the condition is a line of {mask.size}, the values "
                            f"{line.name}")
-        ty = self.u.unify(a.ty, b.ty, self.loc, lambda p, q: (
+        ty = self.ctx.unifier.unify(a.ty, b.ty, self.ctx.loc, lambda p, q: (
             f"the two sides of {what} have different types, {p} and {q}: cast one, e.g. "
             f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
-        return n.Select(ty=ty, cond=cond, if_true=a, if_false=b, loc=self.loc)
+        return n.Select(ty=ty, cond=cond, if_true=a, if_false=b, loc=self.ctx.loc)
 
     # -- types ------------------------------------------------------------------------
     def as_type(self, value, node: ast.AST):
@@ -544,7 +540,7 @@ class ExprMixin:
         if isinstance(value, Py) and isinstance(value.value, DType):
             return value.value
         if isinstance(value, Py) and isinstance(value.value, Generic):
-            return self.generic_type(value.value, self.loc)
+            return self.generic_type(value.value, self.ctx.loc)
         self.error("expected a dtype such as u32 or a placeholder such as Float", node)
 
 

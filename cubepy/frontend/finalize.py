@@ -7,13 +7,10 @@ import math
 
 from ..errors import compile_error
 from ..ir import nodes as n
+from ..ir.dtype_facts import facts, int_range, wrap
+from ..ir.scalar import float_to_int
 from ..ir.types import DType, LineType
 from .infer import TVar, resolve
-
-_INT_RANGE = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
-              "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
-_FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38,
-              "f64": 1.7976931348623157e308}
 
 # per node class: the fields to rewrite, computed once
 _FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
@@ -93,12 +90,12 @@ def const_value(value, ty: DType, loc: n.Loc):
         return bool(value)
     if ty.is_float:
         value = float(value)
-        if math.isfinite(value) and abs(value) > _FLOAT_MAX[ty.name]:
+        if math.isfinite(value) and abs(value) > facts(ty).float_max:
             compile_error(loc, f"the literal {value!r} does not fit in {ty.name}")
         return value
     if isinstance(value, float):  # pragma: no cover - inference forbids it
         compile_error(loc, f"the float literal {value!r} cannot be {ty.name}")
-    lo, hi = _INT_RANGE[ty.name]
+    lo, hi = int_range(ty)
     if not lo <= int(value) <= hi:
         hint = f" (a negative value cannot be unsigned: cast a signed value, e.g. " \
                f"{ty.name}(i{ty.bits}(...)))" if value < 0 and not ty.is_signed else ""
@@ -119,19 +116,9 @@ def cast_value(value, ty: DType, src: DType | None = None):
     if ty.is_float:
         rounded = to_float(value, ty)
         return float(value) if rounded is NOFOLD else rounded
-    lo, hi = _INT_RANGE[ty.name]
-    if isinstance(value, float):
-        if math.isnan(value):
-            return 0
-        if math.isinf(value):
-            return hi if value > 0 else lo
-        return max(lo, min(hi, int(value)))
-    v = int(value)
-    bits = ty.bits
-    v &= (1 << bits) - 1
-    if ty.is_signed and v >= 1 << (bits - 1):
-        v -= 1 << bits
-    return v
+    if isinstance(value, float):  # truncated, saturated, NaN -> 0
+        return float_to_int(value, ty)
+    return wrap(value, ty)
 
 
 def finalize_kernel(body: n.Block) -> n.Block:

@@ -18,6 +18,7 @@ from ..errors import CompileError, compile_error
 from ..ir.nodes import Loc
 from ..ir.types import DType, Generic
 from ..lang import BufferAnnotation, ComptimeAnnotation, LineOf
+from .intrinsics import is_cube_decorator
 
 
 @dataclass(frozen=True)
@@ -349,7 +350,6 @@ def _collect_generics(parsed: ParsedFunction) -> None:
 
 
 def _check_decorators(parsed: ParsedFunction, node: ast.FunctionDef) -> None:
-    from ..kernel import cube
     values = []
     for dec in node.decorator_list:
         target = dec.func if isinstance(dec, ast.Call) else dec
@@ -361,9 +361,9 @@ def _check_decorators(parsed: ParsedFunction, node: ast.FunctionDef) -> None:
         values.append(value)
     # Decorators above @cube (such as @cubepy.autotune) wrap the finished kernel; one
     # below it would change the function cubepy compiles.
-    first_cube = values.index(cube) if cube in values else 0
+    first_cube = next((k for k, v in enumerate(values) if is_cube_decorator(v)), 0)
     for dec, value in zip(node.decorator_list[first_cube:], values[first_cube:]):
-        if value is not cube:
+        if not is_cube_decorator(value):
             compile_error(make_loc(parsed.filename, dec),
                           "a @cube function takes no other decorators below @cube")
 

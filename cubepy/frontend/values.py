@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 from ..ir.nodes import MATH_FUNCS, BufferRef
 from ..ir.types import LineType
-from ..lang import INTRINSICS
+from ..lang import INTRINSICS, Line
 from ..math import MATH_INTRINSICS
 
 
@@ -47,14 +47,20 @@ def is_number(v: Any) -> bool:
     return isinstance(v, (bool, int, float))
 
 
-# Python builtins a kernel may call.
-PY_BUILTINS: dict[int, str] = {id(getattr(builtins, n)): n
-                               for n in ("range", "len", "max", "min", "abs", "round",
-                                         "int", "float", "bool")}
+# The callables a kernel may call by name, by identity -> their key in the intrinsic
+# registry (frontend/intrinsics.py): cubepy intrinsics and Line under their own name,
+# math functions (cubepy.math and Python's math module alike) as "math.<name>", Python
+# builtins as "builtins.<name>".
+CALLABLE_NAMES: dict[int, str] = {id(o): name for name, o in INTRINSICS.items()}
+CALLABLE_NAMES[id(Line)] = "Line"
+CALLABLE_NAMES.update({id(o): f"math.{name}" for name, o in MATH_INTRINSICS.items()})
+CALLABLE_NAMES.update({id(getattr(pymath, name)): f"math.{name}"
+                       for name in MATH_FUNCS if hasattr(pymath, name)})
+CALLABLE_NAMES.update({id(getattr(builtins, name)): f"builtins.{name}"
+                       for name in ("range", "len", "max", "min", "abs", "round", "int",
+                                    "float", "bool")})
 
-# Python's math functions with a cubepy.math counterpart.
-PY_MATH: dict[int, str] = {id(getattr(pymath, n)): n for n in MATH_FUNCS if hasattr(pymath, n)}
 
-# cubepy intrinsics: id -> ("lang" | "math", name)
-INTRINSIC_IDS: dict[int, tuple[str, str]] = {id(o): ("lang", n) for n, o in INTRINSICS.items()}
-INTRINSIC_IDS.update({id(o): ("math", n) for n, o in MATH_INTRINSICS.items()})
+def short_name(key: str) -> str:
+    """The name a registry key is called by in messages ("math.exp" -> "exp")."""
+    return key.rpartition(".")[2]

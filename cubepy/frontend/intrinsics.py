@@ -1,0 +1,334 @@
+"""The handlers of the callables a kernel can call by name (cubepy intrinsics, math
+functions, the Python builtins it understands, `Line`), in one registry, and the hook by
+which the frontend recognises @cube device functions.
+
+A handler is `fn(builder, call_node, site) -> value`, registered with
+`@intrinsic("key", ...)` under the keys of values.CALLABLE_NAMES ("terminate",
+"atomic_add", "math.exp", "builtins.len", "Line"); the call builder (calls.py) finds the
+key of the called object and runs its handler. A new intrinsic is one handler here (plus
+its entry in cubepy/lang.py or cubepy/math.py). Capability checks read
+`cubepy.targets.PORTABLE`, what every built-in target supports.
+
+Device functions are recognised through `register_inlinable` (kernel.py registers
+CubeFunction and `cube`), so the frontend never imports kernel.py and, through it, the
+runtimes.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from ..ir import nodes as n
+from ..ir.types import DType, LineType, bool_, dtype_from_name, elem_of, u32
+from ..lang import LineOf
+from ..targets import PORTABLE
+from .infer import find
+from .values import Buf, Py, is_number
+
+if TYPE_CHECKING:
+    from .build import Builder
+
+_INLINABLE: tuple[type, ...] = ()  # classes whose instances are inlined (CubeFunction)
+_DECORATORS: list[Callable] = []  # the decorators that make one (`cube`)
+
+
+def register_inlinable(cls: type, decorator: Callable | None = None) -> None:
+    """Declares `cls` (kernel.CubeFunction) as a device function the builder inlines, and
+    `decorator` (kernel.cube) as the one decorator a @cube function may carry. kernel.py
+    registers them when it is imported, which happens before any kernel can be parsed."""
+    global _INLINABLE
+    if cls not in _INLINABLE:
+        _INLINABLE = (*_INLINABLE, cls)
+    if decorator is not None and decorator not in _DECORATORS:
+        _DECORATORS.append(decorator)
+
+
+def is_inlinable(obj: Any) -> bool:
+    """True for a @cube function (inlined at its call sites)."""
+    return isinstance(obj, _INLINABLE)
+
+
+def is_cube_decorator(obj: Any) -> bool:
+    """True for the `@cube` decorator itself (the only decorator a kernel may have)."""
+    return any(obj is d for d in _DECORATORS)
+
+
+# -- the registry -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class CallSite:
+    """What a handler knows besides the call's ast."""
+
+    name: str  # the name the intrinsic is known by in messages ("len", "exp", "atomic_add")
+    want_value: bool = True  # False for a call statement (an atomic then keeps no result)
+    shared_name: Optional[str] = None  # the name `SharedMemory(...)` is assigned to
+
+
+Handler = Callable[["Builder", ast.Call, CallSite], Any]
+_HANDLERS: dict[str, Handler] = {}
+
+
+def intrinsic(*keys: str) -> Callable[[Handler], Handler]:
+    """Registers the decorated function as the handler of the callables `keys` (keys of
+    values.CALLABLE_NAMES: "terminate", "math.exp", "builtins.len", ...)."""
+    def register(handler: Handler) -> Handler:
+        for key in keys:
+            if key in _HANDLERS:
+                raise ValueError(f"two handlers for {key!r}")
+            _HANDLERS[key] = handler
+        return handler
+    return register
+
+
+def handler_for(key: str) -> Optional[Handler]:
+    """The handler of the callable registered as `key`, or None."""
+    return _HANDLERS.get(key)
+
+
+def _or_list(items) -> str:
+    """"a, b or c"."""
+    items = [str(x) for x in items]
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} or {items[-1]}"
+
+
+def _listed(names) -> tuple[DType, ...]:
+    """The element types called `names`, in the order messages list them: integers,
+    then floats widest first, then bool."""
+    types = [dtype_from_name(x) for x in names]
+    return tuple(sorted(types, key=lambda t: (t.is_bool, t.is_float,
+                                              -t.bits if t.is_float else t.bits, t.name)))
+
+
+# -- Python builtins --------------------------------------------------------------------
+@intrinsic("builtins.range")
+def _range(b: Builder, node: ast.Call, site: CallSite):
+    b.error("range() can only be used in a for loop: for i in range(n)", node)
+
+
+@intrinsic("builtins.len")
+def _len(b: Builder, node: ast.Call, site: CallSite):
+    b.arity(node, "len", 1)
+    buf = b.expr(node.args[0])
+    if not isinstance(buf, Buf):
+        b.error("len() takes a tensor, an array or shared memory", node.args[0])
+    if buf.kind == "shared":
+        return n.Const(ty=u32, value=buf.size, loc=b.ctx.loc)
+    return n.Meta(ty=u32, kind="len", buffer=buf.ref, loc=b.ctx.loc)
+
+
+_PY_CONVERSIONS = {"int": (int, "i32"), "float": (float, "f32"), "bool": (bool, "x != 0")}
+
+
+@intrinsic("builtins.int", "builtins.float", "builtins.bool")
+def _py_conversion(b: Builder, node: ast.Call, site: CallSite):
+    name = site.name
+    b.arity(node, name, 1)
+    v = b.expr(node.args[0])
+    convert, hint = _PY_CONVERSIONS[name]
+    if isinstance(v, Py) and is_number(v.value):
+        return Py(convert(v.value))
+    b.error(f"{name}() works only on compile-time values: use {hint}"
+            f"{'(...)' if name != 'bool' else ''} in a kernel", node)
+
+
+@intrinsic("builtins.max", "builtins.min")
+def _max_min(b: Builder, node: ast.Call, site: CallSite):
+    name, u = site.name, b.ctx.unifier
+    b.arity(node, name, 2)
+    x, y = b.expr(node.args[0]), b.expr(node.args[1])
+    if isinstance(x, Py) and isinstance(y, Py) and is_number(x.value) \
+            and is_number(y.value):
+        return Py(max(x.value, y.value) if name == "max" else min(x.value, y.value))
+    x, y = b.materialize(x, node.args[0]), b.materialize(y, node.args[1])
+    x, y = b.broadcast([x, y], f"in {name}()")
+    ty = u.unify(x.ty, y.ty, b.ctx.loc, lambda p, q: (
+        f"{name}() of {p} and {q}: cast one, e.g. "
+        f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
+    u.require(ty, lambda t: not t.is_bool, b.ctx.loc,
+              lambda t: f"{name}() does not apply to bool")
+    return n.Binary(ty=ty, op=name, lhs=x, rhs=y, loc=b.ctx.loc)
+
+
+@intrinsic("builtins.abs")
+def _abs(b: Builder, node: ast.Call, site: CallSite):
+    b.arity(node, "abs", 1)
+    v = b.expr(node.args[0])
+    if isinstance(v, Py) and is_number(v.value):
+        return Py(abs(v.value))
+    e = b.materialize(v, node.args[0])
+    b.ctx.unifier.require(e.ty, lambda t: not t.is_bool, b.ctx.loc,
+                          lambda t: "abs() does not apply to bool")
+    return n.Unary(ty=e.ty, op="abs", operand=e, loc=b.ctx.loc)
+
+
+# -- math (cubepy.math, Python's math module, and the builtin round) ----------------------
+@intrinsic("builtins.round", *(f"math.{f}" for f in n.MATH_FUNCS))
+def _math(b: Builder, node: ast.Call, site: CallSite):
+    name, u = site.name, b.ctx.unifier
+    b.arity(node, name, n.MATH_FUNCS[name])
+    args = [b.rvalue(a) for a in node.args]
+    args = b.broadcast(args, f"in {name}()")
+    ty = args[0].ty
+    for a in args[1:]:
+        ty = u.unify(ty, a.ty, b.ctx.loc, lambda p, q: (
+            f"{name}() arguments mix {p} and {q}: cast one, e.g. "
+            f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
+    ty = u.require_float(ty, b.ctx.loc, lambda t: (
+        f"{name}() needs float arguments, not {t}: cast it, e.g. f32(...)"))
+    out = ty
+    if name in ("isnan", "isinf"):
+        line = find(ty)
+        out = LineType(bool_, line.size) if isinstance(line, LineType) else bool_
+        if not isinstance(line, LineType):  # a line only later: not supported
+            b.no_line(ty, f"{name}() of a value typed after the call")
+    return n.Call(ty=out, func=name, args=tuple(args), loc=b.ctx.loc)
+
+
+# -- cubepy intrinsics ----------------------------------------------------------------
+@intrinsic("terminate", "sync_cube")
+def _control(b: Builder, node: ast.Call, site: CallSite):
+    b.arity(node, site.name, 0)
+    b.no_side_effects(site.name, node)
+    loc = b.ctx.loc
+    b.emit(n.Terminate(loc=loc) if site.name == "terminate" else n.Barrier(loc=loc))
+    return Py(None)
+
+
+@intrinsic("select")
+def _select(b: Builder, node: ast.Call, site: CallSite):
+    b.arity(node, "select", 3)
+    c = b.expr(node.args[0])
+    x, y = b.rvalue(node.args[1]), b.rvalue(node.args[2])
+    if isinstance(c, Py):
+        cond = n.Const(ty=bool_, value=b.truth(c, node.args[0]), loc=b.ctx.loc)
+    elif isinstance(c, n.Expr) and isinstance(find(c.ty), LineType) and find(c.ty).is_bool:
+        cond = c  # a line of bools: chooses per element
+    else:
+        cond = b.condition(c, node.args[0], "select()")
+    return b.select(cond, x, y, "select()")
+
+
+@intrinsic("unroll")
+def _unroll(b: Builder, node: ast.Call, site: CallSite):
+    b.error("unroll() can only be used in a for loop: for i in unroll(range(n))", node)
+
+
+@intrinsic("Line")
+def _line(b: Builder, node: ast.Call, site: CallSite):
+    return b.make_line(node)
+
+
+@intrinsic(*(f"plane_{op}" for op in n.PLANE_OPS))
+def _plane(b: Builder, node: ast.Call, site: CallSite):
+    """`plane_<op>(value[, lane])`: evaluated once, as its own assignment, by the units
+    that reach it (so never inside a short-circuit or conditional expression or a while
+    condition, where only some of them would)."""
+    name, u = site.name, b.ctx.unifier
+    op = name[len("plane_"):]
+    if op not in PORTABLE.plane_ops:
+        b.error(f"{name}() is not a plane operation", node.func)
+    takes_arg = n.PLANE_OPS[op]
+    b.arity(node, name, 2 if takes_arg else 1)
+    b.no_side_effects(name, node)
+    with b.at(node.args[0]):
+        value = b.rvalue(node.args[0])
+        if op in ("all", "any"):
+            u.unify(value.ty, bool_, b.ctx.loc, lambda x, y: (
+                f"{name}() takes a bool (a condition), not {x}: compare it, e.g. x != 0"))
+        else:
+            # bool only where the value is moved, not combined (broadcast, shuffles)
+            allowed = tuple(t for t in _listed(PORTABLE.plane_dtypes)
+                            if takes_arg or not t.is_bool)
+            # a line: the operation runs per element
+            u.require(value.ty, lambda t: elem_of(t) in allowed, b.ctx.loc, lambda t: (
+                f"{name}() takes {_or_list(a.name for a in allowed)} values, not {t.name}"))
+    arg = None
+    if takes_arg:
+        what = {"shuffle_xor": "mask", "shuffle_up": "delta",
+                "shuffle_down": "delta"}.get(op, "lane")
+        with b.at(node.args[1]):
+            arg = b.rvalue(node.args[1])
+            u.unify(arg.ty, u32, b.ctx.loc, lambda x, y: (
+                f"the {what} of {name}() must be u32, not {x}: cast it, e.g. u32(...)"))
+    result = b.new_var(name, value.ty)
+    b.use(result)
+    loc = b.ctx.loc
+    b.emit(n.Assign(var=result, value=n.Plane(ty=value.ty, op=op, value=value, arg=arg,
+                                              loc=loc), loc=loc))
+    return n.Load(ty=value.ty, var=result, loc=loc)
+
+
+@intrinsic("SharedMemory")
+def _shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
+    target = site.shared_name
+    if target is None:
+        b.error("SharedMemory(...) must be assigned to a name: "
+                "buf = SharedMemory(f32, 256)", node)
+    b.arity(node, "SharedMemory", 2, 3)
+    kind = b.expr(node.args[0])
+    line = 1
+    if isinstance(kind, Py) and isinstance(kind.value, LineOf):  # lines of shared memory
+        if len(node.args) != 3:
+            b.error("SharedMemory(Line[T], size, line_size): the line size is the third "
+                    "argument, e.g. x.line_size()", node)
+        line = b.ct_int(b.expr(node.args[2]))
+        if line is None or line not in PORTABLE.line_sizes:
+            b.error(f"the line size of SharedMemory must be {_or_list(PORTABLE.line_sizes)}, "
+                    f"known at compile time (e.g. x.line_size())", node.args[2])
+        kind = Py(kind.value.elem)
+    elif len(node.args) == 3:
+        b.error("a line size needs a Line element type: SharedMemory(Line[T], size, "
+                "line_size)", node.args[2])
+    ty = b.as_type(kind, node.args[0])
+    if not isinstance(ty, DType):
+        b.error("the element type of SharedMemory must be known here", node.args[0])
+    size = b.ct_int(b.expr(node.args[1]))
+    if size is None:
+        b.error("the size of SharedMemory must be known at compile time (a literal, a "
+                "constant or a Comptime[int] parameter)", node.args[1])
+    if size <= 0:
+        b.error(f"the size of SharedMemory must be positive, not {size}", node.args[1])
+    ctx = b.ctx
+    name = target if ctx.frame.is_kernel else ctx.names.fresh(target)
+    ref = n.BufferRef(name, ty, "shared")
+    ctx.shared.append(n.SharedDecl(ref, size * line, ctx.loc))
+    return Buf(ref, "shared", size, line=line)
+
+
+@intrinsic(*(f"atomic_{op}" for op in n.ATOMIC_OPS))
+def _atomic(b: Builder, node: ast.Call, site: CallSite):
+    name = site.name
+    op = name[len("atomic_"):]
+    b.arity(node, name, 4 if op == "compare_exchange" else 3)
+    b.no_side_effects(name, node)
+    buf = b.expr(node.args[0])
+    if not isinstance(buf, Buf):
+        b.error(f"{name}() takes a tensor, an array or shared memory first", node.args[0])
+    elem = buf.ref.elem
+    if buf.line > 1:
+        b.error(f"{name}() on a Line buffer ({buf.ref.name!r}) is not supported",
+                node.args[0])
+    allowed = _listed(PORTABLE.atomic_dtypes.get(op, ()))
+    if elem not in allowed:
+        ints = [t.name for t in allowed if not t.is_float]
+        floats = [t.name for t in allowed if t.is_float]
+        b.error(f"{name}() needs {_or_list(ints)} elements"
+                f"{f' (or {_or_list(floats)})' if floats else ''}, but {buf.ref.name!r} "
+                f"holds {elem.name}", node.args[0])
+    index = b.index(node.args[1])
+    values = []
+    for a in node.args[2:]:
+        with b.at(a):
+            v = b.rvalue(a)
+            b.unify_elem(buf, v, f"use in {name}()")
+        values.append(v)
+    result = None
+    if site.want_value:
+        result = b.new_var("old", elem)
+        b.use(result)
+    compare = values[0] if op == "compare_exchange" else None
+    b.emit(n.AtomicOp(op=op, buffer=buf.ref, index=index, value=values[-1], compare=compare,
+                      result=result, loc=b.ctx.loc))
+    if result is None:
+        return Py(None)
+    return n.Load(ty=elem, var=result, loc=b.ctx.loc)
