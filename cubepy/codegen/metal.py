@@ -258,6 +258,12 @@ def emit_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
     """MSL source of a specialised kernel: a `kernel void` taking the buffers at
     [[buffer(i)]] (ABI order), the info struct as `constant` at [[buffer(len)]] and the
     position attributes."""
+    return generate_metal(kernel, abi, checked).source
+
+
+def generate_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled":
+    """The MSL of a specialised kernel (see emit_metal) with its entry name and needs."""
+    from .compiled import make_compiled
     dialect = MetalDialect()
     em = CEmitter(kernel, abi, checked, dialect)
     em.block(kernel.body)
@@ -293,6 +299,9 @@ def emit_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
         entry.append(f"threadgroup {elem} {em.buffer(s.buffer)}[{s.size}];")
     entry += em.prologue
     entry += scalar_locals(kernel, abi, em)
-    return render("metal.j2", name=entry_name(kernel.name, TARGET),
-                  cube_dim=kernel.cube_dim, fields=fields, helpers=em.prelude.helpers,
-                  params=params, entry=["    " + e for e in entry], body=em.lines, checked=checked)
+    name = entry_name(kernel.name, TARGET)
+    source = render("metal.j2", name=name,
+                    cube_dim=kernel.cube_dim, fields=fields, helpers=em.prelude.helpers,
+                    params=params, entry=["    " + e for e in entry], body=em.lines,
+                    checked=checked)
+    return make_compiled(TARGET, kernel, abi, source, name)

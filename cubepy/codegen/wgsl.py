@@ -23,6 +23,7 @@ from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.visit import child_exprs, walk_all_exprs, walk_stmts
+from .compiled import Compiled, kernel_features, make_compiled
 from .names import Namer, comment_text, field_name, numbered, source_line
 from .reserved import WGSL_HELPER_LOCALS
 from .skeleton import render
@@ -49,7 +50,14 @@ _ATOMIC_TYPES = ("i32", "u32", "f32")
 
 def emit_wgsl(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
     """WGSL source for a specialised, legalised kernel with launch ABI `abi`."""
-    return _WgslEmitter(kernel, abi, checked).render()
+    return generate_wgsl(kernel, abi, checked).source
+
+
+def generate_wgsl(kernel: n.Kernel, abi: KernelABI, checked: bool) -> Compiled:
+    """The WGSL of a specialised kernel (see emit_wgsl) with the device features it needs
+    and a `render(promote)` that declares the bindings in `promote` read_write (for
+    launches binding one buffer to a read-only and a written parameter)."""
+    return _WgslEmitter(kernel, abi, checked).compiled()
 
 
 class _WgslEmitter:
@@ -406,7 +414,25 @@ class _WgslEmitter:
         types |= {s.var.ty for s in walk_stmts(k.body) if hasattr(s, "var")}
         return any(t.name == "f16" for t in types)
 
-    def render(self) -> str:
+    def compiled(self) -> Compiled:
+        """Walks the kernel once; the record re-renders only the skeleton."""
+        context = self.context()
+        uses_subgroups = bool(self.positions & {"plane_dim", "unit_pos_plane"}) or any(
+            isinstance(e, n.Plane) for e in walk_all_exprs(self.kernel.body))
+        features = kernel_features(self.kernel) - {"subgroups", "f16"}
+        features |= {"f16"} if context["enable_f16"] else set()
+        features |= {"subgroups"} if uses_subgroups else set()
+
+        def render_promoted(promote: frozenset[int]) -> str:
+            buffers = [dict(b, access="read_write") if b["binding"] in promote else b
+                       for b in context["buffers"]]
+            return render("wgsl.j2", **dict(context, buffers=buffers))
+        return make_compiled(TARGET, self.kernel, self.abi, render("wgsl.j2", **context),
+                             "main", frozenset(features), bool_bytes=4,
+                             render=render_promoted)
+
+    def context(self) -> dict:
+        """Walks the kernel; the wgsl.j2 skeleton's context."""
         k = self.kernel
         for p in k.params:
             wgsl_type(p.dtype, k.loc)
@@ -428,8 +454,8 @@ class _WgslEmitter:
         shared = [{"name": self.buffers[("shared", s.buffer.name)].name, "size": s.size,
                    "store_type": self.buffers[("shared", s.buffer.name)].store_type}
                   for s in k.shared]
-        return render(
-            "wgsl.j2", enable_f16=self._uses_f16(), kernel_name=comment_text(k.name),
+        return dict(
+            enable_f16=self._uses_f16(), kernel_name=comment_text(k.name),
             checked=self.checked,
             buffers=buffers, info_fields=info_fields, info_binding=self.abi.info_binding,
             shared=shared, prelude=self.prelude.text(), cube_dim=k.cube_dim,

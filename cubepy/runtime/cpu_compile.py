@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..abi import KernelABI
+from ..codegen.compiled import Compiled, make_compiled
 from ..ir import nodes as ir
 from ..ir.types import DType
 from . import cpu_atomics, cpu_ops, cpu_plane
@@ -53,14 +54,30 @@ class CpuProgram:
     abi: KernelABI
 
 
-def compile_kernel(kernel: ir.Kernel, abi: KernelABI) -> CpuProgram:
-    """Compiles a specialised kernel (after passes) into a Python function."""
+ENTRY = "kernel_fn"
+
+
+def generate_numpy(kernel: ir.Kernel, abi: KernelABI, checked: bool = True) -> Compiled:
+    """The Python/numpy source of a specialised kernel (after passes), with the names it
+    runs with. Accesses are always bounds-checked on cpu, so `checked` changes nothing."""
     gen = _Gen(kernel, abi)
     source = gen.generate()
-    namespace = dict(gen.ns)
-    code = compile(source, f"<cubepy cpu {kernel.name}>", "exec")
+    return make_compiled("cpu", kernel, abi, source, ENTRY, namespace=gen.ns,
+                         positions=frozenset(gen.builtins))
+
+
+def load_program(compiled: Compiled, kernel: ir.Kernel, abi: KernelABI) -> CpuProgram:
+    """Runs generated numpy source (generate_numpy) into its kernel function."""
+    namespace = dict(compiled.namespace)
+    code = compile(compiled.source, f"<cubepy cpu {kernel.name}>", "exec")
     exec(code, namespace)
-    return CpuProgram(namespace["kernel_fn"], source, frozenset(gen.builtins), kernel, abi)
+    return CpuProgram(namespace[compiled.entry], compiled.source, compiled.positions,
+                      kernel, abi)
+
+
+def compile_kernel(kernel: ir.Kernel, abi: KernelABI) -> CpuProgram:
+    """Compiles a specialised kernel (after passes) into a Python function."""
+    return load_program(generate_numpy(kernel, abi), kernel, abi)
 
 
 def _has(block: ir.Block, kinds: tuple, into_loops: bool) -> bool:
