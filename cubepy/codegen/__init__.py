@@ -15,7 +15,7 @@ from .compiled import Compiled
 TARGETS = ("cuda", "wgsl", "metal")
 # Target -> "module:function" of its generator, imported on first use.
 _GENERATORS = {"cuda": "cuda:generate_cuda", "wgsl": "wgsl:generate_wgsl",
-               "metal": "metal:generate_metal", "cpu": "..runtime.cpu_compile:generate_numpy"}
+               "metal": "metal:generate_metal", "cpu": "numpy_gen:generate_numpy"}
 
 
 def generate(kernel: Kernel, target: str, abi: KernelABI, checked: bool) -> Compiled:
@@ -26,8 +26,7 @@ def generate(kernel: Kernel, target: str, abi: KernelABI, checked: bool) -> Comp
         raise ValueError(f"unknown target {target!r}: expected one of "
                          f"{', '.join(_GENERATORS)}")
     module, function = where.split(":")
-    return getattr(import_module(module if module.startswith("..") else f".{module}",
-                                 __name__), function)(kernel, abi, checked)
+    return getattr(import_module(f".{module}", __name__), function)(kernel, abi, checked)
 
 
 def emit(kernel: Kernel, target: str, abi: KernelABI, checked: bool) -> str:

@@ -1,7 +1,7 @@
 """The cpu runtime: runs kernels with numpy. It is the reference every GPU runtime is
 tested against.
 
-A kernel compiles (cpu_compile) into a Python function that runs all units of a batch
+A kernel compiles (codegen/numpy_gen.py) into a Python function that runs all units of a batch
 of cubes at once as numpy vectors. The grid runs in batches of whole cubes (cubes are
 independent, so running batches one after another is a valid schedule), each with at
 most `MAX_LANES` units.
@@ -25,7 +25,7 @@ from ..errors import LaunchError
 from ..ir import nodes as ir
 from ..ir.types import ALL_DTYPES, DType, bf16, f32, i32, i64, u32, u64
 from .base import Client, DeviceLimits, DeviceTensor
-from .cpu_compile import CpuProgram, generate_numpy, load_program
+from ..codegen.numpy_gen import CpuProgram, generate_numpy, load_program
 from .cpu_plane import PLANE_DIM
 
 MAX_LANES = 1 << 18  # units per batch: large enough to amortise Python, small for caches

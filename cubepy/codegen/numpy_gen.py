@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..abi import KernelABI
-from ..codegen.compiled import Compiled, make_compiled
 from ..ir import nodes as ir
 from ..ir.types import DType
-from . import cpu_atomics, cpu_ops, cpu_plane
+from ..runtime import cpu_atomics, cpu_ops, cpu_plane
+from .compiled import Compiled, make_compiled
 
 _ARITH = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
 _CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
