@@ -1,0 +1,288 @@
+"""The IR's operators as enums, with one table row per op: arity, result typing, how it
+folds, and its default spelling in each source-language family.
+
+The enums are `str`-valued, so an op compares equal to its IR name
+(`BinaryOp.ADD == "add"`): IR nodes, the IR text format and code that writes
+`op="add"` keep working. A target spells an op through `Target.spelling(op)`: its own
+override if it has one, else the family default below.
+
+Spellings: a string is the operator or function name in that family (`"+"`, `"expf"`,
+`"np.exp"`); `LOWERED` means the family's emitter writes the op as code of its own (a
+helper function, a compare-and-swap loop, NaN-aware min/max) rather than by a name;
+a missing family means the family lacks the op (the coverage test and
+`Target.supports_op` see it). Adding a math function: one `_math(...)` row below (plus a
+helper body in the numpy or WGSL helpers only where no builtin exists).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable, Iterator, Union
+
+from .types import DType, bool_
+
+LOWERED = "<lowered>"  # written as code by the family's emitter (see the module docstring)
+FAMILIES = ("c", "msl", "wgsl", "numpy")
+
+
+class BinaryOp(str, Enum):
+    ADD = "add"; SUB = "sub"; MUL = "mul"; DIV = "div"; FLOORDIV = "floordiv"  # noqa: E702
+    MOD = "mod"; POW = "pow"; BITAND = "bitand"; BITOR = "bitor"  # noqa: E702
+    BITXOR = "bitxor"; SHL = "shl"; SHR = "shr"; MAX = "max"; MIN = "min"  # noqa: E702
+
+    __str__ = str.__str__
+
+
+class CompareOp(str, Enum):
+    EQ = "eq"; NE = "ne"; LT = "lt"; LE = "le"; GT = "gt"; GE = "ge"  # noqa: E702
+
+    __str__ = str.__str__
+
+
+class UnaryOp(str, Enum):
+    NEG = "neg"; BITNOT = "bitnot"; NOT = "not"; ABS = "abs"  # noqa: E702
+
+    __str__ = str.__str__
+
+
+class LogicalOp(str, Enum):
+    AND = "and"; OR = "or"  # noqa: E702  (short-circuit)
+
+    __str__ = str.__str__
+
+
+class MathFn(str, Enum):
+    EXP = "exp"; EXP2 = "exp2"; LOG = "log"; LOG2 = "log2"; SQRT = "sqrt"  # noqa: E702
+    RSQRT = "rsqrt"; SIN = "sin"; COS = "cos"; TAN = "tan"; TANH = "tanh"  # noqa: E702
+    ASIN = "asin"; ACOS = "acos"; ATAN = "atan"; ATAN2 = "atan2"; SINH = "sinh"  # noqa: E702
+    COSH = "cosh"; POW = "pow"; HYPOT = "hypot"; FLOOR = "floor"; CEIL = "ceil"  # noqa: E702
+    ROUND = "round"; TRUNC = "trunc"; ERF = "erf"; FMA = "fma"; CLAMP = "clamp"  # noqa: E702
+    ISNAN = "isnan"; ISINF = "isinf"  # noqa: E702
+
+    __str__ = str.__str__
+
+
+class AtomicOp(str, Enum):
+    ADD = "add"; SUB = "sub"; MIN = "min"; MAX = "max"; AND = "and"; OR = "or"  # noqa: E702
+    XOR = "xor"; EXCHANGE = "exchange"; COMPARE_EXCHANGE = "compare_exchange"  # noqa: E702
+
+    __str__ = str.__str__
+
+
+class PlaneOp(str, Enum):
+    SUM = "sum"; PROD = "prod"; MIN = "min"; MAX = "max"; ALL = "all"; ANY = "any"  # noqa: E702
+    INCLUSIVE_SUM = "inclusive_sum"; EXCLUSIVE_SUM = "exclusive_sum"  # noqa: E702
+    BROADCAST = "broadcast"; SHUFFLE = "shuffle"; SHUFFLE_XOR = "shuffle_xor"  # noqa: E702
+    SHUFFLE_UP = "shuffle_up"; SHUFFLE_DOWN = "shuffle_down"  # noqa: E702
+
+    __str__ = str.__str__
+
+
+OpEnum = Union[BinaryOp, CompareOp, UnaryOp, LogicalOp, MathFn, AtomicOp, PlaneOp]
+KINDS: dict[str, type[Enum]] = {"binary": BinaryOp, "compare": CompareOp, "unary": UnaryOp,
+                                "logical": LogicalOp, "math": MathFn, "atomic": AtomicOp,
+                                "plane": PlaneOp}
+Spelling = Union[str, Callable]
+
+
+@dataclass(frozen=True)
+class OpInfo:
+    """One op's row: what it takes, what it gives, how it folds, how it is spelled."""
+
+    op: OpEnum
+    arity: int
+    typing: Callable[[list[DType]], DType]  # operand types -> result type
+    fold: Callable | None  # (op, result type, *constant values) -> value or NOFOLD
+    spell: Mapping[str, Spelling] = field(default_factory=dict)  # family -> spelling
+    takes_lane: bool = False  # plane ops with a lane, mask or delta argument
+
+    @property
+    def kind(self) -> str:
+        return next(k for k, cls in KINDS.items() if isinstance(self.op, cls))
+
+
+def _first(types: list[DType]) -> DType:
+    return types[0]
+
+
+def _boolean(types: list[DType]) -> DType:
+    return bool_
+
+
+def _first_float(types: list[DType]) -> DType:
+    return next((t for t in types if t.is_float), types[0])
+
+
+def _fold_binary(op, ty, a, b):
+    from .passes import consteval  # lazy: the passes import this module
+    return consteval.binary(str(op.value), ty, a, b)
+
+
+def _fold_unary(op, ty, a):
+    from .passes import consteval
+    return consteval.unary(str(op.value), ty, a)
+
+
+def _fold_compare(op, ty, a, b):
+    from .passes import consteval
+    return consteval.compare(str(op.value), a, b, ty)
+
+
+class _OpTable(Mapping):
+    """OPS: a mapping from every op enum member to its OpInfo. Members of different
+    enums that share a value ("max" is a binary, an atomic and a plane op) are kept
+    apart, which a plain dict keyed by str-valued enums could not do."""
+
+    def __init__(self, rows: list[OpInfo]):
+        self._rows = {(type(r.op), r.op.value): r for r in rows}
+
+    def __getitem__(self, op) -> OpInfo:
+        return self._rows[(type(op), op.value)]
+
+    def __iter__(self) -> Iterator[OpEnum]:
+        return (r.op for r in self._rows.values())
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+def _binary() -> list[OpInfo]:
+    c = {"add": "+", "sub": "-", "mul": "*", "div": "/", "bitand": "&", "bitor": "|",
+         "bitxor": "^", "shl": "<<", "shr": ">>"}
+    wgsl = {"add": "+", "sub": "-", "mul": "*", "div": "/", "bitand": "&", "bitor": "|",
+            "bitxor": "^"}
+    numpy = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
+    rows = []
+    for op in BinaryOp:
+        v = op.value
+        rows.append(OpInfo(op, 2, _first, _fold_binary, {
+            "c": c.get(v, LOWERED), "msl": c.get(v, LOWERED),
+            "wgsl": wgsl.get(v, LOWERED), "numpy": numpy.get(v, LOWERED)}))
+    return rows
+
+
+def _compare() -> list[OpInfo]:
+    sym = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+    return [OpInfo(op, 2, _boolean, _fold_compare, {f: sym[op.value] for f in FAMILIES})
+            for op in CompareOp]
+
+
+def _unary() -> list[OpInfo]:
+    c = {"neg": "-", "bitnot": "~", "not": "!", "abs": LOWERED}
+    numpy = {"neg": "-", "bitnot": "~", "not": LOWERED, "abs": LOWERED}
+    return [OpInfo(op, 1, _boolean if op is UnaryOp.NOT else _first, _fold_unary,
+                   {"c": c[op.value], "msl": c[op.value], "wgsl": c[op.value],
+                    "numpy": numpy[op.value]}) for op in UnaryOp]
+
+
+def _logical() -> list[OpInfo]:
+    sym = {"and": "&&", "or": "||"}
+    return [OpInfo(op, 2, _boolean, None, {"c": sym[op.value], "msl": sym[op.value],
+                                           "wgsl": sym[op.value], "numpy": LOWERED})
+            for op in LogicalOp]
+
+
+def _math(op: MathFn, arity: int, c: str, msl: str, wgsl: str, numpy: str) -> OpInfo:
+    """One math function: its C (single-precision name; double drops the `f`), MSL,
+    WGSL and numpy spellings."""
+    typing = _boolean if op in (MathFn.ISNAN, MathFn.ISINF) else _first_float
+    return OpInfo(op, arity, typing, None, {"c": c, "msl": msl, "wgsl": wgsl, "numpy": numpy})
+
+
+_M = MathFn
+_MATH_ROWS = [
+    _math(_M.EXP, 1, "expf", "exp", "exp", "np.exp"),
+    _math(_M.EXP2, 1, "exp2f", "exp2", "exp2", "np.exp2"),
+    _math(_M.LOG, 1, "logf", "log", "log", "np.log"),
+    _math(_M.LOG2, 1, "log2f", "log2", "log2", "np.log2"),
+    _math(_M.SQRT, 1, "sqrtf", "sqrt", "sqrt", "np.sqrt"),
+    _math(_M.RSQRT, 1, "rsqrtf", "rsqrt", "inverseSqrt", "_ops.rsqrt"),
+    _math(_M.SIN, 1, "sinf", "sin", "sin", "np.sin"),
+    _math(_M.COS, 1, "cosf", "cos", "cos", "np.cos"),
+    _math(_M.TAN, 1, "tanf", "tan", "tan", "np.tan"),
+    _math(_M.TANH, 1, "tanhf", "tanh", "tanh", "np.tanh"),
+    _math(_M.ASIN, 1, "asinf", "asin", "asin", "np.arcsin"),
+    _math(_M.ACOS, 1, "acosf", "acos", "acos", "np.arccos"),
+    _math(_M.ATAN, 1, "atanf", "atan", "atan", "np.arctan"),
+    _math(_M.ATAN2, 2, "atan2f", "atan2", "atan2", "np.arctan2"),
+    _math(_M.SINH, 1, "sinhf", "sinh", "sinh", "np.sinh"),
+    _math(_M.COSH, 1, "coshf", "cosh", "cosh", "np.cosh"),
+    _math(_M.POW, 2, "powf", "pow", LOWERED, "np.power"),  # WGSL: a prelude helper
+    _math(_M.HYPOT, 2, "hypotf", LOWERED, LOWERED, "np.hypot"),
+    _math(_M.FLOOR, 1, "floorf", "floor", "floor", "np.floor"),
+    _math(_M.CEIL, 1, "ceilf", "ceil", "ceil", "np.ceil"),
+    # half to even everywhere (C's roundf rounds halves away from zero)
+    _math(_M.ROUND, 1, "rintf", "rint", "round", "np.rint"),
+    _math(_M.TRUNC, 1, "truncf", "trunc", "trunc", "np.trunc"),
+    _math(_M.ERF, 1, "erff", LOWERED, LOWERED, "_ops.erf"),
+    _math(_M.FMA, 3, "fmaf", "fma", "fma", "_ops.fma"),
+    _math(_M.CLAMP, 3, LOWERED, LOWERED, "clamp", "_ops.clamp"),
+    _math(_M.ISNAN, 1, "isnan", "isnan", LOWERED, "np.isnan"),
+    _math(_M.ISINF, 1, "isinf", "isinf", LOWERED, "np.isinf"),
+]
+
+
+def _atomic() -> list[OpInfo]:
+    c = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
+         "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor", "exchange": "atomicExch",
+         "compare_exchange": "atomicCAS"}
+    msl = {v: f"atomic_fetch_{v}_explicit" for v in ("add", "sub", "min", "max", "and",
+                                                       "or", "xor")}
+    msl.update(exchange="atomic_exchange_explicit",
+               compare_exchange="atomic_compare_exchange_weak_explicit")
+    wgsl = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
+            "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor",
+            "exchange": "atomicExchange", "compare_exchange": LOWERED}
+    numpy = {"add": "np.add", "sub": "np.subtract", "min": "np.minimum",
+             "max": "np.maximum", "and": "np.bitwise_and", "or": "np.bitwise_or",
+             "xor": "np.bitwise_xor", "exchange": LOWERED, "compare_exchange": LOWERED}
+    return [OpInfo(op, 3 if op is AtomicOp.COMPARE_EXCHANGE else 2, _first, None,
+                   {"c": c[op.value], "msl": msl[op.value], "wgsl": wgsl[op.value],
+                    "numpy": numpy[op.value]}) for op in AtomicOp]
+
+
+_LANE_OPS = frozenset({PlaneOp.BROADCAST, PlaneOp.SHUFFLE, PlaneOp.SHUFFLE_XOR,
+                       PlaneOp.SHUFFLE_UP, PlaneOp.SHUFFLE_DOWN})
+
+
+def _plane() -> list[OpInfo]:
+    # CUDA: shuffles are intrinsics, reductions and scans cooperative-groups calls
+    c = {"broadcast": "__shfl_sync", "shuffle": "__shfl_sync",
+         "shuffle_xor": "__shfl_xor_sync", "shuffle_up": "__shfl_up_sync",
+         "shuffle_down": "__shfl_down_sync"}
+    msl = {"sum": "simd_sum", "prod": "simd_product", "min": "simd_min", "max": "simd_max",
+           "all": "simd_all", "any": "simd_any",
+           "inclusive_sum": "simd_prefix_inclusive_sum",
+           "exclusive_sum": "simd_prefix_exclusive_sum", "broadcast": "simd_broadcast",
+           "shuffle": "simd_shuffle", "shuffle_xor": "simd_shuffle_xor",
+           "shuffle_up": "simd_shuffle_up", "shuffle_down": "simd_shuffle_down"}
+    wgsl = {"sum": "subgroupAdd", "prod": "subgroupMul", "min": "subgroupMin",
+            "max": "subgroupMax", "all": "subgroupAll", "any": "subgroupAny",
+            "inclusive_sum": "subgroupInclusiveAdd", "exclusive_sum": "subgroupExclusiveAdd",
+            "broadcast": "subgroupBroadcast", "shuffle": "subgroupShuffle",
+            "shuffle_xor": "subgroupShuffleXor", "shuffle_up": "subgroupShuffleUp",
+            "shuffle_down": "subgroupShuffleDown"}
+    return [OpInfo(op, 2 if op in _LANE_OPS else 1, _first, None,
+                   {"c": c.get(op.value, LOWERED), "msl": msl[op.value],
+                    "wgsl": wgsl[op.value], "numpy": LOWERED}, takes_lane=op in _LANE_OPS)
+            for op in PlaneOp]
+
+
+OPS: Mapping = _OpTable(_binary() + _compare() + _unary() + _logical() + _MATH_ROWS
+                        + _atomic() + _plane())
+
+
+def info(op, kind: str | None = None) -> OpInfo:
+    """The table row of `op`: an enum member, or an IR op name with its `kind`
+    ("binary", "compare", "unary", "logical", "math", "atomic", "plane")."""
+    if kind is not None:
+        op = KINDS[kind](op)
+    elif not isinstance(op, Enum):
+        raise TypeError(f"info({op!r}): a bare op name needs its kind, e.g. kind='binary'")
+    return OPS[op]
+
+
+def ops_of(kind: str) -> tuple[OpEnum, ...]:
+    """Every op of one kind, in table order."""
+    return tuple(KINDS[kind])

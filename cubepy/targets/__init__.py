@@ -1,0 +1,188 @@
+"""The target registry: one `Target` record per code-generation target, holding
+everything the compiler needs to know about it (element types, atomics, plane
+operations, line sizes, shared memory, launch ABI, reserved names, op spellings, its
+emitter and the runtimes that run its code).
+
+The frontend, passes, ABI, code generators, runtimes, CLI and `cubepy info` read this
+registry; none keeps its own list of targets or capabilities. Emitters are named by
+dotted path and imported on first use, so importing the registry imports no code
+generator and no runtime.
+
+A new target is one `register(Target(...))` (see docs/ARCHITECTURE.md, "Adding a
+C-like target"); tests register toy targets inside `with registered(target):`.
+"""
+from __future__ import annotations
+
+import importlib
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Iterator, Mapping, Union
+
+from ..errors import OptionError
+from ..ir.ops import LOWERED, OPS, AtomicOp, OpInfo, PlaneOp, Spelling
+from ..ir.types import ALL_DTYPES
+
+Emitter = Union[str, Callable]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one code-generation target supports, and how it is spelled and emitted."""
+
+    name: str  # "cuda", "wgsl", "metal", "cpu"
+    title: str  # for messages: "CUDA", "WGSL", "Metal", "the cpu runtime"
+    family: str  # spelling family of types and ops: "c", "msl", "wgsl", "numpy"
+    short: str  # a two-letter tag (explore's line links)
+    lexer: str  # pygments lexer of its source (explore)
+    shows_source: bool  # Kernel.source(), `cubepy emit` and explore offer its source
+    dtypes: frozenset[str]  # element types it has (DType names)
+    replacements: Mapping[str, str]  # a missing type -> the advice in the error message
+    atomic_dtypes: Mapping[str, frozenset[str]]  # atomic op -> element types
+    plane_ops: frozenset[str]
+    plane_dtypes: frozenset[str]  # (all/any take bool; shuffles also move bools)
+    line_sizes: tuple[int, ...]
+    bool_storage_bytes: int  # bytes of one bool element in a buffer
+    default_shared_bytes: int  # shared memory per cube when the device does not say
+    needs_cube_count: bool  # the launch ABI passes the cube count (WGSL has no builtin)
+    reserved: frozenset[str]  # identifiers a user name may not keep in its source
+    emitter: Emitter  # "module:function" (imported on first use) or a callable:
+    # fn(kernel, abi, checked) -> source (or a codegen Compiled record)
+    runtimes: tuple[str, ...]  # runtimes that run its code
+    op_overrides: Mapping[str, Spelling] = field(default_factory=dict)  # "kind.op" -> spelling
+    unroll_pragma: str = ""  # written before a loop marked unroll ("#pragma unroll")
+
+    def spelling(self, op) -> Spelling | None:
+        """How this target spells `op` (an ir.ops enum member): its override, else its
+        family's default; None when neither exists."""
+        row: OpInfo = OPS[op]
+        key = f"{row.kind}.{op.value}"
+        if key in self.op_overrides:
+            return self.op_overrides[key]
+        return row.spell.get(self.family)
+
+    def supports_op(self, op) -> bool:
+        """Whether kernels using `op` can be generated for this target."""
+        if isinstance(op, AtomicOp):
+            return bool(self.atomic_dtypes.get(op.value))
+        if isinstance(op, PlaneOp):
+            return op.value in self.plane_ops
+        return self.spelling(op) is not None
+
+    def supports_dtype(self, name: str) -> bool:
+        return name in self.dtypes
+
+    def emit_function(self) -> Callable:
+        """The emitter as a callable (importing its module on first use)."""
+        if callable(self.emitter):
+            return self.emitter
+        module, _, fn = self.emitter.partition(":")
+        return getattr(importlib.import_module(module), fn)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+_REGISTRY: dict[str, Target] = {}
+
+
+def register(target: Target, *, replace: bool = False) -> Target:
+    """Adds `target` to the registry (ValueError if its name is taken, unless
+    `replace`)."""
+    if target.name in _REGISTRY and not replace:
+        raise ValueError(f"target {target.name!r} is already registered")
+    _REGISTRY[target.name] = target
+    return target
+
+
+def unregister(name: str) -> None:
+    """Removes the target called `name` (KeyError if there is none)."""
+    del _REGISTRY[name]
+
+
+@contextmanager
+def registered(target: Target) -> Iterator[Target]:
+    """Registers `target` for the duration of the block (tests' toy targets)."""
+    previous = _REGISTRY.get(target.name)
+    register(target, replace=True)
+    try:
+        yield target
+    finally:
+        if previous is None:
+            _REGISTRY.pop(target.name, None)
+        else:
+            _REGISTRY[target.name] = previous
+
+
+def get_target(name: str) -> Target:
+    """The target called `name`; an OptionError listing the registered ones otherwise."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise OptionError(f"unknown target {name!r}: expected one of "
+                          f"{', '.join(_REGISTRY)}") from None
+
+
+def all_targets() -> tuple[Target, ...]:
+    """Every registered target, in registration order (cuda, wgsl, metal, cpu first)."""
+    return tuple(_REGISTRY.values())
+
+
+def target_names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+def source_targets() -> tuple[str, ...]:
+    """The targets whose generated source the user can see (`shows_source`)."""
+    return tuple(t.name for t in _REGISTRY.values() if t.shows_source)
+
+
+def targets_for_runtime(runtime: str) -> tuple[Target, ...]:
+    """The targets whose code `runtime` runs."""
+    return tuple(t for t in _REGISTRY.values() if runtime in t.runtimes)
+
+
+# -- shared values of the built-in records ---------------------------------------------
+
+ALL_TYPE_NAMES = frozenset(t.name for t in ALL_DTYPES)
+INTS32 = frozenset({"i32", "u32"})
+# Atomic ops an f32 element supports on every built-in target (native or a CAS loop).
+ATOMIC_FLOAT_OPS = ("add", "sub", "exchange", "min", "max")
+STANDARD_ATOMICS: Mapping[str, frozenset[str]] = MappingProxyType({
+    op.value: INTS32 | ({"f32"} if op.value in ATOMIC_FLOAT_OPS else set())
+    for op in AtomicOp})
+ALL_PLANE_OPS = frozenset(op.value for op in PlaneOp)
+STANDARD_PLANE_DTYPES = frozenset({"i32", "u32", "f32", "f16", "bool"})
+STANDARD_LINE_SIZES = (1, 2, 4, 8)
+DEFAULT_SHARED_BYTES = 48 * 1024
+
+
+@dataclass(frozen=True)
+class Portable:
+    """What the target-independent frontend allows: the capabilities every built-in
+    target shares. Frozen at import, so registering a toy target cannot change what
+    the frontend accepts."""
+
+    atomic_dtypes: Mapping[str, frozenset[str]]
+    plane_ops: frozenset[str]
+    plane_dtypes: frozenset[str]
+    line_sizes: tuple[int, ...]
+
+
+def _portable(targets: tuple[Target, ...]) -> Portable:
+    atomics = {op.value: frozenset.intersection(*(t.atomic_dtypes.get(op.value, frozenset())
+                                                 for t in targets)) for op in AtomicOp}
+    sizes = set.intersection(*(set(t.line_sizes) for t in targets))
+    return Portable(MappingProxyType(atomics),
+                    frozenset.intersection(*(t.plane_ops for t in targets)),
+                    frozenset.intersection(*(t.plane_dtypes for t in targets)),
+                    tuple(sorted(sizes)))
+
+
+from . import cuda, wgsl, metal, cpu  # noqa: E402,F401  (registers the built-in targets)
+
+PORTABLE: Portable = _portable(all_targets())
+
+__all__ = ["Target", "register", "unregister", "registered", "get_target", "all_targets",
+           "target_names", "source_targets", "targets_for_runtime", "PORTABLE", "Portable",
+           "LOWERED"]

@@ -1,0 +1,16 @@
+"""The Metal Shading Language target (MSL 3.x): source only, no runtime here."""
+from __future__ import annotations
+
+from ..codegen.reserved import BY_TARGET
+from . import (ALL_PLANE_OPS, ALL_TYPE_NAMES, DEFAULT_SHARED_BYTES, STANDARD_ATOMICS,
+               STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, Target, register)
+
+METAL = register(Target(
+    name="metal", title="Metal", family="msl", short="mt", lexer="metal", shows_source=True,
+    dtypes=ALL_TYPE_NAMES - {"f64"}, replacements={"f64": "f32"},
+    atomic_dtypes=STANDARD_ATOMICS, plane_ops=ALL_PLANE_OPS,
+    plane_dtypes=STANDARD_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,
+    bool_storage_bytes=1, default_shared_bytes=DEFAULT_SHARED_BYTES,
+    needs_cube_count=False, reserved=BY_TARGET["metal"],
+    emitter="cubepy.codegen.metal:emit_metal", runtimes=(),
+))

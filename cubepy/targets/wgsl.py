@@ -1,0 +1,18 @@
+"""The WGSL target, run by the wgpu runtime. WGSL has no 64-bit or bfloat16 types and
+no cube-count builtin (the launch ABI passes it); a bool buffer element is a u32."""
+from __future__ import annotations
+
+from ..codegen.reserved import BY_TARGET
+from . import (ALL_PLANE_OPS, DEFAULT_SHARED_BYTES, STANDARD_ATOMICS, STANDARD_LINE_SIZES,
+               STANDARD_PLANE_DTYPES, Target, register)
+
+WGSL = register(Target(
+    name="wgsl", title="WGSL", family="wgsl", short="wg", lexer="wgsl", shows_source=True,
+    dtypes=frozenset({"f16", "f32", "i32", "u32", "bool"}),
+    replacements={"f64": "f32", "i64": "i32", "u64": "u32", "bf16": "f32 or f16"},
+    atomic_dtypes=STANDARD_ATOMICS, plane_ops=ALL_PLANE_OPS,
+    plane_dtypes=STANDARD_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,
+    bool_storage_bytes=4, default_shared_bytes=DEFAULT_SHARED_BYTES,
+    needs_cube_count=True, reserved=BY_TARGET["wgsl"],
+    emitter="cubepy.codegen.wgsl:emit_wgsl", runtimes=("wgpu",),
+))
