@@ -407,8 +407,9 @@ def _compile_spec(parsed: ParsedFunction, spec: Specialization, target: str,
     """Builds, runs the passes and generates the code of one specialisation (once: the
     runtimes take the generated record)."""
     kernel = run_pipeline(build_kernel(parsed, spec), target)
-    abi = compute_abi(kernel, checked, needs_cube_count=(target == "wgsl"))
     from .codegen import generate
+    from .targets import get_target
+    abi = compute_abi(kernel, checked, needs_cube_count=get_target(target).needs_cube_count)
     return Specialised(kernel, abi, generate(kernel, target, abi, checked), checked)
 
 

@@ -61,7 +61,7 @@ def test_generate_returns_a_record_with_the_entry_and_bindings(target):
 
 def test_unknown_target_names_the_known_ones():
     entry = _specialised(corpus.axpy, "cuda", Float=f32)
-    with pytest.raises(ValueError, match="cuda, wgsl, metal, cpu"):
+    with pytest.raises(cubepy.OptionError, match="cuda, wgsl, metal, cpu"):
         generate(entry.kernel, "ptx", entry.abi, True)
 
 
@@ -144,3 +144,21 @@ def test_cpu_runs_the_records_source(monkeypatch):
     twice.launch(cpu, 1, 64, x, out)
     np.testing.assert_array_equal(out.numpy(), np.full(64, 5, np.uint32))
     assert entry.executables[cpu].source == changed
+
+
+def test_a_registered_target_without_a_record_generator_gets_one():
+    """A target whose emitter returns source text (a toy target) still yields a record."""
+    from cubepy.targets import get_target, registered
+    calls = []
+
+    def toy_emit(kernel, abi, checked):
+        calls.append(checked)
+        return "// toy\n" + emit(kernel, "cuda", abi, checked)
+
+    toy = dataclasses.replace(get_target("cuda"), name="toyc", emitter=toy_emit)
+    entry = _specialised(corpus.axpy, "cuda", Float=f32)
+    with registered(toy):
+        record = generate(entry.kernel, "toyc", entry.abi, False)
+    assert calls == [False] and record.target == "toyc"
+    assert record.source.startswith("// toy\n") and record.entry == "axpy"
+    assert record.bindings == entry.abi.buffers and record.render is None

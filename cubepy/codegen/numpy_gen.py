@@ -26,19 +26,29 @@ import numpy as np
 
 from ..abi import KernelABI
 from ..ir import nodes as ir
+from ..ir.dtype_facts import wrap
+from ..ir.ops import LOWERED, ops_of
 from ..ir.types import DType
+from ..targets import get_target
 from ..runtime import cpu_atomics, cpu_ops, cpu_plane
 from .compiled import Compiled, make_compiled
 
-_ARITH = {"add": "+", "sub": "-", "mul": "*", "bitand": "&", "bitor": "|", "bitxor": "^"}
-_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_MATH = {"exp": "np.exp", "exp2": "np.exp2", "log": "np.log", "log2": "np.log2",
-         "sqrt": "np.sqrt", "rsqrt": "_ops.rsqrt", "sin": "np.sin", "cos": "np.cos",
-         "tan": "np.tan", "tanh": "np.tanh", "asin": "np.arcsin", "acos": "np.arccos",
-         "atan": "np.arctan", "atan2": "np.arctan2", "sinh": "np.sinh", "cosh": "np.cosh",
-         "pow": "np.power", "hypot": "np.hypot", "floor": "np.floor", "ceil": "np.ceil",
-         "round": "np.rint", "trunc": "np.trunc", "erf": "_ops.erf", "fma": "_ops.fma",
-         "clamp": "_ops.clamp", "isnan": "np.isnan", "isinf": "np.isinf"}
+
+def _spellings(kind: str) -> dict[str, str]:
+    """IR op name -> numpy spelling, for the ops of `kind` numpy has by name (the rest
+    are written as code here or in cpu_ops)."""
+    target = get_target("cpu")
+    found = {}
+    for op in ops_of(kind):
+        spelling = target.spelling(op)
+        if isinstance(spelling, str) and spelling != LOWERED:
+            found[op.value] = spelling
+    return found
+
+
+_ARITH = _spellings("binary")  # add sub mul bitand bitor bitxor: Python operators
+_CMP = _spellings("compare")
+_MATH = _spellings("math")
 _HOIST_EVERY = 24  # expression nesting depth at which subtrees go into temporaries
 MAX_INDENT = 80  # block depth of the generated Python past which ifs run unguarded
 
@@ -94,11 +104,7 @@ def _has(block: ir.Block, kinds: tuple, into_loops: bool) -> bool:
     return False
 
 
-def _wrap_int(value: int, dtype: DType) -> int:
-    v = int(value) & ((1 << dtype.bits) - 1)
-    if dtype.kind == "int" and v >= 1 << (dtype.bits - 1):
-        v -= 1 << dtype.bits
-    return v
+_wrap_int = wrap  # (the name tests and the old cpu_compile path know)
 
 
 class _Gen:
@@ -197,7 +203,7 @@ class _Gen:
             if t.is_bool:
                 self.ns[name] = np.bool_(bool(value))
             elif t.is_int:
-                self.ns[name] = t.numpy.type(_wrap_int(value, t))
+                self.ns[name] = t.numpy.type(wrap(value, t))
             else:
                 self.ns[name] = t.numpy.type(float(value))
         return name
