@@ -14,12 +14,14 @@ from __future__ import annotations
 from typing import Optional
 
 from ..abi import MAX_RANK, KernelABI
-from ..errors import compile_error
+from ..errors import OptionError, compile_error
 from ..ir import nodes as n
 from ..ir.types import DType, bool_, u32, u64
 from ..ir.visit import walk_stmts
+from ..targets import get_target
 from .clike_dialect import Dialect, Prelude  # noqa: F401  (re-exported)
-from .names import Namer, comment_text, field_name, source_line
+from .names import Namer, field_name
+from .walker import BracedWalker
 
 # C operator precedence (higher binds tighter).
 PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = (
@@ -30,23 +32,20 @@ BITWISE = {"bitand": ("&", BAND), "bitor": ("|", BOR), "bitxor": ("^", BXOR)}
 COMPARE = {"eq": ("==", EQ), "ne": ("!=", EQ), "lt": ("<", REL), "le": ("<=", REL),
            "gt": (">", REL), "ge": (">=", REL)}
 
-INDENT = "    "
 BASIC_BUILTINS = frozenset(f"{kind}_{axis}" for kind in ("unit_pos", "cube_pos", "cube_count")
                            for axis in "xyz")
 
 
-class CEmitter:
+class CEmitter(BracedWalker):
     """Writes the body of one kernel as C-like statements for a `Dialect`."""
 
     def __init__(self, kernel: n.Kernel, abi: KernelABI, checked: bool, dialect: Dialect):
+        super().__init__()
         self.kernel = kernel
         self.abi = abi
         self.checked = checked
         self.d = dialect
         self.prelude = Prelude()
-        self.lines: list[str] = []
-        self.depth = 1
-        self._last_line: tuple[str, int] | None = None
         self._counter = 0
         self._names = Namer(dialect.name, dialect.reserved)  # (space, ir name) -> C name
         self.shared_size = {s.buffer.name: s.size for s in kernel.shared}
@@ -84,50 +83,22 @@ class CEmitter:
         return f"info.{field_name(self.abi, self.d.name, kind, param)}"
 
     # ------------------------------------------------------------------ statements
-    def emit_line(self, text: str) -> None:
-        self.lines.append(INDENT * self.depth + text)
+    # (walking, source comments, comments, if/while/break/continue/terminate: walker.py)
+    def condition(self, e: n.Expr) -> str:
+        return self.expr(e)
 
-    def source_comment(self, loc: n.Loc) -> None:
-        """`// 14: <python line>` before the first statement of each source line."""
-        if loc.lineno <= 0:
-            return
-        key = (loc.filename, loc.lineno)
-        if key == self._last_line:
-            return
-        self._last_line = key
-        text = source_line(loc.filename, loc.lineno)
-        self.emit_line(f"// {loc.lineno}: {text}" if text else f"// line {loc.lineno}")
+    def unsupported(self, s: n.Stmt) -> None:
+        compile_error(s.loc, f"the {self.d.name} code generator does not support "
+                             f"{type(s).__name__} statements")
 
-    def block(self, block: n.Block) -> None:
-        for stmt in block.stmts:
-            self.stmt(stmt)
-
-    def nested(self, block: n.Block) -> None:
-        self.depth += 1
-        self.block(block)
-        self.depth -= 1
-
-    def stmt(self, s: n.Stmt) -> None:
-        if not isinstance(s, n.Comment):
-            self.source_comment(s.loc)
-        method = getattr(self, "_stmt_" + type(s).__name__, None)
-        if method is None:
-            compile_error(s.loc, f"the {self.d.name} code generator does not support "
-                                 f"{type(s).__name__} statements")
-        method(s)
-
-    def _stmt_Comment(self, s: n.Comment) -> None:
-        for line in s.text.splitlines() or [""]:
-            self.emit_line(f"// {comment_text(line)}".rstrip())
-
-    def _stmt_Declare(self, s: n.Declare) -> None:
+    def stmt_declare(self, s: n.Declare) -> None:
         zero, _ = self.d.literal(False if s.var.ty is bool_ else 0, s.var.ty)
-        self.emit_line(f"{self.d.type_name(s.var.ty)} {self.var(s.var)} = {zero};")
+        self.line(f"{self.d.type_name(s.var.ty)} {self.var(s.var)} = {zero};")
 
-    def _stmt_Assign(self, s: n.Assign) -> None:
+    def stmt_assign(self, s: n.Assign) -> None:
         value = self.expr(s.value)
         if s.declare:
-            self.emit_line(f"{self.d.type_name(s.var.ty)} {self.var(s.var)} = {value};")
+            self.line(f"{self.d.type_name(s.var.ty)} {self.var(s.var)} = {value};")
             return
         name = self.var(s.var)
         if value == name:
@@ -137,11 +108,11 @@ class CEmitter:
         if isinstance(v, n.Binary) and isinstance(v.lhs, n.Load) and v.lhs.var == s.var \
                 and v.op in ("add", "sub", "mul") and not _is_signed_int(v.ty):
             op = ARITH[v.op][0]
-            self.emit_line(f"{name} {op}= {self.expr(v.rhs)};")
+            self.line(f"{name} {op}= {self.expr(v.rhs)};")
             return
-        self.emit_line(f"{name} = {value};")
+        self.line(f"{name} = {value};")
 
-    def _stmt_Store(self, s: n.Store) -> None:
+    def stmt_store(self, s: n.Store) -> None:
         buf = self.buffer(s.buffer)
         index = self.expr(s.index)
         value = self.expr(s.value)
@@ -152,15 +123,15 @@ class CEmitter:
             line = f"{ptr} = {value};"
         cond = self.bounds_check(s.buffer, s.index)
         if cond is None:
-            self.emit_line(line)
+            self.line(line)
         else:
-            self.emit_line(f"if ({cond}) {{")
+            self.line(f"if ({cond}) {{")
             self.depth += 1
-            self.emit_line(line)
+            self.line(line)
             self.depth -= 1
-            self.emit_line("}")
+            self.line("}")
 
-    def _stmt_AtomicOp(self, s: n.AtomicOp) -> None:
+    def stmt_atomicop(self, s: n.AtomicOp) -> None:
         ptr = f"&{self.buffer(s.buffer)}[{self.expr(s.index)}]"
         value = self.expr(s.value)
         compare = self.expr(s.compare) if s.compare is not None else None
@@ -168,36 +139,22 @@ class CEmitter:
         cond = self.bounds_check(s.buffer, s.index)
         if s.result is None:
             if cond is None:
-                self.emit_line(f"{call};")
+                self.line(f"{call};")
             else:
-                self.emit_line(f"if ({cond}) {{")
+                self.line(f"if ({cond}) {{")
                 self.depth += 1
-                self.emit_line(f"{call};")
+                self.line(f"{call};")
                 self.depth -= 1
-                self.emit_line("}")
+                self.line("}")
             return
         target = self.var(s.result)
         if cond is None:
-            self.emit_line(f"{target} = {call};")
+            self.line(f"{target} = {call};")
         else:  # the conditional evaluates the atomic only when in range
             zero, _ = self.d.literal(0, s.result.ty)
-            self.emit_line(f"{target} = {cond} ? {call} : {zero};")
+            self.line(f"{target} = {cond} ? {call} : {zero};")
 
-    def _stmt_If(self, s: n.If) -> None:
-        self.emit_line(f"if ({self.expr(s.cond)}) {{")
-        self.nested(s.then)
-        orelse = s.orelse
-        while len(orelse.stmts) == 1 and isinstance(orelse.stmts[0], n.If):
-            inner = orelse.stmts[0]  # elif chain
-            self.emit_line(f"}} else if ({self.expr(inner.cond)}) {{")
-            self.nested(inner.then)
-            orelse = inner.orelse
-        if orelse.stmts:
-            self.emit_line("} else {")
-            self.nested(orelse)
-        self.emit_line("}")
-
-    def _stmt_For(self, s: n.For) -> None:
+    def stmt_for(self, s: n.For) -> None:
         ty = s.var.ty
         name = self.var(s.var)
         assigned = _assigned_vars(s.body)
@@ -225,11 +182,11 @@ class CEmitter:
             else:
                 cond = f"{name} < {stop}"
             incr = f"{name} += {step}"
-        if s.unroll and self.d.name == "cuda":
-            self.emit_line("#pragma unroll")
-        self.emit_line(f"for ({self.d.type_name(ty)} {name} = {start}; {cond}; {incr}) {{")
+        if s.unroll and _unroll_pragma(self.d.name):
+            self.line(_unroll_pragma(self.d.name))
+        self.line(f"for ({self.d.type_name(ty)} {name} = {start}; {cond}; {incr}) {{")
         self.nested(s.body)
-        self.emit_line("}")
+        self.line("}")
 
     def _loop_bound(self, e: n.Expr, assigned: set[str], stem: str) -> str:
         """The text of a range bound; hoisted into a constant unless it cannot change
@@ -238,25 +195,11 @@ class CEmitter:
         if _invariant(e, assigned):
             return text
         tmp = self.fresh(stem)
-        self.emit_line(f"const {self.d.type_name(e.ty)} {tmp} = {self.expr(e)};")
+        self.line(f"const {self.d.type_name(e.ty)} {tmp} = {self.expr(e)};")
         return tmp
 
-    def _stmt_While(self, s: n.While) -> None:
-        self.emit_line(f"while ({self.expr(s.cond)}) {{")
-        self.nested(s.body)
-        self.emit_line("}")
-
-    def _stmt_Break(self, s: n.Break) -> None:
-        self.emit_line("break;")
-
-    def _stmt_Continue(self, s: n.Continue) -> None:
-        self.emit_line("continue;")
-
-    def _stmt_Terminate(self, s: n.Terminate) -> None:
-        self.emit_line("return;")
-
-    def _stmt_Barrier(self, s: n.Barrier) -> None:
-        self.emit_line(self.d.barrier)
+    def stmt_barrier(self, s: n.Barrier) -> None:
+        self.line(self.d.barrier)
 
     # ------------------------------------------------------------------ bounds checks
     def bounds_check(self, buffer: n.BufferRef, index: n.Expr) -> Optional[str]:
@@ -550,3 +493,12 @@ _UNSIGNED = {"i32": u32, "i64": u64}
 
 def _is_signed_int(ty: DType) -> bool:
     return ty.name in _UNSIGNED
+
+
+def _unroll_pragma(target: str) -> str:
+    """What the target writes before a loop marked unroll ("" for none, and for a
+    dialect no registered target names)."""
+    try:
+        return get_target(target).unroll_pragma
+    except OptionError:
+        return ""

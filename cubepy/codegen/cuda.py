@@ -252,7 +252,7 @@ def generate_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled"
     from .compiled import make_compiled
     dialect = CudaDialect()
     em = CEmitter(kernel, abi, checked, dialect)
-    em.block(kernel.body)
+    em.walk(kernel.body)
     types = {b.dtype.name for b in abi.buffers} | {f.dtype.name for f in abi.fields}
     types |= {s.buffer.elem.name for s in kernel.shared} | _body_types(kernel)
     includes = []

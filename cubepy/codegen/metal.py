@@ -266,7 +266,7 @@ def generate_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled
     from .compiled import make_compiled
     dialect = MetalDialect()
     em = CEmitter(kernel, abi, checked, dialect)
-    em.block(kernel.body)
+    em.walk(kernel.body)
     params = []
     for i, b in enumerate(abi.buffers):
         ref = n.BufferRef(b.name, b.dtype, "global")
