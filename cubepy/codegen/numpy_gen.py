@@ -32,6 +32,8 @@ from ..ir.types import DType
 from ..targets import get_target
 from ..runtime import cpu_atomics, cpu_ops, cpu_plane
 from .compiled import Compiled, make_compiled
+from .names import comment_text
+from .walker import StatementWalker
 
 
 def _spellings(kind: str) -> dict[str, str]:
@@ -107,12 +109,14 @@ def _has(block: ir.Block, kinds: tuple, into_loops: bool) -> bool:
 _wrap_int = wrap  # (the name tests and the old cpu_compile path know)
 
 
-class _Gen:
+class _Gen(StatementWalker):
+    """The numpy code of one kernel. Statements go through the shared walker; control
+    flow hooks (if, loops, break, continue, terminate) keep the lane masks."""
+
     def __init__(self, kernel: ir.Kernel, abi: KernelABI):
+        super().__init__()
         self.kernel = kernel
         self.abi = abi
-        self.lines: list[str] = []
-        self.depth = 1
         self.ns: dict = {"np": np, "_ops": cpu_ops, "_atomic": cpu_atomics.atomic,
                          "_mand": cpu_ops.mand, "_mandnot": cpu_ops.mandnot,
                          "_mor": cpu_ops.mor, "_where": cpu_ops.where,
@@ -133,32 +137,29 @@ class _Gen:
         self.fields = {(f.kind, f.param): i for i, f in enumerate(abi.fields)}
 
     # -- output -----------------------------------------------------------------------
-    def emit(self, line: str) -> None:
-        self.lines.append("    " * self.depth + line)
-
     def fresh(self) -> int:
         self.counter += 1
         return self.counter
 
     def generate(self) -> str:
         k = self.kernel
-        self.emit("_m = None")
-        self.emit("_alive = None")
+        self.line("_m = None")
+        self.line("_alive = None")
         for name, i in self.buffers.items():
-            self.emit(f"{self.buf(name)} = _bufs[{i}]")
+            self.line(f"{self.buf(name)} = _bufs[{i}]")
         for decl in k.shared:
             name = self.buf(decl.buffer.name)
-            self.emit(f"{name} = np.zeros(_B * {decl.size}, {self.dt(decl.buffer.elem)})")
-            self.emit(f"{name}_base = _cl * {decl.size}")
+            self.line(f"{name} = np.zeros(_B * {decl.size}, {self.dt(decl.buffer.elem)})")
+            self.line(f"{name}_base = _cl * {decl.size}")
         for i, f in enumerate(self.abi.fields):
             if f.kind == "scalar":
                 p = k.param(f.param)
-                self.emit(f"{self.var(ir.Var(p.name, p.dtype))} = _F[{i}]")
+                self.line(f"{self.var(ir.Var(p.name, p.dtype))} = _F[{i}]")
                 self.declared.add(p.name)
             elif f.kind != "cube_count":
-                self.emit(f"_M{i} = _F[{i}]")
+                self.line(f"_M{i} = _F[{i}]")
         body_at = len(self.lines)
-        self.block(k.body)
+        self.walk(k.body)
         for name in sorted(self.builtins):
             self.lines.insert(body_at, f"    _bi_{name} = _bi[{name!r}]")
         head = "def kernel_fn(_L, _B, _bufs, _F, _bi, _cl):"
@@ -209,42 +210,38 @@ class _Gen:
         return name
 
     # -- statements -------------------------------------------------------------------
-    def block(self, block: ir.Block) -> None:
+    def walk(self, block: ir.Block) -> None:
         if all(isinstance(s, ir.Comment) for s in block.stmts):
-            self.emit("pass")
-        for s in block.stmts:
-            self.stmt(s)
+            self.line("pass")  # a Python block needs a statement
+        super().walk(block)
 
-    def stmt(self, s: ir.Stmt) -> None:
-        method = getattr(self, "s_" + type(s).__name__, None)
-        if method is None:
-            raise NotImplementedError(f"cpu runtime: unsupported statement {type(s).__name__}")
-        method(s)
+    def unsupported(self, s: ir.Stmt) -> None:
+        raise NotImplementedError(f"cpu runtime: unsupported statement {type(s).__name__}")
 
     def assign(self, var: ir.Var, value: str, declare: bool) -> None:
         py = self.var(var)
         if declare or var.name not in self.declared:
             self.declared.add(var.name)
-            self.emit(f"{py} = {value}")
+            self.line(f"{py} = {value}")
         else:
-            self.emit(f"{py} = _where(_m, {value}, {py})")
+            self.line(f"{py} = _where(_m, {value}, {py})")
 
-    def s_Declare(self, s: ir.Declare) -> None:
+    def stmt_declare(self, s: ir.Declare) -> None:
         self.assign(s.var, self.const(s.var.ty, 0), True)
 
-    def s_Assign(self, s: ir.Assign) -> None:
+    def stmt_assign(self, s: ir.Assign) -> None:
         self.assign(s.var, self.expr(s.value), s.declare)
 
-    def s_Store(self, s: ir.Store) -> None:
+    def stmt_store(self, s: ir.Store) -> None:
         idx, val = self.expr(s.index), self.expr(s.value)
         name = self.buf(s.buffer.name)
         if s.buffer.space == "shared":
             size = self.shared[s.buffer.name].size
-            self.emit(f"_store_shared({name}, {size}, {name}_base, {idx}, {val}, _m, _L)")
+            self.line(f"_store_shared({name}, {size}, {name}_base, {idx}, {val}, _m, _L)")
         else:
-            self.emit(f"_store({name}, {idx}, {val}, _m, _L)")
+            self.line(f"_store({name}, {idx}, {val}, _m, _L)")
 
-    def s_AtomicOp(self, s: ir.AtomicOp) -> None:
+    def stmt_atomicop(self, s: ir.AtomicOp) -> None:
         idx, val = self.expr(s.index), self.expr(s.value)
         cmp = self.expr(s.compare) if s.compare is not None else "None"
         name = self.buf(s.buffer.name)
@@ -256,18 +253,18 @@ class _Gen:
         if want:
             self.assign(s.result, call, False)
         else:
-            self.emit(call)
+            self.line(call)
 
-    def s_If(self, s: ir.If) -> None:
+    def stmt_if(self, s: ir.If) -> None:
         k = self.fresh()
-        self.emit(f"_mo{k} = _m")
-        self.emit(f"_c{k} = {self.expr(s.cond)}")
-        self.emit(f"_m = _mand(_mo{k}, _c{k})")
+        self.line(f"_mo{k} = _m")
+        self.line(f"_c{k} = {self.expr(s.cond)}")
+        self.line(f"_m = _mand(_mo{k}, _c{k})")
         self.guarded(s.then)
         if s.orelse.stmts:
-            self.emit(f"_m = _mandnot(_mo{k}, _c{k})")
+            self.line(f"_m = _mandnot(_mo{k}, _c{k})")
             self.guarded(s.orelse)
-        self.emit(f"_m = _mo{k}")
+        self.line(f"_m = _mo{k}")
         self.restore_after(ir.Block(s.then.stmts + s.orelse.stmts))
 
     def guarded(self, block: ir.Block) -> None:
@@ -275,52 +272,50 @@ class _Gen:
         Past MAX_INDENT levels (Python allows 100; an elif chain nests one per branch)
         the block runs unguarded: every effect is masked by _m, so that is only slower."""
         if self.depth >= MAX_INDENT:
-            self.block(block)
+            self.walk(block)
             return
-        self.emit("if _m is not False:")
-        self.depth += 1
-        self.block(block)
-        self.depth -= 1
+        self.line("if _m is not False:")
+        self.nested(block)
 
     def restore_after(self, block: ir.Block) -> None:
         """After a region: drop the lanes that left it through break/continue/terminate."""
         if self.loops and _has(block, (ir.Break, ir.Continue), into_loops=False):
             inner = self.loops[-1]
-            self.emit(f"_m = _mand(_m, _lm{inner})")
+            self.line(f"_m = _mand(_m, _lm{inner})")
             if _has(block, (ir.Continue,), into_loops=False):
-                self.emit(f"_m = _mandnot(_m, _ct{inner})")
+                self.line(f"_m = _mandnot(_m, _ct{inner})")
         if _has(block, (ir.Terminate,), into_loops=True):
-            self.emit("_m = _mand(_m, _alive)")
+            self.line("_m = _mand(_m, _alive)")
 
     def loop(self, k: int, cond, body: ir.Block, step: str | None) -> None:
         """`cond()` gives the condition's code; it runs inside the loop because it may
         emit temporaries that must be recomputed every iteration."""
-        self.emit(f"_lm{k} = _m")
-        self.emit("while True:")
+        self.line(f"_lm{k} = _m")
+        self.line("while True:")
         self.depth += 1
-        self.emit(f"_lm{k} = _mand(_lm{k}, {cond()})")
-        self.emit(f"if _lm{k} is False: break")
-        self.emit(f"_m = _lm{k}")
+        self.line(f"_lm{k} = _mand(_lm{k}, {cond()})")
+        self.line(f"if _lm{k} is False: break")
+        self.line(f"_m = _lm{k}")
         if _has(body, (ir.Continue,), into_loops=False):
-            self.emit(f"_ct{k} = False")
+            self.line(f"_ct{k} = False")
         self.loops.append(k)
-        self.block(body)
+        self.walk(body)
         self.loops.pop()
         if step is not None:
-            self.emit(step)
+            self.line(step)
         self.depth -= 1
-        self.emit(f"_m = _mo{k}")
+        self.line(f"_m = _mo{k}")
         if _has(body, (ir.Terminate,), into_loops=True):
-            self.emit("_m = _mand(_m, _alive)")
+            self.line("_m = _mand(_m, _alive)")
 
-    def s_For(self, s: ir.For) -> None:
+    def stmt_for(self, s: ir.For) -> None:
         k = self.fresh()
         v = self.var(s.var)
-        self.emit(f"_mo{k} = _m")
-        self.emit(f"{v} = {self.expr(s.start)}")
+        self.line(f"_mo{k} = _m")
+        self.line(f"{v} = {self.expr(s.start)}")
         self.declared.add(s.var.name)
-        self.emit(f"_stop{k} = {self.expr(s.stop)}")
-        self.emit(f"_step{k} = {self.expr(s.step)}")
+        self.line(f"_stop{k} = {self.expr(s.stop)}")
+        self.line(f"_step{k} = {self.expr(s.step)}")
         if isinstance(s.step, ir.Const):
             cond = f"({v} < _stop{k})" if s.step.value > 0 else f"({v} > _stop{k})"
         else:
@@ -332,34 +327,33 @@ class _Gen:
                 cond = f"({cond} | ((_step{k} < {zero}) & ({v} > _stop{k})))"
         self.loop(k, lambda: cond, s.body, f"{v} = {v} + _step{k}")
 
-    def s_While(self, s: ir.While) -> None:
+    def stmt_while(self, s: ir.While) -> None:
         k = self.fresh()
-        self.emit(f"_mo{k} = _m")
+        self.line(f"_mo{k} = _m")
         self.loop(k, lambda: self.expr(s.cond), s.body, None)
 
-    def s_Break(self, s: ir.Break) -> None:
+    def stmt_break(self, s: ir.Break) -> None:
         k = self.loops[-1]
-        self.emit(f"_lm{k} = _mandnot(_lm{k}, _m)")
-        self.emit("_m = False")
+        self.line(f"_lm{k} = _mandnot(_lm{k}, _m)")
+        self.line("_m = False")
 
-    def s_Continue(self, s: ir.Continue) -> None:
+    def stmt_continue(self, s: ir.Continue) -> None:
         k = self.loops[-1]
-        self.emit(f"_ct{k} = _mor(_ct{k}, _m)")
-        self.emit("_m = False")
+        self.line(f"_ct{k} = _mor(_ct{k}, _m)")
+        self.line("_m = False")
 
-    def s_Terminate(self, s: ir.Terminate) -> None:
-        self.emit("_alive = _mandnot(_alive, _m)")
+    def stmt_terminate(self, s: ir.Terminate) -> None:
+        self.line("_alive = _mandnot(_alive, _m)")
         for k in self.loops:
-            self.emit(f"_lm{k} = _mandnot(_lm{k}, _m)")
-        self.emit("_m = False")
+            self.line(f"_lm{k} = _mandnot(_lm{k}, _m)")
+        self.line("_m = False")
 
-    def s_Barrier(self, s: ir.Barrier) -> None:
-        self.emit("pass  # sync_cube(): lanes run in lockstep (see module docstring)")
+    def stmt_barrier(self, s: ir.Barrier) -> None:
+        self.line("pass  # sync_cube(): lanes run in lockstep (see module docstring)")
 
-    def s_Comment(self, s: ir.Comment) -> None:
-        from ..codegen.names import comment_text
+    def stmt_comment(self, s: ir.Comment) -> None:
         for line in s.text.splitlines() or [""]:
-            self.emit(f"# {comment_text(line)}")
+            self.line(f"# {comment_text(line)}")
 
     # -- expressions ------------------------------------------------------------------
     def expr(self, e: ir.Expr) -> str:
@@ -375,7 +369,7 @@ class _Gen:
             # Deep trees (inlining, unrolling) would exceed Python's parser nesting
             # limit: evaluate this subtree first into a temporary (expressions are pure).
             tmp = f"_t{self.fresh()}"
-            self.emit(f"{tmp} = {code}")
+            self.line(f"{tmp} = {code}")
             return tmp
         return code
 
