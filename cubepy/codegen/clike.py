@@ -16,6 +16,7 @@ from typing import Optional
 from ..abi import MAX_RANK, KernelABI
 from ..errors import OptionError, compile_error
 from ..ir import nodes as n
+from ..ir.ops import info, ops_of
 from ..ir.types import DType, bool_, u32, u64
 from ..ir.visit import walk_stmts
 from ..targets import get_target
@@ -27,10 +28,20 @@ from .walker import BracedWalker
 PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = (
     16, 15, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3)
 
-ARITH = {"add": ("+", ADD), "sub": ("-", ADD), "mul": ("*", MUL), "div": ("/", MUL)}
-BITWISE = {"bitand": ("&", BAND), "bitor": ("|", BOR), "bitxor": ("^", BXOR)}
-COMPARE = {"eq": ("==", EQ), "ne": ("!=", EQ), "lt": ("<", REL), "le": ("<=", REL),
-           "gt": (">", REL), "ge": (">=", REL)}
+# How tightly each C operator binds; the operators themselves are the op table's C spellings.
+_PRECEDENCE = {"+": ADD, "-": ADD, "*": MUL, "/": MUL, "&": BAND, "|": BOR, "^": BXOR,
+               "==": EQ, "!=": EQ, "<": REL, "<=": REL, ">": REL, ">=": REL}
+
+
+def _c_operators(kind: str, names: tuple[str, ...] | None = None) -> dict:
+    """IR op name -> (C operator, precedence) for the ops of `kind` (those in `names`)."""
+    return {op.value: (info(op).spell["c"], _PRECEDENCE[info(op).spell["c"]])
+            for op in ops_of(kind) if names is None or op.value in names}
+
+
+ARITH = _c_operators("binary", ("add", "sub", "mul", "div"))
+BITWISE = _c_operators("binary", ("bitand", "bitor", "bitxor"))
+COMPARE = _c_operators("compare")
 
 BASIC_BUILTINS = frozenset(f"{kind}_{axis}" for kind in ("unit_pos", "cube_pos", "cube_count")
                            for axis in "xyz")
@@ -46,7 +57,6 @@ class CEmitter(BracedWalker):
         self.checked = checked
         self.d = dialect
         self.prelude = Prelude()
-        self._counter = 0
         self._names = Namer(dialect.name, dialect.reserved)  # (space, ir name) -> C name
         self.shared_size = {s.buffer.name: s.size for s in kernel.shared}
         self.atomic_buffers = {s.buffer.name for s in walk_stmts(kernel.body)
@@ -73,8 +83,7 @@ class CEmitter(BracedWalker):
 
     def fresh(self, stem: str) -> str:
         """A new compiler temporary (cube_ names never collide with user names)."""
-        self._counter += 1
-        return f"cube_{stem}{self._counter}"
+        return self.temps.counter(f"cube_{stem}")
 
     def info(self, kind: str, param: str) -> str:
         f = self.abi.field(kind, param)

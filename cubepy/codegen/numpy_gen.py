@@ -130,7 +130,6 @@ class _Gen(StatementWalker):
         self.builtins: set[str] = set()
         self.loops: list[int] = []
         self.declared: set[str] = set()
-        self.counter = 0
         self.expr_depth = 0
         self.buffers = {b.name: i for i, b in enumerate(abi.buffers)}
         self.shared = {d.buffer.name: d for d in kernel.shared}
@@ -138,8 +137,8 @@ class _Gen(StatementWalker):
 
     # -- output -----------------------------------------------------------------------
     def fresh(self) -> int:
-        self.counter += 1
-        return self.counter
+        """The number of a new temporary (_mo<k>, _c<k>, _t<k>, ...)."""
+        return self.temps.number()
 
     def generate(self) -> str:
         k = self.kernel

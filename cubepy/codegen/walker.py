@@ -17,17 +17,20 @@ from __future__ import annotations
 
 from ..errors import compile_error
 from ..ir import nodes as n
+from ..ir.names import NameTable
 from .names import comment_text, source_line
 
 INDENT = "    "
 
 
 class StatementWalker:
-    """Walks a kernel's statements, writing indented lines through per-kind hooks."""
+    """Walks a kernel's statements, writing indented lines through per-kind hooks.
+    `temps` numbers the generator's temporaries (one counter for every stem)."""
 
     def __init__(self, depth: int = 1):
         self.lines: list[str] = []
         self.depth = depth
+        self.temps = NameTable()
 
     # -- output -----------------------------------------------------------------------
     def line(self, text: str) -> None:

@@ -267,7 +267,7 @@ class _WgslEmitter(BracedWalker):
 
     def stmt_for(self, s: n.For) -> None:
         t = wgsl_type(s.var.ty, s.loc)
-        self.loop_count += 1
+        self.loop_count = self.temps.number()
         name = self._var_name(s.var)
         self.declared.add(s.var.name)
         start = self.expr(s.start, True)
