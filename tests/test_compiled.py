@@ -162,3 +162,22 @@ def test_a_registered_target_without_a_record_generator_gets_one():
     assert calls == [False] and record.target == "toyc"
     assert record.source.startswith("// toy\n") and record.entry == "axpy"
     assert record.bindings == entry.abi.buffers and record.render is None
+
+
+@cube(launch=True)
+def _mentions_builtins(out: Array[u32]):
+    out[ABSOLUTE_POS] = u32(1)  # not cube_simd_lane, cube_simd_size nor subgroupAdd(x)
+
+
+def test_needs_come_from_the_kernel_not_from_text_in_its_comments():
+    """Generated source quotes the Python lines; a comment naming a builtin must not make
+    the code ask the device for it (a text scan would)."""
+    wgsl = _specialised(_mentions_builtins, "wgsl").artefact
+    assert "subgroupAdd(x)" in wgsl.source and scan_features(wgsl.source) == {"subgroups"}
+    assert "subgroups" not in wgsl.features
+    metal = _specialised(_mentions_builtins, "metal").source
+    assert "cube_simd_lane, cube_simd_size" in metal
+    assert "[[thread_index_in_simdgroup]]" not in metal
+    assert "[[threads_per_simdgroup]]" not in metal
+    lane = _specialised(corpus.plane_shuffles, "metal", Numeric=f32).source
+    assert "uint cube_simd_lane [[thread_index_in_simdgroup]]" in lane

@@ -62,6 +62,7 @@ class CEmitter(BracedWalker):
         self.atomic_buffers = {s.buffer.name for s in walk_stmts(kernel.body)
                                if isinstance(s, n.AtomicOp)}
         self.prologue: list[str] = []  # composite builtins, declared once at entry
+        self.positions_used: set[str] = set()  # builtins asked of the dialect (position)
         self._prologue_names: dict[str, str] = {}
         for p in kernel.params:
             self._name("param", p.name)
@@ -84,6 +85,12 @@ class CEmitter(BracedWalker):
     def fresh(self, stem: str) -> str:
         """A new compiler temporary (cube_ names never collide with user names)."""
         return self.temps.counter(f"cube_{stem}")
+
+    def position(self, name: str) -> str:
+        """The dialect's spelling of a basic position builtin; the generator remembers
+        which it used (Metal declares an entry attribute only for those)."""
+        self.positions_used.add(name)
+        return self.d.builtin(name)
 
     def info(self, kind: str, param: str) -> str:
         f = self.abi.field(kind, param)
@@ -260,22 +267,22 @@ class CEmitter(BracedWalker):
                 and self.kernel.cube_dim["xyz".index(name[-1])] == 1:
             return self.d.literal(0, n.U32)[0], PRIMARY  # a cube one unit wide on this axis
         if name in BASIC_BUILTINS:
-            return self.d.builtin(name), PRIMARY
+            return self.position(name), PRIMARY
         if name.startswith("absolute_pos_"):
             return self._absolute_axis(name[-1])
         if name == "unit_pos_plane" and not self.d.native_lane:
             return self._composite_builtin(name), PRIMARY
         if name in ("plane_dim", "unit_pos_plane"):
-            return self.d.builtin(name), PRIMARY
+            return self.position(name), PRIMARY
         return self._composite_builtin(name), PRIMARY
 
     def _absolute_axis(self, axis: str) -> tuple[str, int]:
         """CUBE_POS_a * CUBE_DIM_a + UNIT_POS_a, simplified for a dim of 1."""
-        group = self.d.builtin(f"cube_pos_{axis}")
+        group = self.position(f"cube_pos_{axis}")
         size = self.kernel.cube_dim["xyz".index(axis)]
         if size == 1:
             return group, PRIMARY
-        return f"{group} * {self._dim(axis)} + {self.d.builtin('unit_pos_' + axis)}", ADD
+        return f"{group} * {self._dim(axis)} + {self.position('unit_pos_' + axis)}", ADD
 
     def _composite_builtin(self, name: str) -> str:
         """Builtins built from the basic ones (docs: position builtins), declared once
@@ -306,7 +313,7 @@ class CEmitter(BracedWalker):
         elif name == "cube_dim":
             value = self._const_mul(self._const_mul(dx, dy), dz)
         elif name == "unit_pos_plane":
-            value = f"{self._composite_builtin('unit_pos')} % {self.d.builtin('plane_dim')}"
+            value = f"{self._composite_builtin('unit_pos')} % {self.position('plane_dim')}"
         elif name == "cube_count":
             value = f"{b('cube_count_x')} * {b('cube_count_y')} * {b('cube_count_z')}"
         else:
@@ -319,7 +326,7 @@ class CEmitter(BracedWalker):
         return cname
 
     def _builtin_part(self, name: str) -> str:
-        return self.d.builtin(name)
+        return self.position(name)
 
     def _dim(self, axis: str) -> str:
         """The cube dim along `axis`, a constant (the kernel is specialised on it)."""

@@ -285,10 +285,9 @@ def generate_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled
                "uint3 cube_group_pos [[threadgroup_position_in_grid]]",
                "uint3 cube_group_count [[threadgroups_per_grid]]",
                "uint3 cube_group_size [[threads_per_threadgroup]]"]
-    text = "\n".join(em.lines + em.prologue)
-    if re.search(r"\bcube_simd_lane\b", text):
+    if "unit_pos_plane" in em.positions_used:
         params.append("uint cube_simd_lane [[thread_index_in_simdgroup]]")
-    if re.search(r"\bcube_simd_size\b", text):
+    if "plane_dim" in em.positions_used:
         params.append("uint cube_simd_size [[threads_per_simdgroup]]")
     fields = [f"{dialect.type_name(f.dtype)} {field_name(abi, TARGET, f.kind, f.param)}"
               + (f"[{f.count}]" if f.count > 1 else "") for f in abi.fields]
