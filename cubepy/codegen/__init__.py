@@ -6,17 +6,9 @@ record, so the source is generated once. `emit(...)` is its source alone.
 """
 from __future__ import annotations
 
-from importlib import import_module
-
 from ..abi import KernelABI
 from ..ir.nodes import Kernel
 from .compiled import Compiled, make_compiled
-
-# The built-in targets' generators of full records ("module:function" in this package,
-# imported on first use). The registry's `emitter` of these targets gives the source
-# alone; any other registered target's emitter (a string or a Compiled) is used as is.
-_GENERATORS = {"cuda": "cuda:generate_cuda", "wgsl": "wgsl:generate_wgsl",
-               "metal": "metal:generate_metal", "cpu": "numpy_gen:generate_numpy"}
 
 
 def generate(kernel: Kernel, target: str, abi: KernelABI, checked: bool) -> Compiled:
@@ -25,11 +17,10 @@ def generate(kernel: Kernel, target: str, abi: KernelABI, checked: bool) -> Comp
     An unknown target is an OptionError naming the registered ones."""
     from ..targets import get_target  # (the registry imports codegen/reserved.py)
     record = get_target(target)
-    where = _GENERATORS.get(target)
-    if where is not None:
-        module, function = where.split(":")
-        return getattr(import_module(f".{module}", __name__), function)(kernel, abi, checked)
-    result = record.emit_function()(kernel, abi, checked)
+    emitter = record.emit_function()
+    # A built-in emitter that returns text names its full-record twin (`emit_cuda.record
+    # is generate_cuda`), so the record's entry, features and hooks come from the walk.
+    result = getattr(emitter, "record", emitter)(kernel, abi, checked)
     if isinstance(result, Compiled):
         return result
     # Text alone: the entry is taken to be the kernel's own name (an emitter that

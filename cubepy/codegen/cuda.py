@@ -278,6 +278,9 @@ def generate_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled"
     return make_compiled(TARGET, kernel, abi, source, name)
 
 
+emit_cuda.record = generate_cuda  # what codegen.generate calls for this target
+
+
 def b_ref(b) -> n.BufferRef:
     return n.BufferRef(b.name, b.dtype, "global")
 

@@ -304,3 +304,6 @@ def generate_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled
                     params=params, entry=["    " + e for e in entry], body=em.lines,
                     checked=checked)
     return make_compiled(TARGET, kernel, abi, source, name)
+
+
+emit_metal.record = generate_metal  # what codegen.generate calls for this target

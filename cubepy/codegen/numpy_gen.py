@@ -92,6 +92,9 @@ def compile_kernel(kernel: ir.Kernel, abi: KernelABI) -> CpuProgram:
     return load_program(generate_numpy(kernel, abi), kernel, abi)
 
 
+compile_kernel.record = generate_numpy  # what codegen.generate calls for the cpu target
+
+
 def _has(block: ir.Block, kinds: tuple, into_loops: bool) -> bool:
     """Whether `block` holds a statement of `kinds` (looking inside loops or not)."""
     for s in block.stmts:

@@ -60,6 +60,9 @@ def generate_wgsl(kernel: n.Kernel, abi: KernelABI, checked: bool) -> Compiled:
     return _WgslEmitter(kernel, abi, checked).compiled()
 
 
+emit_wgsl.record = generate_wgsl  # what codegen.generate calls for this target
+
+
 class _WgslEmitter(BracedWalker):
     def __init__(self, kernel: n.Kernel, abi: KernelABI, checked: bool):
         super().__init__()
