@@ -52,9 +52,19 @@ def test_target_tables_match_the_old_ones(name):
         assert t.short == OLD_SHORT[name]
 
 
-def test_reserved_names_come_from_codegen_reserved():
+def test_reserved_names_come_from_the_reserved_tables():
     for name in ("cuda", "wgsl", "metal"):
         assert targets.get_target(name).reserved is reserved.BY_TARGET[name]
+    assert "threadIdx" in targets.get_target("wgsl").reserved  # COMMON to every target
+
+
+def test_the_registry_imports_no_code_generator_and_no_runtime():
+    import subprocess
+    import sys
+    code = ("import sys, cubepy.targets; bad = sorted(m for m in sys.modules if m.startswith("
+            "('cubepy.codegen', 'cubepy.runtime.cpu', 'cubepy.runtime.cuda', "
+            "'cubepy.runtime.wgpu'))); print(bad); assert not bad")
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_portable_is_the_frontends_table():

@@ -1,7 +1,7 @@
 """The Metal Shading Language target (MSL 3.x): source only, no runtime here."""
 from __future__ import annotations
 
-from ..codegen.reserved import BY_TARGET
+from .reserved import BY_TARGET
 from . import (ALL_PLANE_OPS, ALL_TYPE_NAMES, DEFAULT_SHARED_BYTES, STANDARD_ATOMICS,
                STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, Target, register)
 

@@ -2,7 +2,7 @@
 no cube-count builtin (the launch ABI passes it); a bool buffer element is a u32."""
 from __future__ import annotations
 
-from ..codegen.reserved import BY_TARGET
+from .reserved import BY_TARGET
 from . import (ALL_PLANE_OPS, DEFAULT_SHARED_BYTES, STANDARD_ATOMICS, STANDARD_LINE_SIZES,
                STANDARD_PLANE_DTYPES, Target, register)
 
