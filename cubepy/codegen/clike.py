@@ -368,7 +368,7 @@ class CEmitter(BracedWalker):
             zero, _ = self.d.literal(0, _UNSIGNED[e.ty.name])
             operand = self._as_unsigned(e.operand, ADD + 1)
             return f"({self.d.type_name(e.ty)})({zero} - {operand})", UNARY
-        sym = {"neg": "-", "bitnot": "~", "not": "!"}[e.op]
+        sym = info(e.op, "unary").spell["c"]  # -, ~ or !
         text = self.expr_prec(e.operand, UNARY)
         if text.startswith(("-", "+")) and sym == "-":
             text = f"({text})"  # `- -x` must not become the decrement `--x`
