@@ -42,17 +42,24 @@ PLAN_CACHE = 256
 
 
 @dataclass
-class Compiled:
-    """One specialisation of a kernel for one target: IR after passes, ABI, source."""
+class Specialised:
+    """One specialisation of a kernel for one target: IR after passes, ABI, and the
+    generated code (`artefact`, a codegen.Compiled every client of the target reuses)."""
 
     kernel: ir.Kernel
     abi: KernelABI
-    source: str | None  # None for the cpu target (it runs the IR)
+    artefact: Any  # codegen.Compiled (imported with the code generators, on first use)
     checked: bool
     # client -> its executable of this specialisation, shared by every plan for it (other
     # cube counts, scalar types); weak, so a dropped client does not stay alive here.
     executables: weakref.WeakKeyDictionary = field(
         default_factory=weakref.WeakKeyDictionary, repr=False, compare=False)
+
+    @property
+    def source(self) -> str:
+        """The generated source (for the cpu target, its numpy code)."""
+        return self.artefact.source
+
 
 
 @dataclass
@@ -79,7 +86,7 @@ class CubeFunction:
         self._parsed: ParsedFunction | None = None
         # Bounded, and owned by this object: they (and the executables they hold) go
         # with the kernel.
-        self._compiled: LRU[tuple, Compiled] = LRU(COMPILED_CACHE)
+        self._compiled: LRU[tuple, Specialised] = LRU(COMPILED_CACHE)
         self._plans: LRU[tuple, _LaunchPlan] = LRU(PLAN_CACHE)
         self._newest_plan: _LaunchPlan | None = None  # the one at the end of _plans
         self._key_of: Callable[[tuple], tuple] | None = None  # see _make_key_of
@@ -149,7 +156,7 @@ class CubeFunction:
         return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"),
                                    line_sizes)
 
-    def _compile(self, spec: Specialization, target: str, checked: bool) -> Compiled:
+    def _compile(self, spec: Specialization, target: str, checked: bool) -> Specialised:
         key = (spec, target, checked)
         compiled = self._compiled.get(key)
         if compiled is not None:
@@ -161,7 +168,7 @@ class CubeFunction:
             return self._compile_locked(key, spec, target, checked)
 
     def _compile_locked(self, key: tuple, spec: Specialization, target: str,
-                        checked: bool) -> Compiled:
+                        checked: bool) -> Specialised:
         compiled = self._compiled.get(key)
         if compiled is None:
             start = time.perf_counter()
@@ -382,7 +389,8 @@ class CubeFunction:
         if executable is None:
             start = time.perf_counter()
             executable = call_deep(
-                lambda: client.compile(compiled.kernel, compiled.abi, checked), self._too_deep)
+                lambda: client.compile(compiled.kernel, compiled.abi, checked,
+                                       compiled=compiled.artefact), self._too_deep)
             compiled.executables[client] = executable
             logger.info("built the %s executable of %s in %.1f ms", client.runtime,
                         self.__name__, elapsed_ms(start))
@@ -395,15 +403,14 @@ _MISSING = object()
 
 
 def _compile_spec(parsed: ParsedFunction, spec: Specialization, target: str,
-                  checked: bool) -> Compiled:
-    """Builds, runs the passes and (for a source target) emits one specialisation."""
+                  checked: bool) -> Specialised:
+    """Builds, runs the passes and generates the code of one specialisation (once: the
+    runtimes take the generated record)."""
     kernel = run_pipeline(build_kernel(parsed, spec), target)
-    abi = compute_abi(kernel, checked, needs_cube_count=(target == "wgsl"))
-    source = None
-    if target in SOURCE_TARGETS:
-        from .codegen import emit
-        source = emit(kernel, target, abi, checked)
-    return Compiled(kernel, abi, source, checked)
+    from .codegen import generate
+    from .targets import get_target
+    abi = compute_abi(kernel, checked, needs_cube_count=get_target(target).needs_cube_count)
+    return Specialised(kernel, abi, generate(kernel, target, abi, checked), checked)
 
 
 _DIMS: dict = {}  # cube counts/dims already validated, keyed by the value given

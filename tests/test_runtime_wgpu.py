@@ -411,3 +411,38 @@ def test_missing_device_feature_is_a_launch_error(client, monkeypatch):
     src = "@compute @workgroup_size(1) fn main() { let s = subgroupAdd(1u); }\n"
     with pytest.raises(cubepy.LaunchError, match="plane operations"):
         client.compile_wgsl(src, ADD_ABI, label="planes")
+
+
+def test_stated_features_replace_the_text_scan(client, monkeypatch):
+    """compile_wgsl checks the features it is told (a Compiled record's), and reads the
+    text only for hand-written WGSL that states none."""
+    monkeypatch.setattr(client, "features", ())
+    src = "@compute @workgroup_size(1) fn main() { let s = subgroupAdd(1u); }\n"
+    with pytest.raises(cubepy.LaunchError, match="f16"):
+        client.compile_wgsl("@compute @workgroup_size(1) fn main() {}\n", ADD_ABI,
+                            label="stated", features=frozenset({"f16"}))
+    with pytest.raises(cubepy.LaunchError, match="plane operations"):
+        client.compile_wgsl(src, ADD_ABI, label="scanned")
+
+
+def test_generated_kernels_alias_by_re_rendering(client):
+    """A generated kernel's aliased variant is its skeleton rendered again with the
+    binding read_write; hand-written WGSL has no such hook."""
+    from cubepy import ABSOLUTE_POS, Array, cube
+
+    @cube(launch=True)
+    def add_twice(x: Array[u32], y: Array[u32]):
+        i = ABSOLUTE_POS
+        if i < len(y):
+            y[i] = y[i] + x[i] * 2
+
+    y = client.tensor(np.arange(64, dtype=np.uint32))
+    add_twice.launch(client, 1, 64, y, y)
+    np.testing.assert_array_equal(y.numpy(), np.arange(64, dtype=np.uint32) * 3)
+    (entry,) = add_twice._compiled.values()
+    exe = entry.executables[client]
+    assert exe.render is not None and "subgroups" not in exe.features
+    (variant,) = exe.alias_variants.values()
+    assert variant.source == entry.artefact.render(frozenset({0}))
+    assert "@binding(0) var<storage, read_write>" in variant.source
+    assert _add(client).render is None

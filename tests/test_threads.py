@@ -107,9 +107,9 @@ def test_threads_sharing_a_new_kernel_compile_it_once(runtime_client, monkeypatc
     compiles = []
     compile_ = client.compile
 
-    def counting_compile(kernel, abi, checked):
+    def counting_compile(kernel, abi, checked, **given):
         compiles.append(kernel.name)
-        return compile_(kernel, abi, checked)
+        return compile_(kernel, abi, checked, **given)
 
     monkeypatch.setattr(client, "compile", counting_compile)
     triple = _fresh_kernel()

@@ -14,45 +14,55 @@ from __future__ import annotations
 from typing import Optional
 
 from ..abi import MAX_RANK, KernelABI
-from ..errors import compile_error
+from ..errors import OptionError, compile_error
 from ..ir import nodes as n
+from ..ir.ops import info, ops_of
 from ..ir.types import DType, bool_, u32, u64
 from ..ir.visit import walk_stmts
+from ..targets import get_target
 from .clike_dialect import Dialect, Prelude  # noqa: F401  (re-exported)
-from .names import Namer, comment_text, field_name, source_line
+from .names import Namer, field_name
+from .walker import BracedWalker
 
 # C operator precedence (higher binds tighter).
 PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = (
     16, 15, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3)
 
-ARITH = {"add": ("+", ADD), "sub": ("-", ADD), "mul": ("*", MUL), "div": ("/", MUL)}
-BITWISE = {"bitand": ("&", BAND), "bitor": ("|", BOR), "bitxor": ("^", BXOR)}
-COMPARE = {"eq": ("==", EQ), "ne": ("!=", EQ), "lt": ("<", REL), "le": ("<=", REL),
-           "gt": (">", REL), "ge": (">=", REL)}
+# How tightly each C operator binds; the operators themselves are the op table's C spellings.
+_PRECEDENCE = {"+": ADD, "-": ADD, "*": MUL, "/": MUL, "&": BAND, "|": BOR, "^": BXOR,
+               "==": EQ, "!=": EQ, "<": REL, "<=": REL, ">": REL, ">=": REL}
 
-INDENT = "    "
+
+def _c_operators(kind: str, names: tuple[str, ...] | None = None) -> dict:
+    """IR op name -> (C operator, precedence) for the ops of `kind` (those in `names`)."""
+    return {op.value: (info(op).spell["c"], _PRECEDENCE[info(op).spell["c"]])
+            for op in ops_of(kind) if names is None or op.value in names}
+
+
+ARITH = _c_operators("binary", ("add", "sub", "mul", "div"))
+BITWISE = _c_operators("binary", ("bitand", "bitor", "bitxor"))
+COMPARE = _c_operators("compare")
+
 BASIC_BUILTINS = frozenset(f"{kind}_{axis}" for kind in ("unit_pos", "cube_pos", "cube_count")
                            for axis in "xyz")
 
 
-class CEmitter:
+class CEmitter(BracedWalker):
     """Writes the body of one kernel as C-like statements for a `Dialect`."""
 
     def __init__(self, kernel: n.Kernel, abi: KernelABI, checked: bool, dialect: Dialect):
+        super().__init__()
         self.kernel = kernel
         self.abi = abi
         self.checked = checked
         self.d = dialect
         self.prelude = Prelude()
-        self.lines: list[str] = []
-        self.depth = 1
-        self._last_line: tuple[str, int] | None = None
-        self._counter = 0
         self._names = Namer(dialect.name, dialect.reserved)  # (space, ir name) -> C name
         self.shared_size = {s.buffer.name: s.size for s in kernel.shared}
         self.atomic_buffers = {s.buffer.name for s in walk_stmts(kernel.body)
                                if isinstance(s, n.AtomicOp)}
         self.prologue: list[str] = []  # composite builtins, declared once at entry
+        self.positions_used: set[str] = set()  # builtins asked of the dialect (position)
         self._prologue_names: dict[str, str] = {}
         for p in kernel.params:
             self._name("param", p.name)
@@ -74,8 +84,13 @@ class CEmitter:
 
     def fresh(self, stem: str) -> str:
         """A new compiler temporary (cube_ names never collide with user names)."""
-        self._counter += 1
-        return f"cube_{stem}{self._counter}"
+        return self.temps.counter(f"cube_{stem}")
+
+    def position(self, name: str) -> str:
+        """The dialect's spelling of a basic position builtin; the generator remembers
+        which it used (Metal declares an entry attribute only for those)."""
+        self.positions_used.add(name)
+        return self.d.builtin(name)
 
     def info(self, kind: str, param: str) -> str:
         f = self.abi.field(kind, param)
@@ -84,50 +99,22 @@ class CEmitter:
         return f"info.{field_name(self.abi, self.d.name, kind, param)}"
 
     # ------------------------------------------------------------------ statements
-    def emit_line(self, text: str) -> None:
-        self.lines.append(INDENT * self.depth + text)
+    # (walking, source comments, comments, if/while/break/continue/terminate: walker.py)
+    def condition(self, e: n.Expr) -> str:
+        return self.expr(e)
 
-    def source_comment(self, loc: n.Loc) -> None:
-        """`// 14: <python line>` before the first statement of each source line."""
-        if loc.lineno <= 0:
-            return
-        key = (loc.filename, loc.lineno)
-        if key == self._last_line:
-            return
-        self._last_line = key
-        text = source_line(loc.filename, loc.lineno)
-        self.emit_line(f"// {loc.lineno}: {text}" if text else f"// line {loc.lineno}")
+    def unsupported(self, s: n.Stmt) -> None:
+        compile_error(s.loc, f"the {self.d.name} code generator does not support "
+                             f"{type(s).__name__} statements")
 
-    def block(self, block: n.Block) -> None:
-        for stmt in block.stmts:
-            self.stmt(stmt)
-
-    def nested(self, block: n.Block) -> None:
-        self.depth += 1
-        self.block(block)
-        self.depth -= 1
-
-    def stmt(self, s: n.Stmt) -> None:
-        if not isinstance(s, n.Comment):
-            self.source_comment(s.loc)
-        method = getattr(self, "_stmt_" + type(s).__name__, None)
-        if method is None:
-            compile_error(s.loc, f"the {self.d.name} code generator does not support "
-                                 f"{type(s).__name__} statements")
-        method(s)
-
-    def _stmt_Comment(self, s: n.Comment) -> None:
-        for line in s.text.splitlines() or [""]:
-            self.emit_line(f"// {comment_text(line)}".rstrip())
-
-    def _stmt_Declare(self, s: n.Declare) -> None:
+    def stmt_declare(self, s: n.Declare) -> None:
         zero, _ = self.d.literal(False if s.var.ty is bool_ else 0, s.var.ty)
-        self.emit_line(f"{self.d.type_name(s.var.ty)} {self.var(s.var)} = {zero};")
+        self.line(f"{self.d.type_name(s.var.ty)} {self.var(s.var)} = {zero};")
 
-    def _stmt_Assign(self, s: n.Assign) -> None:
+    def stmt_assign(self, s: n.Assign) -> None:
         value = self.expr(s.value)
         if s.declare:
-            self.emit_line(f"{self.d.type_name(s.var.ty)} {self.var(s.var)} = {value};")
+            self.line(f"{self.d.type_name(s.var.ty)} {self.var(s.var)} = {value};")
             return
         name = self.var(s.var)
         if value == name:
@@ -137,11 +124,11 @@ class CEmitter:
         if isinstance(v, n.Binary) and isinstance(v.lhs, n.Load) and v.lhs.var == s.var \
                 and v.op in ("add", "sub", "mul") and not _is_signed_int(v.ty):
             op = ARITH[v.op][0]
-            self.emit_line(f"{name} {op}= {self.expr(v.rhs)};")
+            self.line(f"{name} {op}= {self.expr(v.rhs)};")
             return
-        self.emit_line(f"{name} = {value};")
+        self.line(f"{name} = {value};")
 
-    def _stmt_Store(self, s: n.Store) -> None:
+    def stmt_store(self, s: n.Store) -> None:
         buf = self.buffer(s.buffer)
         index = self.expr(s.index)
         value = self.expr(s.value)
@@ -152,15 +139,15 @@ class CEmitter:
             line = f"{ptr} = {value};"
         cond = self.bounds_check(s.buffer, s.index)
         if cond is None:
-            self.emit_line(line)
+            self.line(line)
         else:
-            self.emit_line(f"if ({cond}) {{")
+            self.line(f"if ({cond}) {{")
             self.depth += 1
-            self.emit_line(line)
+            self.line(line)
             self.depth -= 1
-            self.emit_line("}")
+            self.line("}")
 
-    def _stmt_AtomicOp(self, s: n.AtomicOp) -> None:
+    def stmt_atomicop(self, s: n.AtomicOp) -> None:
         ptr = f"&{self.buffer(s.buffer)}[{self.expr(s.index)}]"
         value = self.expr(s.value)
         compare = self.expr(s.compare) if s.compare is not None else None
@@ -168,36 +155,22 @@ class CEmitter:
         cond = self.bounds_check(s.buffer, s.index)
         if s.result is None:
             if cond is None:
-                self.emit_line(f"{call};")
+                self.line(f"{call};")
             else:
-                self.emit_line(f"if ({cond}) {{")
+                self.line(f"if ({cond}) {{")
                 self.depth += 1
-                self.emit_line(f"{call};")
+                self.line(f"{call};")
                 self.depth -= 1
-                self.emit_line("}")
+                self.line("}")
             return
         target = self.var(s.result)
         if cond is None:
-            self.emit_line(f"{target} = {call};")
+            self.line(f"{target} = {call};")
         else:  # the conditional evaluates the atomic only when in range
             zero, _ = self.d.literal(0, s.result.ty)
-            self.emit_line(f"{target} = {cond} ? {call} : {zero};")
+            self.line(f"{target} = {cond} ? {call} : {zero};")
 
-    def _stmt_If(self, s: n.If) -> None:
-        self.emit_line(f"if ({self.expr(s.cond)}) {{")
-        self.nested(s.then)
-        orelse = s.orelse
-        while len(orelse.stmts) == 1 and isinstance(orelse.stmts[0], n.If):
-            inner = orelse.stmts[0]  # elif chain
-            self.emit_line(f"}} else if ({self.expr(inner.cond)}) {{")
-            self.nested(inner.then)
-            orelse = inner.orelse
-        if orelse.stmts:
-            self.emit_line("} else {")
-            self.nested(orelse)
-        self.emit_line("}")
-
-    def _stmt_For(self, s: n.For) -> None:
+    def stmt_for(self, s: n.For) -> None:
         ty = s.var.ty
         name = self.var(s.var)
         assigned = _assigned_vars(s.body)
@@ -225,11 +198,11 @@ class CEmitter:
             else:
                 cond = f"{name} < {stop}"
             incr = f"{name} += {step}"
-        if s.unroll and self.d.name == "cuda":
-            self.emit_line("#pragma unroll")
-        self.emit_line(f"for ({self.d.type_name(ty)} {name} = {start}; {cond}; {incr}) {{")
+        if s.unroll and _unroll_pragma(self.d.name):
+            self.line(_unroll_pragma(self.d.name))
+        self.line(f"for ({self.d.type_name(ty)} {name} = {start}; {cond}; {incr}) {{")
         self.nested(s.body)
-        self.emit_line("}")
+        self.line("}")
 
     def _loop_bound(self, e: n.Expr, assigned: set[str], stem: str) -> str:
         """The text of a range bound; hoisted into a constant unless it cannot change
@@ -238,25 +211,11 @@ class CEmitter:
         if _invariant(e, assigned):
             return text
         tmp = self.fresh(stem)
-        self.emit_line(f"const {self.d.type_name(e.ty)} {tmp} = {self.expr(e)};")
+        self.line(f"const {self.d.type_name(e.ty)} {tmp} = {self.expr(e)};")
         return tmp
 
-    def _stmt_While(self, s: n.While) -> None:
-        self.emit_line(f"while ({self.expr(s.cond)}) {{")
-        self.nested(s.body)
-        self.emit_line("}")
-
-    def _stmt_Break(self, s: n.Break) -> None:
-        self.emit_line("break;")
-
-    def _stmt_Continue(self, s: n.Continue) -> None:
-        self.emit_line("continue;")
-
-    def _stmt_Terminate(self, s: n.Terminate) -> None:
-        self.emit_line("return;")
-
-    def _stmt_Barrier(self, s: n.Barrier) -> None:
-        self.emit_line(self.d.barrier)
+    def stmt_barrier(self, s: n.Barrier) -> None:
+        self.line(self.d.barrier)
 
     # ------------------------------------------------------------------ bounds checks
     def bounds_check(self, buffer: n.BufferRef, index: n.Expr) -> Optional[str]:
@@ -308,22 +267,22 @@ class CEmitter:
                 and self.kernel.cube_dim["xyz".index(name[-1])] == 1:
             return self.d.literal(0, n.U32)[0], PRIMARY  # a cube one unit wide on this axis
         if name in BASIC_BUILTINS:
-            return self.d.builtin(name), PRIMARY
+            return self.position(name), PRIMARY
         if name.startswith("absolute_pos_"):
             return self._absolute_axis(name[-1])
         if name == "unit_pos_plane" and not self.d.native_lane:
             return self._composite_builtin(name), PRIMARY
         if name in ("plane_dim", "unit_pos_plane"):
-            return self.d.builtin(name), PRIMARY
+            return self.position(name), PRIMARY
         return self._composite_builtin(name), PRIMARY
 
     def _absolute_axis(self, axis: str) -> tuple[str, int]:
         """CUBE_POS_a * CUBE_DIM_a + UNIT_POS_a, simplified for a dim of 1."""
-        group = self.d.builtin(f"cube_pos_{axis}")
+        group = self.position(f"cube_pos_{axis}")
         size = self.kernel.cube_dim["xyz".index(axis)]
         if size == 1:
             return group, PRIMARY
-        return f"{group} * {self._dim(axis)} + {self.d.builtin('unit_pos_' + axis)}", ADD
+        return f"{group} * {self._dim(axis)} + {self.position('unit_pos_' + axis)}", ADD
 
     def _composite_builtin(self, name: str) -> str:
         """Builtins built from the basic ones (docs: position builtins), declared once
@@ -354,7 +313,7 @@ class CEmitter:
         elif name == "cube_dim":
             value = self._const_mul(self._const_mul(dx, dy), dz)
         elif name == "unit_pos_plane":
-            value = f"{self._composite_builtin('unit_pos')} % {self.d.builtin('plane_dim')}"
+            value = f"{self._composite_builtin('unit_pos')} % {self.position('plane_dim')}"
         elif name == "cube_count":
             value = f"{b('cube_count_x')} * {b('cube_count_y')} * {b('cube_count_z')}"
         else:
@@ -367,7 +326,7 @@ class CEmitter:
         return cname
 
     def _builtin_part(self, name: str) -> str:
-        return self.d.builtin(name)
+        return self.position(name)
 
     def _dim(self, axis: str) -> str:
         """The cube dim along `axis`, a constant (the kernel is specialised on it)."""
@@ -409,7 +368,7 @@ class CEmitter:
             zero, _ = self.d.literal(0, _UNSIGNED[e.ty.name])
             operand = self._as_unsigned(e.operand, ADD + 1)
             return f"({self.d.type_name(e.ty)})({zero} - {operand})", UNARY
-        sym = {"neg": "-", "bitnot": "~", "not": "!"}[e.op]
+        sym = info(e.op, "unary").spell["c"]  # -, ~ or !
         text = self.expr_prec(e.operand, UNARY)
         if text.startswith(("-", "+")) and sym == "-":
             text = f"({text})"  # `- -x` must not become the decrement `--x`
@@ -550,3 +509,12 @@ _UNSIGNED = {"i32": u32, "i64": u64}
 
 def _is_signed_int(ty: DType) -> bool:
     return ty.name in _UNSIGNED
+
+
+def _unroll_pragma(target: str) -> str:
+    """What the target writes before a loop marked unroll ("" for none, and for a
+    dialect no registered target names)."""
+    try:
+        return get_target(target).unroll_pragma
+    except OptionError:
+        return ""

@@ -244,9 +244,15 @@ def _atomic_f32_helper(em: CEmitter, op: str) -> str:
 def emit_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
     """CUDA C source of a specialised kernel: `extern "C" __global__` entry taking the
     buffers (ABI order) and the info struct by value."""
+    return generate_cuda(kernel, abi, checked).source
+
+
+def generate_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled":
+    """The CUDA C of a specialised kernel (see emit_cuda) with its entry name and needs."""
+    from .compiled import make_compiled
     dialect = CudaDialect()
     em = CEmitter(kernel, abi, checked, dialect)
-    em.block(kernel.body)
+    em.walk(kernel.body)
     types = {b.dtype.name for b in abi.buffers} | {f.dtype.name for f in abi.fields}
     types |= {s.buffer.elem.name for s in kernel.shared} | _body_types(kernel)
     includes = []
@@ -264,10 +270,15 @@ def emit_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
     fields = [f"{_TYPES[f.dtype.name]} {field_name(abi, TARGET, f.kind, f.param)}"
               + (f"[{f.count}]" if f.count > 1 else "") for f in abi.fields]
     entry = _entry_lines(kernel, abi, em)
-    return render("cuda.j2", name=entry_name(kernel.name, TARGET),
-                  units=kernel.units_per_cube, cube_dim=kernel.cube_dim, includes=includes,
-                  fields=fields, helpers=em.prelude.helpers, params=params, entry=entry,
-                  body=em.lines, checked=checked)
+    name = entry_name(kernel.name, TARGET)
+    source = render("cuda.j2", name=name,
+                    units=kernel.units_per_cube, cube_dim=kernel.cube_dim,
+                    includes=includes, fields=fields, helpers=em.prelude.helpers,
+                    params=params, entry=entry, body=em.lines, checked=checked)
+    return make_compiled(TARGET, kernel, abi, source, name)
+
+
+emit_cuda.record = generate_cuda  # what codegen.generate calls for this target
 
 
 def b_ref(b) -> n.BufferRef:

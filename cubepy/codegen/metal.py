@@ -258,9 +258,15 @@ def emit_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
     """MSL source of a specialised kernel: a `kernel void` taking the buffers at
     [[buffer(i)]] (ABI order), the info struct as `constant` at [[buffer(len)]] and the
     position attributes."""
+    return generate_metal(kernel, abi, checked).source
+
+
+def generate_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled":
+    """The MSL of a specialised kernel (see emit_metal) with its entry name and needs."""
+    from .compiled import make_compiled
     dialect = MetalDialect()
     em = CEmitter(kernel, abi, checked, dialect)
-    em.block(kernel.body)
+    em.walk(kernel.body)
     params = []
     for i, b in enumerate(abi.buffers):
         ref = n.BufferRef(b.name, b.dtype, "global")
@@ -279,10 +285,9 @@ def emit_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
                "uint3 cube_group_pos [[threadgroup_position_in_grid]]",
                "uint3 cube_group_count [[threadgroups_per_grid]]",
                "uint3 cube_group_size [[threads_per_threadgroup]]"]
-    text = "\n".join(em.lines + em.prologue)
-    if re.search(r"\bcube_simd_lane\b", text):
+    if "unit_pos_plane" in em.positions_used:
         params.append("uint cube_simd_lane [[thread_index_in_simdgroup]]")
-    if re.search(r"\bcube_simd_size\b", text):
+    if "plane_dim" in em.positions_used:
         params.append("uint cube_simd_size [[threads_per_simdgroup]]")
     fields = [f"{dialect.type_name(f.dtype)} {field_name(abi, TARGET, f.kind, f.param)}"
               + (f"[{f.count}]" if f.count > 1 else "") for f in abi.fields]
@@ -293,6 +298,12 @@ def emit_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
         entry.append(f"threadgroup {elem} {em.buffer(s.buffer)}[{s.size}];")
     entry += em.prologue
     entry += scalar_locals(kernel, abi, em)
-    return render("metal.j2", name=entry_name(kernel.name, TARGET),
-                  cube_dim=kernel.cube_dim, fields=fields, helpers=em.prelude.helpers,
-                  params=params, entry=["    " + e for e in entry], body=em.lines, checked=checked)
+    name = entry_name(kernel.name, TARGET)
+    source = render("metal.j2", name=name,
+                    cube_dim=kernel.cube_dim, fields=fields, helpers=em.prelude.helpers,
+                    params=params, entry=["    " + e for e in entry], body=em.lines,
+                    checked=checked)
+    return make_compiled(TARGET, kernel, abi, source, name)
+
+
+emit_metal.record = generate_metal  # what codegen.generate calls for this target

@@ -23,9 +23,11 @@ from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.visit import child_exprs, walk_all_exprs, walk_stmts
-from .names import Namer, comment_text, field_name, numbered, source_line
+from .compiled import Compiled, kernel_features, make_compiled
+from .names import Namer, comment_text, field_name, numbered
 from .reserved import WGSL_HELPER_LOCALS
 from .skeleton import render
+from .walker import INDENT, BracedWalker
 from .wgsl_expr import ExprEmitter, literal, wgsl_type
 from .wgsl_memory import (HELPER_KINDS, BufferView, atomic_helper, load_helper, read_slot,
                           storage_kind, store_helper, write_slot)
@@ -33,7 +35,6 @@ from .wgsl_prelude import PreludeBuilder
 
 TARGET = "wgsl"
 ENTRY_POINT = "main"
-INDENT = "    "
 
 
 _ENTRY_PARAMS = {
@@ -49,20 +50,28 @@ _ATOMIC_TYPES = ("i32", "u32", "f32")
 
 def emit_wgsl(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
     """WGSL source for a specialised, legalised kernel with launch ABI `abi`."""
-    return _WgslEmitter(kernel, abi, checked).render()
+    return generate_wgsl(kernel, abi, checked).source
 
 
-class _WgslEmitter:
+def generate_wgsl(kernel: n.Kernel, abi: KernelABI, checked: bool) -> Compiled:
+    """The WGSL of a specialised kernel (see emit_wgsl) with the device features it needs
+    and a `render(promote)` that declares the bindings in `promote` read_write (for
+    launches binding one buffer to a read-only and a written parameter)."""
+    return _WgslEmitter(kernel, abi, checked).compiled()
+
+
+emit_wgsl.record = generate_wgsl  # what codegen.generate calls for this target
+
+
+class _WgslEmitter(BracedWalker):
     def __init__(self, kernel: n.Kernel, abi: KernelABI, checked: bool):
+        super().__init__()
         self.kernel = kernel
         self.abi = abi
         self.checked = checked
         self.names = Namer("wgsl")
         self.prelude = PreludeBuilder()
         self.positions: set[str] = set()
-        self.lines: list[str] = []
-        self.depth = 1
-        self.last_line: tuple[str, int] | None = None
         self.loop_count = 0
         self.buffers = self._buffer_views()
         self.assign_counts = self._count_assignments()
@@ -180,27 +189,7 @@ class _WgslEmitter:
             return f"{load_helper(self.prelude, view)}({self._index(e.index)})"
         return read_slot(view, self.expr(e.index, True))
 
-    # -- statements ---------------------------------------------------------------------
-    def line(self, text: str) -> None:
-        self.lines.append(INDENT * self.depth + text)
-
-    def block(self, block: n.Block) -> None:
-        for stmt in block.stmts:
-            self.stmt(stmt)
-
-    def nested(self, block: n.Block) -> None:
-        self.depth += 1
-        self.block(block)
-        self.depth -= 1
-
-    def source_comment(self, loc: n.Loc) -> None:
-        key = (loc.filename, loc.lineno)
-        if loc.lineno <= 0 or key == self.last_line:
-            return
-        self.last_line = key
-        text = source_line(loc.filename, loc.lineno)
-        self.line(f"// {loc.lineno}: {text}" if text else f"// line {loc.lineno}")
-
+    # -- statements (walking, comments, if/while/break/continue/terminate: walker.py) --
     def declare(self, var: n.Var, value: str | None, loc: n.Loc) -> None:
         t = wgsl_type(var.ty, loc)
         name = self._var_name(var)
@@ -212,31 +201,28 @@ class _WgslEmitter:
         else:
             self.line(f"var {name}: {t} = {value};")
 
-    def stmt(self, s: n.Stmt) -> None:
-        if not isinstance(s, n.Comment):
-            self.source_comment(s.loc)
+    def before(self, s: n.Stmt) -> None:
+        super().before(s)
         if s.loc.lineno > 0:
             self.expr.loc = s.loc
-        method = getattr(self, f"_stmt_{type(s).__name__.lower()}", None)
-        if method is None:
-            compile_error(s.loc, f"the wgsl target cannot emit {type(s).__name__} statements")
-        method(s)
 
-    def _stmt_comment(self, s: n.Comment) -> None:
-        for text in s.text.splitlines() or [""]:
-            self.line(f"// {comment_text(text)}".rstrip())
+    def condition(self, e: n.Expr) -> str:
+        return self.expr(e, True)
 
-    def _stmt_declare(self, s: n.Declare) -> None:
+    def unsupported(self, s: n.Stmt) -> None:
+        compile_error(s.loc, f"the wgsl target cannot emit {type(s).__name__} statements")
+
+    def stmt_declare(self, s: n.Declare) -> None:
         self.declare(s.var, None, s.loc)
 
-    def _stmt_assign(self, s: n.Assign) -> None:
+    def stmt_assign(self, s: n.Assign) -> None:
         value = self.expr(s.value, True)
         if s.declare or s.var.name not in self.declared:
             self.declare(s.var, value, s.loc)
         else:
             self.line(f"{self._var_name(s.var)} = {value};")
 
-    def _stmt_store(self, s: n.Store) -> None:
+    def stmt_store(self, s: n.Store) -> None:
         view = self._view(s.buffer)
         value = self.expr(s.value, True)
         if self.checked:
@@ -244,7 +230,7 @@ class _WgslEmitter:
         else:
             self.line(write_slot(view, self.expr(s.index, True), value))
 
-    def _stmt_atomicop(self, s: n.AtomicOp) -> None:
+    def stmt_atomicop(self, s: n.AtomicOp) -> None:
         view = self._view(s.buffer)
         elem = s.buffer.elem.name
         if elem not in _ATOMIC_TYPES or (elem == "f32" and s.op in ("and", "or", "xor")):
@@ -266,20 +252,6 @@ class _WgslEmitter:
         else:
             self.declare(s.result, call, s.loc)
 
-    def _stmt_if(self, s: n.If) -> None:
-        self.line(f"if ({self.expr(s.cond, True)}) {{")
-        self.nested(s.then)
-        orelse = s.orelse
-        while len(orelse.stmts) == 1 and isinstance(orelse.stmts[0], n.If):
-            inner = orelse.stmts[0]
-            self.line(f"}} else if ({self.expr(inner.cond, True)}) {{")
-            self.nested(inner.then)
-            orelse = inner.orelse
-        if orelse.stmts:
-            self.line("} else {")
-            self.nested(orelse)
-        self.line("}")
-
     def _stable(self, e: n.Expr) -> bool:
         """Whether `e` keeps its value while a loop runs (no memory, no reassigned var)."""
         if isinstance(e, n.Index):
@@ -296,9 +268,9 @@ class _WgslEmitter:
         self.line(f"let {name}: {wgsl_type(e.ty, e.loc)} = {self.expr(e, True)};")
         return name
 
-    def _stmt_for(self, s: n.For) -> None:
+    def stmt_for(self, s: n.For) -> None:
         t = wgsl_type(s.var.ty, s.loc)
-        self.loop_count += 1
+        self.loop_count = self.temps.number()
         name = self._var_name(s.var)
         self.declared.add(s.var.name)
         start = self.expr(s.start, True)
@@ -326,21 +298,7 @@ class _WgslEmitter:
         self.nested(s.body)
         self.line("}")
 
-    def _stmt_while(self, s: n.While) -> None:
-        self.line(f"while ({self.expr(s.cond, True)}) {{")
-        self.nested(s.body)
-        self.line("}")
-
-    def _stmt_break(self, s: n.Break) -> None:
-        self.line("break;")
-
-    def _stmt_continue(self, s: n.Continue) -> None:
-        self.line("continue;")
-
-    def _stmt_terminate(self, s: n.Terminate) -> None:
-        self.line("return;")
-
-    def _stmt_barrier(self, s: n.Barrier) -> None:
+    def stmt_barrier(self, s: n.Barrier) -> None:
         if self.writes_global:
             self.line("storageBarrier();")
         self.line("workgroupBarrier();")
@@ -406,7 +364,25 @@ class _WgslEmitter:
         types |= {s.var.ty for s in walk_stmts(k.body) if hasattr(s, "var")}
         return any(t.name == "f16" for t in types)
 
-    def render(self) -> str:
+    def compiled(self) -> Compiled:
+        """Walks the kernel once; the record re-renders only the skeleton."""
+        context = self.context()
+        uses_subgroups = bool(self.positions & {"plane_dim", "unit_pos_plane"}) or any(
+            isinstance(e, n.Plane) for e in walk_all_exprs(self.kernel.body))
+        features = kernel_features(self.kernel) - {"subgroups", "f16"}
+        features |= {"f16"} if context["enable_f16"] else set()
+        features |= {"subgroups"} if uses_subgroups else set()
+
+        def render_promoted(promote: frozenset[int]) -> str:
+            buffers = [dict(b, access="read_write") if b["binding"] in promote else b
+                       for b in context["buffers"]]
+            return render("wgsl.j2", **dict(context, buffers=buffers))
+        return make_compiled(TARGET, self.kernel, self.abi, render("wgsl.j2", **context),
+                             "main", frozenset(features), bool_bytes=4,
+                             render=render_promoted)
+
+    def context(self) -> dict:
+        """Walks the kernel; the wgsl.j2 skeleton's context."""
         k = self.kernel
         for p in k.params:
             wgsl_type(p.dtype, k.loc)
@@ -415,7 +391,7 @@ class _WgslEmitter:
             if p.kind == "scalar":
                 self._var_name(n.Var(p.name, p.dtype))
                 self.declared.add(p.name)
-        self.block(k.body)
+        self.walk(k.body)
         body_lines = self.lines
         entry_params, pre = self._preamble()
         body = "\n".join([INDENT + line for line in pre] + body_lines)
@@ -428,8 +404,8 @@ class _WgslEmitter:
         shared = [{"name": self.buffers[("shared", s.buffer.name)].name, "size": s.size,
                    "store_type": self.buffers[("shared", s.buffer.name)].store_type}
                   for s in k.shared]
-        return render(
-            "wgsl.j2", enable_f16=self._uses_f16(), kernel_name=comment_text(k.name),
+        return dict(
+            enable_f16=self._uses_f16(), kernel_name=comment_text(k.name),
             checked=self.checked,
             buffers=buffers, info_fields=info_fields, info_binding=self.abi.info_binding,
             shared=shared, prelude=self.prelude.text(), cube_dim=k.cube_dim,

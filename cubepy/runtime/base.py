@@ -384,9 +384,12 @@ class Client:
         """The whole buffer as a 1-D numpy array, after all work writing it is done."""
         raise NotImplementedError
 
-    def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool) -> Any:
+    def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool,
+                compiled: Any = None) -> Any:
         """An executable for a specialised kernel (after passes). Called once per
-        specialisation; the caller caches the result."""
+        specialisation; the caller caches the result. `compiled`, when given, is the
+        kernel's code already generated for this client's target (a codegen.Compiled):
+        the runtime uses it instead of generating the source again."""
         raise NotImplementedError
 
     def dispatch(self, executable: Any, cube_count: tuple[int, int, int],

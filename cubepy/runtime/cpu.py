@@ -1,7 +1,7 @@
 """The cpu runtime: runs kernels with numpy. It is the reference every GPU runtime is
 tested against.
 
-A kernel compiles (cpu_compile) into a Python function that runs all units of a batch
+A kernel compiles (codegen/numpy_gen.py) into a Python function that runs all units of a batch
 of cubes at once as numpy vectors. The grid runs in batches of whole cubes (cubes are
 independent, so running batches one after another is a valid schedule), each with at
 most `MAX_LANES` units.
@@ -20,11 +20,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..abi import KernelABI
+from ..codegen.compiled import Compiled
 from ..errors import LaunchError
 from ..ir import nodes as ir
 from ..ir.types import ALL_DTYPES, DType, bf16, f32, i32, i64, u32, u64
 from .base import Client, DeviceLimits, DeviceTensor
-from .cpu_compile import CpuProgram, compile_kernel
+from ..codegen.numpy_gen import CpuProgram, generate_numpy, load_program
 from .cpu_plane import PLANE_DIM
 
 MAX_LANES = 1 << 18  # units per batch: large enough to amortise Python, small for caches
@@ -191,14 +192,18 @@ class CpuClient(Client):
     def _data_pointer(self, handle: np.ndarray) -> int:
         return handle.__array_interface__["data"][0]
 
-    def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool) -> CpuExecutable:
-        """Compiles the kernel to Python once; later calls with the same kernel object
-        (the caller caches specialisations) reuse it. Accesses are always checked."""
+    def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool,
+                compiled: Compiled | None = None) -> CpuExecutable:
+        """Runs the kernel's numpy code (generated now unless `compiled` carries it) into
+        a Python function once; later calls with the same kernel object (the caller
+        caches specialisations) reuse it. Accesses are always checked."""
         with self._lock:
             found = self._programs.get(id(kernel))
             if found is not None and found.program.kernel is kernel and found.abi == abi:
                 return found
-            exe = CpuExecutable(compile_kernel(kernel, abi))
+            if compiled is None:
+                compiled = generate_numpy(kernel, abi, checked)
+            exe = CpuExecutable(load_program(compiled, kernel, abi))
             self._programs[id(kernel)] = exe
             return exe
 

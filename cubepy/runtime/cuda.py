@@ -39,6 +39,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..abi import KernelABI
+from ..codegen.compiled import Compiled
 from ..errors import LaunchError, missing_package
 from ..ir import nodes as ir
 from ..ir.types import ALL_DTYPES, DType, bf16, f32, i32, u32
@@ -366,11 +367,13 @@ class CudaClient(Client):
         return host
 
     # -- kernels ------------------------------------------------------------------------
-    def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool) -> CudaExecutable:
-        from ..codegen import emit
-        from ..codegen.names import entry_name
-        source = emit(kernel, "cuda", abi, checked)
-        return self.load(source, entry_name(kernel.name, "cuda"), abi)
+    def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool,
+                compiled: Compiled | None = None) -> CudaExecutable:
+        """Loads the kernel's CUDA C (generated now unless `compiled` carries it)."""
+        if compiled is None:
+            from ..codegen import generate
+            compiled = generate(kernel, "cuda", abi, checked)
+        return self.load(compiled.source, compiled.entry, abi)
 
     @_in_context
     def load(self, source: str, name: str, abi: KernelABI) -> CudaExecutable:

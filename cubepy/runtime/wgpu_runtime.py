@@ -37,6 +37,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..abi import KernelABI
+from ..codegen.compiled import Compiled
 from ..errors import LaunchError, missing_package
 from ..ir import nodes as ir
 from ..ir.types import DType, bool_, f16, f32, i32, u32
@@ -100,12 +101,42 @@ class WgpuExecutable:
     # Variants for launches that pass one buffer to several parameters, one written:
     # WebGPU forbids a read-only and a writable binding of one buffer in a dispatch.
     alias_variants: dict = field(default_factory=dict, repr=False)
+    features: frozenset = frozenset()  # what the shader needs (Compiled.features names)
+    # Generated WGSL re-rendered with some bindings read_write (Compiled.render); None
+    # for hand-written WGSL, whose binding declarations are rewritten instead.
+    render: Any = field(default=None, repr=False)
 
 
-# What a shader needs a device feature for: subgroup built-ins (naga wants no `enable`
-# for them) and f16.
+# Compiled.features -> (device feature, what needs it). Subgroup built-ins need no
+# `enable` in the WGSL, only the device feature.
+_DEVICE_FEATURES = {"subgroups": ("subgroup", "plane operations"),
+                    "f16": ("shader-f16", "f16")}
+# For hand-written WGSL only (generated WGSL states its features in its Compiled
+# record): what the text needs a device feature for.
 _SUBGROUPS = re.compile(r"\bsubgroup[A-Z]\w*\(|@builtin\(subgroup_")
 _ENABLE_F16 = re.compile(r"\benable f16;")
+
+
+def scan_features(source: str) -> frozenset[str]:
+    """The Compiled.features a hand-written WGSL shader needs, read from its text."""
+    return frozenset(name for name, pattern in (("subgroups", _SUBGROUPS),
+                                                ("f16", _ENABLE_F16))
+                     if pattern.search(source))
+
+
+def _promote_bindings(exe: WgpuExecutable, promote: frozenset[int]) -> str:
+    """Hand-written WGSL (no re-render hook) with the bindings in `promote` declared
+    read_write, by rewriting their declarations."""
+    source = exe.source
+    for i in promote:
+        source, count = re.subn(
+            rf"(@binding\({i}\)\s*var\s*<\s*storage\s*,\s*)read(\s*>)",
+            r"\1read_write\2", source)
+        if count != 1:
+            raise LaunchError(f"{exe.label or 'the kernel'}: one buffer is passed "
+                              f"to several parameters, and the WGSL binding {i} "
+                              f"could not be made writable for it")
+    return source
 
 
 def _plane_dim(info) -> int:
@@ -301,18 +332,29 @@ class WgpuClient(Client):
         return np.frombuffer(raw, dtype.numpy, tensor.buffer_len).copy()
 
     # -- compilation ------------------------------------------------------------------
-    def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool) -> WgpuExecutable:
-        """Emits WGSL for the kernel and builds its pipeline."""
-        from ..codegen import emit
-        return self.compile_wgsl(emit(kernel, "wgsl", abi, checked), abi,
-                                 label=kernel.name)
+    def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool,
+                compiled: Compiled | None = None) -> WgpuExecutable:
+        """Builds the pipeline of the kernel's WGSL (generated now unless `compiled`
+        carries it)."""
+        if compiled is None:
+            from ..codegen import generate
+            compiled = generate(kernel, "wgsl", abi, checked)
+        return self.compile_wgsl(compiled.source, abi, label=kernel.name,
+                                 features=compiled.features, render=compiled.render)
 
     def compile_wgsl(self, source: str, abi: KernelABI, label: str = "",
-                     writable: Sequence[bool] | None = None) -> WgpuExecutable:
+                     writable: Sequence[bool] | None = None,
+                     features: frozenset[str] | None = None,
+                     render: Any = None) -> WgpuExecutable:
         """Builds a pipeline for WGSL that follows the launch ABI: buffers at
         @group(0) @binding(i) in `abi.buffers` order (`var<storage, read>` for read-only
         ones), the info struct (read-only storage) at `abi.info_binding`, entry `main`.
-        `writable` overrides which buffer bindings are read_write."""
+        `writable` overrides which buffer bindings are read_write. `features` (names as
+        in Compiled.features) says what the shader needs from the device; when None (a
+        hand-written shader) it is read from the text. `render(promote)`, when given,
+        re-renders the source with the bindings in `promote` read_write."""
+        if features is None:
+            features = scan_features(source)
         wgpu = self._wgpu
         if writable is None:
             writable = [not b.read_only for b in abi.buffers]
@@ -329,14 +371,15 @@ class WgpuClient(Client):
                             "buffer": {"type": "read-only-storage",
                                        "has_dynamic_offset": True,
                                        "min_binding_size": info_size}})
-        for needs, feature, what in ((_SUBGROUPS, "subgroup", "plane operations"),
-                                     (_ENABLE_F16, "shader-f16", "f16")):
-            if needs.search(source) and feature not in self.features:
+        for name, (feature, what) in _DEVICE_FEATURES.items():
+            if name in features and feature not in self.features:
                 raise LaunchError(f"{label or 'the kernel'} uses {what}, which the device "
                                   f"{self.device!r} does not support (no {feature!r})")
         with self._lock:
             self.check_alive()
-            return self._build_pipeline(source, abi, label, writable, entries, info_size)
+            exe = self._build_pipeline(source, abi, label, writable, entries, info_size)
+        exe.features, exe.render = frozenset(features), render
+        return exe
 
     def _build_pipeline(self, source: str, abi: KernelABI, label: str, writable: tuple,
                         entries: list, info_size: int) -> WgpuExecutable:
@@ -369,17 +412,13 @@ class WgpuClient(Client):
             return exe
         variant = exe.alias_variants.get(promote)
         if variant is None:
-            source = exe.source
-            for i in promote:
-                source, count = re.subn(
-                    rf"(@binding\({i}\)\s*var\s*<\s*storage\s*,\s*)read(\s*>)",
-                    r"\1read_write\2", source)
-                if count != 1:
-                    raise LaunchError(f"{exe.label or 'the kernel'}: one buffer is passed "
-                                      f"to several parameters, and the WGSL binding {i} "
-                                      f"could not be made writable for it")
+            if exe.render is not None:
+                source = exe.render(promote)
+            else:
+                source = _promote_bindings(exe, promote)
             writable = tuple(w or i in promote for i, w in enumerate(exe.writable))
-            variant = self.compile_wgsl(source, exe.abi, exe.label, writable)
+            variant = self.compile_wgsl(source, exe.abi, exe.label, writable,
+                                        features=exe.features, render=exe.render)
             exe.alias_variants[promote] = variant
         return variant
 
