@@ -21,4 +21,7 @@ def emit(kernel: Kernel, target: str, abi: KernelABI, checked: bool) -> str:
     if target == "metal":
         from .metal import emit_metal
         return emit_metal(kernel, abi, checked)
-    raise ValueError(f"unknown target {target!r}: expected one of {TARGETS}")
+    from ..targets import get_target, source_targets  # other targets name their emitter
+    if target in TARGETS or target not in source_targets():
+        raise ValueError(f"unknown target {target!r}: expected one of {TARGETS}")
+    return get_target(target).emit_function()(kernel, abi, checked)

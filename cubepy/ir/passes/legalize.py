@@ -1,21 +1,15 @@
 """legalize_types: element types a target cannot represent are a CompileError at their
-first use (WGSL: no f64, i64, u64, bf16; Metal: no f64; cpu: no bf16)."""
+first use (WGSL: no f64, i64, u64, bf16; Metal: no f64; cpu: no bf16). The facts are
+each Target record's `dtypes` and `replacements` (cubepy/targets/)."""
 from __future__ import annotations
 
 from typing import Callable, Iterator
 
 from ... import errors
+from ...targets import ALL_TYPE_NAMES, get_target
 from .. import nodes as ir
 from ..types import DType
 from ..visit import child_exprs, walk_exprs, walk_stmts
-
-UNSUPPORTED: dict[str, dict[str, str]] = {
-    "wgsl": {"f64": "f32", "i64": "i32", "u64": "u32", "bf16": "f32 or f16"},
-    "metal": {"f64": "f32"},
-    "cpu": {"bf16": "f32 or f16"},
-    "cuda": {},
-}
-_TARGET_NAMES = {"wgsl": "WGSL", "metal": "Metal", "cpu": "the cpu runtime", "cuda": "CUDA"}
 
 
 def _uses(kernel: ir.Kernel) -> Iterator[tuple[DType, ir.Loc, str]]:
@@ -39,16 +33,17 @@ def _uses(kernel: ir.Kernel) -> Iterator[tuple[DType, ir.Loc, str]]:
 
 def legalize_types(target: str) -> Callable[[ir.Kernel], ir.Kernel]:
     """The pass rejecting the element types `target` lacks."""
-    banned = UNSUPPORTED.get(target, {})
+    record = get_target(target)
 
     def legalize(kernel: ir.Kernel) -> ir.Kernel:
-        if not banned:
+        if record.dtypes >= ALL_TYPE_NAMES:
             return kernel
         for ty, loc, what in _uses(kernel):
-            if ty.name in banned:
-                errors.compile_error(loc, f"{_TARGET_NAMES[target]} has no {ty.name}: "
-                                          f"{what} is {ty.name}; use {banned[ty.name]} "
-                                          f"instead")
+            if ty.name not in record.dtypes:
+                advice = record.replacements.get(ty.name)
+                errors.compile_error(loc, f"{record.title} has no {ty.name}: {what} is "
+                                          f"{ty.name}" + (f"; use {advice} instead"
+                                                          if advice else ""))
         return kernel
 
     legalize.__name__ = f"legalize_types_{target}"
