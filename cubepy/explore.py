@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import missing_package
+from .targets import all_targets
 
 if TYPE_CHECKING:
     from .abi import KernelABI
     from .kernel import CubeFunction
 
-TARGETS = (("ir", "IR"), ("cuda", "CUDA"), ("wgsl", "WGSL"), ("metal", "Metal"))
+TARGETS = (("ir", "IR"),) + tuple((t.name, t.title) for t in all_targets() if t.shows_source)
 _C_COMMENT = re.compile(r"^(\s*)// (\d+): ")
 _IR_COMMENT = re.compile(r"#\s*line (\d+)(?: \"[^\"]*\")?\s*$")
 _IDS = itertools.count(1)

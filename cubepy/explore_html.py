@@ -14,15 +14,18 @@ from typing import TYPE_CHECKING
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import RegexLexer
-from pygments.lexers import CppLexer, CudaLexer, PythonLexer, WgslLexer
+from pygments.lexers import get_lexer_by_name
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, Text,
                             Whitespace)
+
+from .targets import all_targets, get_target
 
 if TYPE_CHECKING:
     from .abi import KernelABI
     from .explore import Exploration, TargetView
 
-SHORT = {"ir": "ir", "cuda": "cu", "wgsl": "wg", "metal": "mt"}
+# The tag of each panel in a Python line's links: the IR's, then each source target's.
+SHORT = {"ir": "ir", **{t.name: t.short for t in all_targets() if t.shows_source}}
 
 
 class IRLexer(RegexLexer):
@@ -45,15 +48,18 @@ class IRLexer(RegexLexer):
     ]}
 
 
-_LEXERS = {"python": PythonLexer, "ir": IRLexer, "cuda": CudaLexer, "wgsl": WgslLexer,
-           "metal": CppLexer}
+def _lexer(language: str):
+    """The pygments lexer of "python", "ir" or a target's source (its `lexer`)."""
+    if language == "ir":
+        return IRLexer(stripnl=False, ensurenl=True)
+    alias = language if language == "python" else get_target(language).lexer
+    return get_lexer_by_name(alias, stripnl=False, ensurenl=True)
 
 
 def highlighted_lines(text: str, language: str) -> list[str]:
     """`text` highlighted, one HTML string per line (tokens never span two lines)."""
     count = len(text.splitlines())
-    out = highlight(text, _LEXERS[language](stripnl=False, ensurenl=True),
-                    HtmlFormatter(nowrap=True))
+    out = highlight(text, _lexer(language), HtmlFormatter(nowrap=True))
     lines = out.split("\n")[:count]  # the formatter closes every span at a line's end
     return lines + [""] * (count - len(lines))
 
