@@ -10,10 +10,21 @@ text; `text()` gives all used helpers in first-use order.
 """
 from __future__ import annotations
 
-_INF = {"f32": "bitcast<f32>(0x7f800000u)", "f16": "f16(bitcast<f32>(0x7f800000u))"}
-_NAN = {"f32": "bitcast<f32>(0x7fc00000u)", "f16": "f16(bitcast<f32>(0x7fc00000u))"}
-_ZERO = {"f32": "0.0f", "f16": "0.0h", "i32": "0i", "u32": "0u"}
-_ONE = {"f32": "1.0f", "f16": "1.0h", "i32": "1i", "u32": "1u"}
+import math
+
+from ..ir.types import dtype_from_name
+from .wgsl_expr import literal
+
+
+def _literals(value, names: tuple[str, ...]) -> dict[str, str]:
+    """type name -> the WGSL literal of `value` in that type (wgsl_expr.literal)."""
+    return {t: literal(value, dtype_from_name(t)) for t in names}
+
+
+_INF = _literals(math.inf, ("f32", "f16"))  # bitcast<f32>(0x7f800000u), f16(...)
+_NAN = _literals(math.nan, ("f32", "f16"))
+_ZERO = _literals(0, ("f32", "f16", "i32", "u32"))
+_ONE = _literals(1, ("f32", "f16", "i32", "u32"))
 
 
 def _isnan(t: str) -> str:
