@@ -273,9 +273,13 @@ def _plane() -> list[OpInfo]:
             "broadcast": "subgroupBroadcast", "shuffle": "subgroupShuffle",
             "shuffle_xor": "subgroupShuffleXor", "shuffle_up": "subgroupShuffleUp",
             "shuffle_down": "subgroupShuffleDown"}
+    # the cpu runtime reduces with these ufuncs (NaN-aware min/max and scans in code)
+    numpy = {"sum": "np.add", "prod": "np.multiply", "all": "np.logical_and",
+             "any": "np.logical_or"}
     return [OpInfo(op, 2 if op in _LANE_OPS else 1, _first, None,
                    {"c": c.get(op.value, LOWERED), "msl": msl[op.value],
-                    "wgsl": wgsl[op.value], "numpy": LOWERED}, takes_lane=op in _LANE_OPS)
+                    "wgsl": wgsl[op.value], "numpy": numpy.get(op.value, LOWERED)},
+                   takes_lane=op in _LANE_OPS)
             for op in PlaneOp]
 
 
