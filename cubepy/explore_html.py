@@ -24,8 +24,15 @@ if TYPE_CHECKING:
     from .abi import KernelABI
     from .explore import Exploration, TargetView
 
-# The tag of each panel in a Python line's links: the IR's, then each source target's.
-SHORT = {"ir": "ir", **{t.name: t.short for t in all_targets() if t.shows_source}}
+def _short(panel: str) -> str:
+    """The tag of a panel in a Python line's links (the target's `short`: cu, wg, mt)."""
+    return "ir" if panel == "ir" else get_target(panel).short
+
+
+def _order(panel: str) -> int:
+    """Panels in registry order, the IR first."""
+    names = [t.name for t in all_targets()]
+    return -1 if panel == "ir" else names.index(panel)
 
 
 class IRLexer(RegexLexer):
@@ -77,8 +84,8 @@ def _python_panel(ex: "Exploration", uid: str) -> str:
             ids = " ".join(f"{uid}-{t}-L{k}" for t, ks in targets.items() for k in ks)
             jumps = "".join(
                 f'<a class="jump" href="#{uid}-{t}-L{ks[0]}" title="{t}: line'
-                f'{"s" if len(ks) > 1 else ""} {_ranges(ks)}">{SHORT[t]}</a>'
-                for t, ks in sorted(targets.items(), key=lambda kv: list(SHORT).index(kv[0])))
+                f'{"s" if len(ks) > 1 else ""} {_ranges(ks)}">{_short(t)}</a>'
+                for t, ks in sorted(targets.items(), key=lambda kv: _order(kv[0])))
             attrs = f' data-py="{n}" data-links="{ids}"' if targets else ""
             rows.append(f'<span class="ln" id="{uid}-py-L{n}"{attrs}><span class="no">{n}'
                         f'</span>{row_of.get(n, "")}<span class="jumps">{jumps}</span></span>')
