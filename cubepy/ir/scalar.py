@@ -12,10 +12,12 @@ import math
 
 import numpy as np
 
-from .dtype_facts import int_range, wrap
+from .dtype_facts import FACTS, int_range, wrap
 from .types import DType
 
-_FLOAT_NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+# float type name -> the numpy type that rounds to it (bf16 has none)
+FLOAT_TYPES = {name: np.dtype(f.numpy_name).type for name, f in FACTS.items()
+               if f.dtype.is_float and f.numpy_name is not None}
 
 
 def _is_array(*xs) -> bool:
@@ -31,7 +33,7 @@ def _is_numpy(*xs) -> bool:
 def round_float(value, t: DType):
     """`value` rounded to the float type `t` (a Python float for a scalar, an array of
     `t`'s numpy type for an array); None for bf16, which numpy cannot round to."""
-    np_type = _FLOAT_NP.get(t.name)
+    np_type = FLOAT_TYPES.get(t.name)
     if np_type is None:
         return None
     with np.errstate(over="ignore", invalid="ignore"):

@@ -18,7 +18,7 @@ from ..types import DType
 
 NOFOLD = object()
 
-_FLOAT_NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
+_FLOAT_NP = scalar.FLOAT_TYPES  # f16, f32, f64 -> numpy's rounding types
 
 
 def to_float(value, ty: DType):
