@@ -82,15 +82,14 @@ def _one_op_kernel(op) -> n.Kernel:
     return kernel(f"one_{type(op).__name__}_{v}", params, body, cube_dim=(32, 1, 1))
 
 
-def _generate(kernel_ir: n.Kernel, target: targets.Target) -> str:
-    """The target's code for a kernel after its passes (the cpu target's numpy code)."""
+def _generate(kernel_ir: n.Kernel, target: targets.Target):
+    """The target's code for a kernel after its passes, from its registered emitter
+    (the cpu target's: a program holding its numpy code)."""
     legal = run_pipeline(kernel_ir, target.name)
     abi = compute_abi(legal, True, needs_cube_count=target.needs_cube_count)
-    if target.shows_source:
-        from cubepy.codegen import emit
-        return emit(legal, target.name, abi, True)
-    from cubepy.runtime.cpu_compile import compile_kernel
-    return compile_kernel(legal, abi).source
+    if not target.shows_source:
+        return target.emit_function()(legal, abi).source
+    return target.emit_function()(legal, abi, True)
 
 
 @pytest.mark.parametrize("name", TARGETS)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from ..ir.dtype_facts import int_range
 from ..ir.types import dtype_from_name
 from .wgsl_expr import literal
 
@@ -89,15 +90,16 @@ def _pow(t: str) -> str:
 def _float_to_int(src: str, dst: str) -> str:
     # Truncate toward zero, saturate, NaN -> 0 (WGSL leaves NaN unspecified).
     x = "f32(x)" if src == "f16" else "x"
+    t = dtype_from_name(dst)
+    lo, hi = int_range(t)
+    top = f"    if (v >= {hi + 1}.0f) {{ return {literal(hi, t)}; }}\n"
     if dst == "i32":
-        body = (f"    let v = {x};\n"
-                "    if (v >= 2147483648.0f) { return 2147483647i; }\n"
-                "    if (v <= -2147483648.0f) { return i32(-2147483647i - 1i); }\n"
+        body = (f"    let v = {x};\n{top}"
+                f"    if (v <= {lo}.0f) {{ return {literal(lo, t)}; }}\n"
                 "    if (cube_isnan_f32(v)) { return 0i; }\n"
                 "    return i32(v);\n")
     else:
-        body = (f"    let v = {x};\n"
-                "    if (v >= 4294967296.0f) { return 4294967295u; }\n"
+        body = (f"    let v = {x};\n{top}"
                 "    if (!(v > -1.0f)) { return 0u; }\n"
                 "    return u32(v);\n")
     return f"fn cube_{src}_to_{dst}(x: {src}) -> {dst} {{\n{body}}}"
