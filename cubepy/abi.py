@@ -20,13 +20,18 @@ import struct
 from dataclasses import dataclass
 
 from .ir import nodes as n
+from .ir.dtype_facts import facts
 from .ir.types import DType, bool_, u32
 from .ir.visit import walk_all_exprs, walk_stmts
 
 MAX_RANK = 8
 
-_STRUCT_CODES = {"f16": "e", "f32": "f", "f64": "d", "i32": "i", "i64": "q", "u32": "I",
-                 "u64": "Q", "bool": "I"}
+
+def _struct_code(t: DType) -> str:
+    code = facts(t).struct_code
+    if code is None:
+        raise KeyError(t.name)  # no such scalar reaches the ABI (bf16)
+    return code
 
 
 @dataclass(frozen=True)
@@ -136,7 +141,7 @@ def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False)
     for _, f in candidates:
         fields.append(InfoField(f.name, f.kind, f.param, f.dtype, f.count, offset))
         offset += f.dtype.itemsize * f.count
-        fmt += (f"{f.count}" if f.count > 1 else "") + _STRUCT_CODES[f.dtype.name]
+        fmt += (f"{f.count}" if f.count > 1 else "") + _struct_code(f.dtype)
     align = max((c[0] for c in candidates), default=1)
     size = -(-offset // align) * align if fields else 0
     if size > offset:

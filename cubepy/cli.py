@@ -118,22 +118,46 @@ def _cmd_explore(args) -> int:
 
 
 def _cmd_info(args) -> int:
-    from .runtime import client
+    from .runtime import RUNTIMES, client
+    from .targets import all_targets, targets_for_runtime
     print("cubepy runtimes:")
-    for name in ("cuda", "wgpu", "cpu"):
+    for name in RUNTIMES:
         try:
             c = client(name)
         except LaunchError as e:
             print(f"  {name:5} unavailable: {e}")
-            continue
-        lim = c.limits
-        print(f"  {name:5} {c.device}")
-        print(f"        max cube dim {lim.max_cube_dim}, {lim.max_units_per_cube} units/cube, "
-              f"max cube count {lim.max_cube_count}")
-        print(f"        dtypes: {', '.join(sorted(t.name for t in lim.dtypes))}")
-        if lim.features:
-            print(f"        features: {', '.join(lim.features)}")
+        else:
+            lim = c.limits
+            print(f"  {name:5} {c.device}")
+            print(f"        max cube dim {lim.max_cube_dim}, {lim.max_units_per_cube} "
+                  f"units/cube, max cube count {lim.max_cube_count}")
+            print(f"        dtypes: {', '.join(sorted(t.name for t in lim.dtypes))}")
+            if lim.features:
+                print(f"        features: {', '.join(lim.features)}")
+        for target in targets_for_runtime(name):  # what the compiler generates for it
+            for line in _capabilities(target):
+                print(f"        {line}")
+    print("source-only targets (kernel.source / cubepy emit):")
+    for target in all_targets():
+        if not target.runtimes:
+            print(f"  {target.name:5} {target.title}")
+            for line in _capabilities(target):
+                print(f"        {line}")
     return 0
+
+
+def _capabilities(target) -> list[str]:
+    """What the compiler generates for `target`, from its registry record."""
+    by_types: dict[frozenset, list[str]] = {}
+    for op, dtypes in target.atomic_dtypes.items():
+        by_types.setdefault(frozenset(dtypes), []).append(op)
+    atomics = "; ".join(f"{', '.join(ops)} on {', '.join(sorted(types))}"
+                        for types, ops in by_types.items() if types) or "none"
+    return [f"target {target.name}: types {', '.join(sorted(target.dtypes))}",
+            f"  atomics: {atomics}",
+            f"  plane ops: {len(target.plane_ops)} on "
+            f"{', '.join(sorted(target.plane_dtypes)) or 'none'}; "
+            f"line sizes {', '.join(map(str, target.line_sizes))}"]
 
 
 def _cmd_cache(args) -> int:
@@ -156,6 +180,7 @@ def _cmd_cache(args) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     from . import __version__
+    from .targets import source_targets, target_names
     parser = argparse.ArgumentParser(prog="cubepy", description=__doc__.split("\n")[0])
     parser.add_argument("--version", action="version", version=f"cubepy {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -174,14 +199,13 @@ def _parser() -> argparse.ArgumentParser:
             p.add_argument("--unchecked", action="store_true",
                            help="the variant without bounds checks")
         if name == "emit":
-            p.add_argument("--target", "-t", default="cuda", choices=("cuda", "wgsl", "metal"),
+            p.add_argument("--target", "-t", default="cuda", choices=source_targets(),
                            help="the language to emit (default cuda)")
         elif name == "explore":
             p.add_argument("-o", "--output", metavar="PAGE.html",
                            help="where to write the page (default KERNEL.html)")
         else:
-            p.add_argument("--target", "-t", default=None,
-                           choices=("cuda", "wgsl", "metal", "cpu"),
+            p.add_argument("--target", "-t", default=None, choices=target_names(),
                            help="also run that target's legalisation passes")
     sub.add_parser("info", help="list the runtimes and devices found")
     p = sub.add_parser("cache", help="show the on-disk cache folder, or clear it")

@@ -22,15 +22,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import missing_package
+from .targets import all_targets
 
 if TYPE_CHECKING:
     from .abi import KernelABI
     from .kernel import CubeFunction
 
-TARGETS = (("ir", "IR"), ("cuda", "CUDA"), ("wgsl", "WGSL"), ("metal", "Metal"))
 _C_COMMENT = re.compile(r"^(\s*)// (\d+): ")
 _IR_COMMENT = re.compile(r"#\s*line (\d+)(?: \"[^\"]*\")?\s*$")
 _IDS = itertools.count(1)
+
+
+def _panels() -> tuple[tuple[str, str], ...]:
+    """(name, title) of the IR and of every target registered now that shows source."""
+    return (("ir", "IR"),) + tuple((t.name, t.title) for t in all_targets()
+                                   if t.shows_source)
 
 
 @dataclass
@@ -124,7 +130,7 @@ def explore(fn: "CubeFunction", cube_dim=(1, 1, 1), checked: bool = True,
     parsed = fn._parse()
     views = [TargetView("ir", "IR", print_kernel(run_pipeline(build_kernel(parsed, spec),
                                                               None)), [])]
-    for name, title in TARGETS[1:]:
+    for name, title in _panels()[1:]:
         compiled = fn._compile(spec, name, checked)
         views.append(TargetView(name, title, compiled.source or "", [], compiled.abi))
     for view in views:

@@ -14,15 +14,25 @@ from typing import TYPE_CHECKING
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexer import RegexLexer
-from pygments.lexers import CppLexer, CudaLexer, PythonLexer, WgslLexer
+from pygments.lexers import get_lexer_by_name
 from pygments.token import (Comment, Keyword, Name, Number, Operator, Punctuation, Text,
                             Whitespace)
+
+from .targets import all_targets, get_target
 
 if TYPE_CHECKING:
     from .abi import KernelABI
     from .explore import Exploration, TargetView
 
-SHORT = {"ir": "ir", "cuda": "cu", "wgsl": "wg", "metal": "mt"}
+def _short(panel: str) -> str:
+    """The tag of a panel in a Python line's links (the target's `short`: cu, wg, mt)."""
+    return "ir" if panel == "ir" else get_target(panel).short
+
+
+def _order(panel: str) -> int:
+    """Panels in registry order, the IR first."""
+    names = [t.name for t in all_targets()]
+    return -1 if panel == "ir" else names.index(panel)
 
 
 class IRLexer(RegexLexer):
@@ -45,15 +55,18 @@ class IRLexer(RegexLexer):
     ]}
 
 
-_LEXERS = {"python": PythonLexer, "ir": IRLexer, "cuda": CudaLexer, "wgsl": WgslLexer,
-           "metal": CppLexer}
+def _lexer(language: str):
+    """The pygments lexer of "python", "ir" or a target's source (its `lexer`)."""
+    if language == "ir":
+        return IRLexer(stripnl=False, ensurenl=True)
+    alias = language if language == "python" else get_target(language).lexer
+    return get_lexer_by_name(alias, stripnl=False, ensurenl=True)
 
 
 def highlighted_lines(text: str, language: str) -> list[str]:
     """`text` highlighted, one HTML string per line (tokens never span two lines)."""
     count = len(text.splitlines())
-    out = highlight(text, _LEXERS[language](stripnl=False, ensurenl=True),
-                    HtmlFormatter(nowrap=True))
+    out = highlight(text, _lexer(language), HtmlFormatter(nowrap=True))
     lines = out.split("\n")[:count]  # the formatter closes every span at a line's end
     return lines + [""] * (count - len(lines))
 
@@ -71,8 +84,8 @@ def _python_panel(ex: "Exploration", uid: str) -> str:
             ids = " ".join(f"{uid}-{t}-L{k}" for t, ks in targets.items() for k in ks)
             jumps = "".join(
                 f'<a class="jump" href="#{uid}-{t}-L{ks[0]}" title="{t}: line'
-                f'{"s" if len(ks) > 1 else ""} {_ranges(ks)}">{SHORT[t]}</a>'
-                for t, ks in sorted(targets.items(), key=lambda kv: list(SHORT).index(kv[0])))
+                f'{"s" if len(ks) > 1 else ""} {_ranges(ks)}">{_short(t)}</a>'
+                for t, ks in sorted(targets.items(), key=lambda kv: _order(kv[0])))
             attrs = f' data-py="{n}" data-links="{ids}"' if targets else ""
             rows.append(f'<span class="ln" id="{uid}-py-L{n}"{attrs}><span class="no">{n}'
                         f'</span>{row_of.get(n, "")}<span class="jumps">{jumps}</span></span>')

@@ -25,16 +25,33 @@ from .errors import (CompileError, CubepyError, LaunchError, OptionError,
 from .frontend import ParamInfo, ParsedFunction, build_kernel, parse_function
 from .interop import make_importer
 from .ir import nodes as ir
+from .ir.dtype_facts import fits, int_range
 from .ir.passes import run_pipeline
 from .ir.printer import print_kernel
-from .ir.types import DType, Generic, dtype_from_name, f32, i32
+from .ir.types import DType, Generic, dtype_from_name, f32, i32, u32
 from .lang import LineOf
 from .log import describe, elapsed_ms, logger
 from .lru import LRU
 from .spec import Specialization
+from .targets import PORTABLE, get_target, source_targets
 
-SOURCE_TARGETS = ("cuda", "wgsl", "metal")
-LINE_SIZES = (1, 2, 4, 8)  # line sizes a Line parameter may take
+
+class _SourceTargets:
+    """The targets whose source the user can see, read from the registry on each use
+    (a target registered later, such as a test's toy target, is included)."""
+
+    def __contains__(self, name: object) -> bool:
+        return name in source_targets()
+
+    def __iter__(self):
+        return iter(source_targets())
+
+    def __repr__(self) -> str:
+        return repr(source_targets())
+
+
+SOURCE_TARGETS = _SourceTargets()
+LINE_SIZES = PORTABLE.line_sizes  # line sizes a Line parameter may take
 # Per-kernel in-memory caches, least recently used dropped first (docs/CACHE.md): compiled
 # specialisations (IR, ABI, source, and one executable per client) and launch plans.
 COMPILED_CACHE = 64
@@ -191,9 +208,9 @@ class CubeFunction:
         `checked=True` (the default) shows the bounds-checked variant that `launch` runs.
         `line_sizes={"x": 4}` gives Line parameters their line size (default 1).
         """
-        if target not in SOURCE_TARGETS:
+        if target not in source_targets():
             raise OptionError(f"unknown target {target!r}: expected one of "
-                              f"{', '.join(SOURCE_TARGETS)}")
+                              f"{', '.join(source_targets())}")
         self._require_kernel("source")
         spec = self._specialization(cube_dim, specialization, line_sizes)
         return self._compile(spec, target, checked).source
@@ -472,7 +489,8 @@ def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel) -> None:
     for decl in kernel.shared:
         elem = decl.buffer.elem
         # WGSL stores bools in 4-byte words; CUDA and cpu use the dtype's size.
-        itemsize = 4 if elem.is_bool and client.target == "wgsl" else elem.itemsize
+        itemsize = (get_target(client.target).bool_storage_bytes if elem.is_bool
+                    else elem.itemsize)
         sizes.append((decl.buffer.name, decl.size * itemsize))
     total = sum(n for _, n in sizes)
     limit = client.limits.max_shared_bytes
@@ -532,10 +550,7 @@ def _bind_buffer(kernel: str, client, p: ParamInfo, a, generics, line_sizes) -> 
                           f"{a.dtype.name}", p.name)
 
 
-_U32_MAX = 2**32 - 1
-
-_INT_RANGES = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
-               "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
+_U32_MAX = int_range(u32)[1]
 
 
 def _bind_scalar(client, p: ParamInfo, a, generics) -> None:
@@ -568,8 +583,7 @@ def _bind_scalar(client, p: ParamInfo, a, generics) -> None:
         if a_kind == "float":
             raise LaunchError(f"parameter {p.name!r} expects {elem.name}, got the float "
                               f"{a!r}", p.name)
-        lo, hi = _INT_RANGES[elem.name]
-        if not lo <= int(a) <= hi:
+        if not fits(int(a), elem):
             raise LaunchError(f"parameter {p.name!r}: {a} does not fit in {elem.name}",
                               p.name)
     elif elem.is_float:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as n
+from ..ir.ops import PlaneOp
 from ..ir.types import DType
+from ..targets import get_target
 from .clike import PRIMARY
 
 if TYPE_CHECKING:
@@ -18,14 +20,11 @@ if TYPE_CHECKING:
 
 
 _CG = "cooperative_groups"
-_CUDA_SHUFFLE = {"broadcast": "__shfl_sync", "shuffle": "__shfl_sync",
-                 "shuffle_xor": "__shfl_xor_sync", "shuffle_up": "__shfl_up_sync",
-                 "shuffle_down": "__shfl_down_sync"}
-_METAL = {"sum": "simd_sum", "prod": "simd_product", "min": "simd_min", "max": "simd_max",
-          "all": "simd_all", "any": "simd_any", "inclusive_sum": "simd_prefix_inclusive_sum",
-          "exclusive_sum": "simd_prefix_exclusive_sum", "broadcast": "simd_broadcast",
-          "shuffle": "simd_shuffle", "shuffle_xor": "simd_shuffle_xor",
-          "shuffle_up": "simd_shuffle_up", "shuffle_down": "simd_shuffle_down"}
+
+
+def _spelling(em: "CEmitter", op: str) -> str:
+    """The target's function for plane op `op` (ir/ops.py: __shfl_*_sync, simd_*)."""
+    return get_target(em.d.name).spelling(PlaneOp(op))
 
 
 def _combine(em: "CEmitter", op: str, ty: DType) -> str:
@@ -47,7 +46,7 @@ def cuda_plane(em: "CEmitter", e: n.Plane) -> tuple[str, int]:
     if e.op in ("all", "any"):
         return f"(__{e.op}_sync(__activemask(), {v}) != 0)", PRIMARY
     if e.arg is not None:
-        fn = _CUDA_SHUFFLE[e.op]
+        fn = _spelling(em, e.op)
         arg = em.expr(e.arg)
         if e.ty.is_bool:
             return f"({fn}(__activemask(), (int)({v}), {arg}) != 0)", PRIMARY
@@ -79,7 +78,7 @@ _EXCLUSIVE = """const T before = g.shfl_up(r, 1);
 
 def metal_plane(em: "CEmitter", e: n.Plane) -> tuple[str, int]:
     v = em.expr(e.value)
-    fn = f"metal::{_METAL[e.op]}"
+    fn = f"metal::{_spelling(em, e.op)}"
     if e.arg is None:
         return f"{fn}({v})", PRIMARY
     if e.op == "broadcast" and not isinstance(e.arg, n.Const):

@@ -11,7 +11,10 @@ import re
 from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
+from ..ir.dtype_facts import SPELLING
+from ..ir.ops import LOWERED, AtomicOp, MathFn
 from ..ir.types import DType, f32, f64
+from ..targets import get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from .clike_plane import cuda_plane
@@ -19,19 +22,14 @@ from .names import entry_name, field_name
 
 TARGET = "cuda"
 
-_TYPES = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double",
-          "i32": "int", "i64": "long long", "u32": "unsigned int",
-          "u64": "unsigned long long", "bool": "bool"}
+_TARGET = get_target(TARGET)
+_TYPES = SPELLING[_TARGET.family]
 
-# Single-precision math names; double drops the `f` (see _math_name).
-_MATH_F32 = {"exp": "expf", "exp2": "exp2f", "log": "logf", "log2": "log2f",
-             "sqrt": "sqrtf", "rsqrt": "rsqrtf", "sin": "sinf", "cos": "cosf", "tan": "tanf",
-             "tanh": "tanhf", "asin": "asinf", "acos": "acosf", "atan": "atanf",
-             "atan2": "atan2f", "sinh": "sinhf", "cosh": "coshf", "pow": "powf",
-             "hypot": "hypotf", "floor": "floorf", "ceil": "ceilf",
-             "round": "rintf",  # half to even (roundf rounds halves away from zero)
-             "trunc": "truncf", "erf": "erff", "fma": "fmaf", "max": "fmaxf", "min": "fminf",
-             "abs": "fabsf"}
+# Single-precision math names (ir/ops.py); double drops the `f` (see _math_name). The
+# NaN-aware float max/min and fabs serve the max/min/abs operators.
+_MATH_F32 = {**{fn.value: name for fn in MathFn
+                if (name := _TARGET.spelling(fn)) not in (None, LOWERED)},
+             "max": "fmaxf", "min": "fminf", "abs": "fabsf"}
 
 # float -> integer conversions that truncate toward zero, saturate and map NaN to 0.
 _F2I_SUFFIX = {"i32": "int", "u32": "uint", "i64": "ll", "u64": "ull"}
@@ -182,10 +180,7 @@ class CudaDialect(Dialect):
         if t.name in ("i32", "u32"):
             if op == "compare_exchange":
                 return f"atomicCAS({ptr}, {compare}, {value})"
-            fn = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin",
-                  "max": "atomicMax", "and": "atomicAnd", "or": "atomicOr",
-                  "xor": "atomicXor", "exchange": "atomicExch"}[op]
-            return f"{fn}({ptr}, {value})"
+            return f"{_TARGET.spelling(AtomicOp(op))}({ptr}, {value})"
         if t.name in ("f32", "f64"):
             if op == "add":
                 return f"atomicAdd({ptr}, {value})"
@@ -209,9 +204,7 @@ class CudaDialect(Dialect):
                 return f"{back}atomicCAS({p}, {c}, {v})"
             if op == "sub":
                 return f"{back}atomicAdd({p}, 0ull - ({ull}){neg})"
-            fn = {"add": "atomicAdd", "and": "atomicAnd", "or": "atomicOr",
-                  "xor": "atomicXor", "exchange": "atomicExch"}[op]
-            return f"{back}{fn}({p}, {v})"
+            return f"{back}{_TARGET.spelling(AtomicOp(op))}({p}, {v})"  # add/and/or/xor/exch
         compile_error(s.loc, f"atomic_{op} on {t.name} is not supported by the CUDA target")
 
 

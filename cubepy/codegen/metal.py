@@ -13,7 +13,10 @@ import re
 from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
+from ..ir.dtype_facts import SPELLING, int_range
+from ..ir.ops import LOWERED, AtomicOp, MathFn
 from ..ir.types import DType, f32
+from ..targets import get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from .clike_plane import metal_plane
@@ -21,14 +24,15 @@ from .names import entry_name, field_name
 
 TARGET = "metal"
 
-_TYPES = {"f16": "half", "bf16": "bfloat", "f32": "float", "i32": "int", "i64": "long",
-          "u32": "uint", "u64": "ulong", "bool": "bool"}
-_ATOMIC_TYPES = {"i32": "atomic_int", "u32": "atomic_uint", "f32": "atomic_float"}
-
-_MATH = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "asin",
-         "acos", "atan", "atan2", "sinh", "cosh", "pow", "floor", "ceil", "trunc", "fma",
-         "isnan", "isinf"}
-_MATH_RENAMED = {"round": "rint"}  # rint rounds half to even, as every target does
+_TARGET = get_target(TARGET)
+_TYPES = SPELLING[_TARGET.family]  # no f64 key: the passes reject f64 for Metal
+# atomic_int, atomic_uint, atomic_float: the element types some atomic op supports
+_ATOMIC_TYPES = {name: f"atomic_{_TYPES[name]}" for name in ("i32", "u32", "f32")
+                 if any(name in d for d in _TARGET.atomic_dtypes.values())}
+# metal::<name> for the math functions MSL has (ir/ops.py; rint rounds half to even, as
+# every target does); erf, hypot and clamp are written below.
+_MATH = {fn.value: name for fn in MathFn
+         if (name := _TARGET.spelling(fn)) not in (None, LOWERED)}
 
 _RESERVED = frozenset({"metal", "cube_info_t", "info", "atomic_int", "atomic_uint", "ulong",
                        "long", "ushort", "uchar", "half", "bfloat", "uint", "uint3",
@@ -111,9 +115,7 @@ class MetalDialect(Dialect):
                               ty if ty.is_bool else f32)
             return inner if ty.is_bool else f"{self.type_name(ft)}({inner})"
         if func in _MATH:
-            return f"metal::{func}({', '.join(args)})"
-        if func in _MATH_RENAMED:
-            return f"metal::{_MATH_RENAMED[func]}({', '.join(args)})"
+            return f"metal::{_MATH[func]}({', '.join(args)})"
         if func == "clamp":  # min(max(x, lo), hi) with NaN-ignoring max/min, as CUDA
             return f"metal::fmin(metal::fmax({args[0]}, {args[1]}), {args[2]})"
         if func == "erf":
@@ -150,13 +152,14 @@ class MetalDialect(Dialect):
             compile_error(s.loc, f"Metal has no atomics on {t.name}")
         if op == "compare_exchange":
             return f"{_cas_helper(em, t, space)}({ptr}, {compare}, {value})"
+        spelled = _TARGET.spelling(AtomicOp(op))  # atomic_fetch_<op>_explicit, ...
         if op == "exchange":
-            return f"atomic_exchange_explicit({ptr}, {value}, {_RELAXED})"
+            return f"{spelled}({ptr}, {value}, {_RELAXED})"
         if t is f32 and op in ("min", "max"):
             return f"{_float_minmax_helper(em, op, space)}({ptr}, {value})"
         if t is f32 and op not in ("add", "sub"):
             compile_error(s.loc, f"atomic_{op} is not available on f32")
-        return f"atomic_fetch_{op}_explicit({ptr}, {value}, {_RELAXED})"
+        return f"{spelled}({ptr}, {value}, {_RELAXED})"
 
     def atomic_load(self, ptr: str) -> str:
         return f"atomic_load_explicit({ptr}, {_RELAXED})"
@@ -169,10 +172,8 @@ def _f2i_helper(em: CEmitter, dst: DType) -> str:
     """float -> integer: truncate toward zero, saturate, NaN -> 0 (MSL leaves out-of-range
     conversions undefined)."""
     t = _TYPES[dst.name]
-    lo, hi = {"i32": ("-2147483648.0f", "2147483648.0f"),
-              "u32": ("0.0f", "4294967296.0f"),
-              "i64": ("-9223372036854775808.0f", "9223372036854775808.0f"),
-              "u64": ("0.0f", "18446744073709551616.0f")}[dst.name]
+    low, high = int_range(dst)
+    lo, hi = f"{low}.0f", f"{high + 1}.0f"  # the range as floats (the top one excluded)
     top = {"i32": "2147483647", "u32": "0xffffffffu", "i64": "9223372036854775807l",
            "u64": "0xfffffffffffffffful"}[dst.name]
     bottom = {"i32": "(-2147483647 - 1)", "u32": "0u", "i64": "(-9223372036854775807l - 1)",

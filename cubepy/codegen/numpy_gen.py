@@ -109,7 +109,6 @@ def _has(block: ir.Block, kinds: tuple, into_loops: bool) -> bool:
     return False
 
 
-_wrap_int = wrap  # (the name tests and the old cpu_compile path know)
 
 
 class _Gen(StatementWalker):

@@ -15,22 +15,33 @@ import numpy as np
 
 from ..errors import compile_error
 from ..ir import nodes as n
+from ..ir.dtype_facts import SPELLING, int_range
+from ..ir.ops import (LOWERED, BinaryOp, CompareOp, Helper, LogicalOp, MathFn,
+                      PlaneOp)
 from ..ir.types import DType
+from ..targets import get_target
 
-WGSL_TYPES = {"f32": "f32", "f16": "f16", "i32": "i32", "u32": "u32", "bool": "bool"}
+_TARGET = get_target("wgsl")
+WGSL_TYPES = SPELLING[_TARGET.family]
 
-_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "bitand": "&", "bitor": "|",
-          "bitxor": "^"}
-_COMPARE = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-_LOGICAL = {"and": "&&", "or": "||"}
-# Math intrinsics WGSL has under the same or another name.
-_DIRECT = {"exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sqrt": "sqrt",
-           "rsqrt": "inverseSqrt", "sin": "sin", "cos": "cos", "tan": "tan",
-           "tanh": "tanh", "asin": "asin", "acos": "acos", "atan": "atan",
-           "atan2": "atan2", "sinh": "sinh", "cosh": "cosh", "floor": "floor",
-           "ceil": "ceil", "round": "round", "trunc": "trunc", "fma": "fma",
-           "clamp": "clamp"}
-_HELPER_CALLS = {"pow": "pow", "hypot": "hypot", "erf": "erf"}
+
+def _spelled(kind: type, keep: Callable[[object], bool]) -> dict[str, str]:
+    """op name -> WGSL spelling (ir/ops.py) of the ops of `kind` whose spelling `keep`s."""
+    return {op.value: name for op in kind
+            if (name := _TARGET.spelling(op)) is not None and keep(name)}
+
+
+def _named(name) -> bool:
+    return name != LOWERED and not isinstance(name, Helper)
+
+
+_INFIX = _spelled(BinaryOp, _named)  # the operators WGSL spells as C does
+_COMPARE = _spelled(CompareOp, _named)
+_LOGICAL = _spelled(LogicalOp, _named)
+# Math intrinsics WGSL has under the same or another name, and those computed by a
+# prelude helper (wgsl_prelude.py) of the op's name.
+_DIRECT = _spelled(MathFn, _named)
+_HELPER_CALLS = _spelled(MathFn, lambda name: isinstance(name, Helper))
 
 
 def wgsl_type(t: DType, loc: n.Loc = n.NO_LOC) -> str:
@@ -49,12 +60,12 @@ def literal(value, t: DType, loc: n.Loc = n.NO_LOC) -> str:
         return "true" if value else "false"
     if ty in ("i32", "u32"):
         v = int(value)
-        lo, hi = (-2**31, 2**31 - 1) if ty == "i32" else (0, 2**32 - 1)
+        lo, hi = int_range(t)
         if not lo <= v <= hi:
             compile_error(loc, f"the literal {v} does not fit in {ty}")
         if ty == "u32":
             return f"{v}u"
-        if v == -2**31:  # 2147483648i itself is out of range
+        if v == lo:  # 2147483648i itself is out of range
             return "i32(-2147483647i - 1i)"
         return f"{v}i"
     v = float(value)
@@ -254,9 +265,4 @@ class ExprEmitter:
 
 # Plane operations -> WGSL subgroup built-ins (naga needs no `enable` for them; the
 # device needs the "subgroup" feature).
-_PLANE = {"sum": "subgroupAdd", "prod": "subgroupMul", "min": "subgroupMin",
-          "max": "subgroupMax", "all": "subgroupAll", "any": "subgroupAny",
-          "inclusive_sum": "subgroupInclusiveAdd", "exclusive_sum": "subgroupExclusiveAdd",
-          "broadcast": "subgroupBroadcast", "shuffle": "subgroupShuffle",
-          "shuffle_xor": "subgroupShuffleXor", "shuffle_up": "subgroupShuffleUp",
-          "shuffle_down": "subgroupShuffleDown"}
+_PLANE = _spelled(PlaneOp, _named)

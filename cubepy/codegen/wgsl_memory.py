@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir.types import DType
+from ..ir.ops import LOWERED, AtomicOp
+from ..ir.types import DType, dtype_from_name
+from ..targets import get_target
+from .wgsl_expr import WGSL_TYPES, literal
 from .wgsl_prelude import PreludeBuilder
 
-ZERO = {"f32": "0.0f", "f16": "0.0h", "i32": "0i", "u32": "0u", "bool": "false"}
+ZERO = {name: literal(0, dtype_from_name(name)) for name in WGSL_TYPES}  # 0.0f, 0i, false
 
 
 @dataclass(frozen=True)
@@ -86,9 +89,10 @@ def store_helper(prelude: PreludeBuilder, b: BufferView) -> str:
         f"    if (i < {b.bound}) {{ {write_slot(b, 'i', 'v')} }}\n}}"))
 
 
-_NATIVE = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
-           "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor",
-           "exchange": "atomicExchange"}
+# The atomics WGSL has as built-ins (ir/ops.py: atomicAdd ... atomicExchange); the
+# compare-exchange is a helper of its own.
+_NATIVE = {op.value: name for op in AtomicOp
+           if (name := get_target("wgsl").spelling(op)) not in (None, LOWERED)}
 # The <kind> of every per-buffer helper name, cube_<kind>_<stem>.
 HELPER_KINDS = ("load", "store") + tuple(f"atomic_{op}" for op in (*_NATIVE,
                                                                    "compare_exchange"))

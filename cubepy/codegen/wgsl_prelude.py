@@ -10,10 +10,22 @@ text; `text()` gives all used helpers in first-use order.
 """
 from __future__ import annotations
 
-_INF = {"f32": "bitcast<f32>(0x7f800000u)", "f16": "f16(bitcast<f32>(0x7f800000u))"}
-_NAN = {"f32": "bitcast<f32>(0x7fc00000u)", "f16": "f16(bitcast<f32>(0x7fc00000u))"}
-_ZERO = {"f32": "0.0f", "f16": "0.0h", "i32": "0i", "u32": "0u"}
-_ONE = {"f32": "1.0f", "f16": "1.0h", "i32": "1i", "u32": "1u"}
+import math
+
+from ..ir.dtype_facts import int_range
+from ..ir.types import dtype_from_name
+from .wgsl_expr import literal
+
+
+def _literals(value, names: tuple[str, ...]) -> dict[str, str]:
+    """type name -> the WGSL literal of `value` in that type (wgsl_expr.literal)."""
+    return {t: literal(value, dtype_from_name(t)) for t in names}
+
+
+_INF = _literals(math.inf, ("f32", "f16"))  # bitcast<f32>(0x7f800000u), f16(...)
+_NAN = _literals(math.nan, ("f32", "f16"))
+_ZERO = _literals(0, ("f32", "f16", "i32", "u32"))
+_ONE = _literals(1, ("f32", "f16", "i32", "u32"))
 
 
 def _isnan(t: str) -> str:
@@ -78,15 +90,16 @@ def _pow(t: str) -> str:
 def _float_to_int(src: str, dst: str) -> str:
     # Truncate toward zero, saturate, NaN -> 0 (WGSL leaves NaN unspecified).
     x = "f32(x)" if src == "f16" else "x"
+    t = dtype_from_name(dst)
+    lo, hi = int_range(t)
+    top = f"    if (v >= {hi + 1}.0f) {{ return {literal(hi, t)}; }}\n"
     if dst == "i32":
-        body = (f"    let v = {x};\n"
-                "    if (v >= 2147483648.0f) { return 2147483647i; }\n"
-                "    if (v <= -2147483648.0f) { return i32(-2147483647i - 1i); }\n"
+        body = (f"    let v = {x};\n{top}"
+                f"    if (v <= {lo}.0f) {{ return {literal(lo, t)}; }}\n"
                 "    if (cube_isnan_f32(v)) { return 0i; }\n"
                 "    return i32(v);\n")
     else:
-        body = (f"    let v = {x};\n"
-                "    if (v >= 4294967296.0f) { return 4294967295u; }\n"
+        body = (f"    let v = {x};\n{top}"
                 "    if (!(v > -1.0f)) { return 0u; }\n"
                 "    return u32(v);\n")
     return f"fn cube_{src}_to_{dst}(x: {src}) -> {dst} {{\n{body}}}"

@@ -28,7 +28,7 @@ class DTypeFacts:
 
 _FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38,
               "f64": 1.7976931348623157e308}
-_NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32",
+NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32",
                 "i64": "int64", "u32": "uint32", "u64": "uint64", "bool": "bool"}
 _STRUCT_CODES = {"f16": "e", "f32": "f", "f64": "d", "i32": "i", "i64": "q",
                  "u32": "I", "u64": "Q", "bool": "I"}
@@ -44,7 +44,7 @@ def _range(t: DType) -> tuple[int | None, int | None]:
 
 def _make(t: DType) -> DTypeFacts:
     lo, hi = _range(t)
-    return DTypeFacts(t, lo, hi, _FLOAT_MAX.get(t.name), _NUMPY_NAMES.get(t.name),
+    return DTypeFacts(t, lo, hi, _FLOAT_MAX.get(t.name), NUMPY_NAMES.get(t.name),
                       _STRUCT_CODES.get(t.name))
 
 
@@ -59,7 +59,7 @@ SPELLING: dict[str, dict[str, str]] = {
     "msl": {"f16": "half", "bf16": "bfloat", "f32": "float", "i32": "int", "i64": "long",
             "u32": "uint", "u64": "ulong", "bool": "bool"},
     "wgsl": {"f32": "f32", "f16": "f16", "i32": "i32", "u32": "u32", "bool": "bool"},
-    "numpy": {name: f"np.{np_name}" for name, np_name in _NUMPY_NAMES.items()},
+    "numpy": {name: f"np.{np_name}" for name, np_name in NUMPY_NAMES.items()},
 }
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
+from .ops import OPS, AtomicOp, BinaryOp, CompareOp, LogicalOp, MathFn, PlaneOp, UnaryOp
 from .types import DType, bool_, u32
 
 
@@ -34,12 +35,12 @@ class Loc:
 
 NO_LOC = Loc("<unknown>", 0, 0)
 
-# Names the IR uses for operators; each target maps them in a small table.
-BINARY_OPS = ("add", "sub", "mul", "div", "floordiv", "mod", "pow",
-              "bitand", "bitor", "bitxor", "shl", "shr", "max", "min")
-COMPARE_OPS = ("eq", "ne", "lt", "le", "gt", "ge")
-UNARY_OPS = ("neg", "bitnot", "not", "abs")
-LOGICAL_OPS = ("and", "or")  # short-circuit
+# Names the IR uses for operators: the values of the op enums of ir/ops.py, whose table
+# (OPS) says how each op types, folds and is spelled per target.
+BINARY_OPS = tuple(op.value for op in BinaryOp)
+COMPARE_OPS = tuple(op.value for op in CompareOp)
+UNARY_OPS = tuple(op.value for op in UnaryOp)
+LOGICAL_OPS = tuple(op.value for op in LogicalOp)  # short-circuit
 # Position builtins (all u32). CUBE_DIM* and PLANE_DIM are folded to constants by the
 # specialisation pass when the cube dim is known.
 BUILTINS = ("absolute_pos", "absolute_pos_x", "absolute_pos_y", "absolute_pos_z",
@@ -52,14 +53,8 @@ BUILTINS = ("absolute_pos", "absolute_pos_x", "absolute_pos_y", "absolute_pos_z"
 META_KINDS = ("shape", "stride", "rank", "len", "buffer_len")
 # Math intrinsics: name -> number of arguments. Result type = type of the first float arg
 # (isnan/isinf give bool).
-MATH_FUNCS = {
-    "exp": 1, "exp2": 1, "log": 1, "log2": 1, "sqrt": 1, "rsqrt": 1, "sin": 1, "cos": 1,
-    "tan": 1, "tanh": 1, "asin": 1, "acos": 1, "atan": 1, "atan2": 2, "sinh": 1, "cosh": 1,
-    "pow": 2, "hypot": 2, "floor": 1, "ceil": 1, "round": 1, "trunc": 1, "erf": 1,
-    "fma": 3, "clamp": 3, "isnan": 1, "isinf": 1,
-}
-ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "exchange",
-              "compare_exchange")
+MATH_FUNCS = {op.value: OPS[op].arity for op in MathFn}
+ATOMIC_OPS = tuple(op.value for op in AtomicOp)
 
 
 # ----------------------------------------------------------------------------- values
@@ -369,10 +364,7 @@ BOOL, U32 = bool_, u32  # re-exported for convenience in passes
 # ----------------------------------------------------------------------------- planes
 
 # Plane (warp / subgroup) operations: op -> whether it takes a lane/mask/delta argument.
-PLANE_OPS = {"sum": False, "prod": False, "min": False, "max": False, "all": False,
-             "any": False, "inclusive_sum": False, "exclusive_sum": False,
-             "broadcast": True, "shuffle": True, "shuffle_xor": True, "shuffle_up": True,
-             "shuffle_down": True}
+PLANE_OPS = {op.value: OPS[op].takes_lane for op in PlaneOp}
 
 
 @dataclass(frozen=True, kw_only=True)

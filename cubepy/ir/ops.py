@@ -7,8 +7,9 @@ The enums are `str`-valued, so an op compares equal to its IR name
 override if it has one, else the family default below.
 
 Spellings: a string is the operator or function name in that family (`"+"`, `"expf"`,
-`"np.exp"`); `LOWERED` means the family's emitter writes the op as code of its own (a
-helper function, a compare-and-swap loop, NaN-aware min/max) rather than by a name;
+`"np.exp"`); a `Helper` names a helper function the generator adds when used;
+`LOWERED` means the family's emitter writes the op as code of its own (a helper
+function, a compare-and-swap loop, NaN-aware min/max) rather than by a name;
 a missing family means the family lacks the op (the coverage test and
 `Target.supports_op` see it). Adding a math function: one `_math(...)` row below (plus a
 helper body in the numpy or WGSL helpers only where no builtin exists).
@@ -23,6 +24,14 @@ from typing import Callable, Iterator, Union
 from .types import DType, bool_
 
 LOWERED = "<lowered>"  # written as code by the family's emitter (see the module docstring)
+
+
+class Helper(str):
+    """A spelling that names a helper function the family's generator adds to the
+    source when used (WGSL's prelude: `pow`, `erf`, `hypot`); its body lives with that
+    generator's other helpers (codegen/wgsl_prelude.py)."""
+
+    __slots__ = ()
 FAMILIES = ("c", "msl", "wgsl", "numpy")
 
 
@@ -208,18 +217,19 @@ _MATH_ROWS = [
     _math(_M.ATAN2, 2, "atan2f", "atan2", "atan2", "np.arctan2"),
     _math(_M.SINH, 1, "sinhf", "sinh", "sinh", "np.sinh"),
     _math(_M.COSH, 1, "coshf", "cosh", "cosh", "np.cosh"),
-    _math(_M.POW, 2, "powf", "pow", LOWERED, "np.power"),  # WGSL: a prelude helper
-    _math(_M.HYPOT, 2, "hypotf", LOWERED, LOWERED, "np.hypot"),
+    _math(_M.POW, 2, "powf", "pow", Helper("pow"), "np.power"),
+    _math(_M.HYPOT, 2, "hypotf", LOWERED, Helper("hypot"), "np.hypot"),
     _math(_M.FLOOR, 1, "floorf", "floor", "floor", "np.floor"),
     _math(_M.CEIL, 1, "ceilf", "ceil", "ceil", "np.ceil"),
     # half to even everywhere (C's roundf rounds halves away from zero)
     _math(_M.ROUND, 1, "rintf", "rint", "round", "np.rint"),
     _math(_M.TRUNC, 1, "truncf", "trunc", "trunc", "np.trunc"),
-    _math(_M.ERF, 1, "erff", LOWERED, LOWERED, "_ops.erf"),
+    _math(_M.ERF, 1, "erff", LOWERED, Helper("erf"), "_ops.erf"),
     _math(_M.FMA, 3, "fmaf", "fma", "fma", "_ops.fma"),
     _math(_M.CLAMP, 3, LOWERED, LOWERED, "clamp", "_ops.clamp"),
-    _math(_M.ISNAN, 1, "isnan", "isnan", LOWERED, "np.isnan"),
-    _math(_M.ISINF, 1, "isinf", "isinf", LOWERED, "np.isinf"),
+    # CUDA writes isnan(x)/isinf(x) in code (no f/double forms); WGSL uses bit tests
+    _math(_M.ISNAN, 1, LOWERED, "isnan", LOWERED, "np.isnan"),
+    _math(_M.ISINF, 1, LOWERED, "isinf", LOWERED, "np.isinf"),
 ]
 
 
@@ -263,9 +273,13 @@ def _plane() -> list[OpInfo]:
             "broadcast": "subgroupBroadcast", "shuffle": "subgroupShuffle",
             "shuffle_xor": "subgroupShuffleXor", "shuffle_up": "subgroupShuffleUp",
             "shuffle_down": "subgroupShuffleDown"}
+    # the cpu runtime reduces with these ufuncs (NaN-aware min/max and scans in code)
+    numpy = {"sum": "np.add", "prod": "np.multiply", "all": "np.logical_and",
+             "any": "np.logical_or"}
     return [OpInfo(op, 2 if op in _LANE_OPS else 1, _first, None,
                    {"c": c.get(op.value, LOWERED), "msl": msl[op.value],
-                    "wgsl": wgsl[op.value], "numpy": LOWERED}, takes_lane=op in _LANE_OPS)
+                    "wgsl": wgsl[op.value], "numpy": numpy.get(op.value, LOWERED)},
+                   takes_lane=op in _LANE_OPS)
             for op in PlaneOp]
 
 

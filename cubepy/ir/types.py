@@ -48,9 +48,10 @@ class DType:
     @property
     def numpy(self) -> np.dtype:
         """The numpy dtype holding this type on the host (bf16 has none: raises)."""
-        if self.name == "bf16":
+        np_name = _numpy_names().get(self.name)
+        if np_name is None:
             raise TypeError("numpy has no bfloat16 dtype")
-        return np.dtype(_NUMPY_NAMES[self.name])
+        return np.dtype(np_name)
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.name}(...) is a cast usable only inside a @cube function")
@@ -80,8 +81,12 @@ bool_ = _make("bool", BOOL, 8)
 
 ALL_DTYPES: tuple[DType, ...] = (f16, bf16, f32, f64, i32, i64, u32, u64, bool_)
 
-_NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32",
-                "i64": "int64", "u32": "uint32", "u64": "uint64", "bool": "bool"}
+
+def _numpy_names() -> dict[str, str]:
+    """DType name -> numpy type name, from ir/dtype_facts.py (which imports this module,
+    hence the import here)."""
+    from .dtype_facts import NUMPY_NAMES
+    return NUMPY_NAMES
 
 
 def dtype_from_name(name: str) -> DType:
@@ -94,7 +99,7 @@ def dtype_from_name(name: str) -> DType:
 def dtype_from_numpy(dt) -> DType:
     """The DType matching a numpy dtype; TypeError when cubepy has none."""
     dt = np.dtype(dt)
-    for name, np_name in _NUMPY_NAMES.items():
+    for name, np_name in _numpy_names().items():
         if dt == np.dtype(np_name):
             return DType._registry[name]
     raise TypeError(f"numpy dtype {dt} has no cubepy equivalent")

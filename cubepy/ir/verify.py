@@ -6,6 +6,8 @@ IRVerifyError, never the user-facing CompileError.
 from __future__ import annotations
 
 from . import nodes as ir
+from .dtype_facts import fits
+from .ops import OPS, MathFn, PlaneOp
 from .printer import call_type, print_expr
 from .types import DType, LineType, bool_, u32
 
@@ -20,8 +22,8 @@ def verify(kernel: ir.Kernel) -> None:
 
 
 _SHIFTS = ("shl", "shr")
-_INT_RANGES = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
-               "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
+_MATH = {op.value: op for op in MathFn}
+_PLANE = {op.value: op for op in PlaneOp}
 
 
 class _Verifier:
@@ -207,8 +209,7 @@ class _Verifier:
         if ty.is_bool:
             ok = isinstance(v, bool)
         elif ty.is_int:
-            lo, hi = _INT_RANGES[ty.name]
-            ok = isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+            ok = isinstance(v, int) and not isinstance(v, bool) and fits(v, ty)
         else:
             ok = isinstance(v, (int, float)) and not isinstance(v, bool)
         if not ok:
@@ -321,9 +322,9 @@ class _Verifier:
             self.fail(e, f"plane.{e.op} must be the whole value of an assignment")
         self.plane_ok = None
         self.expr(e.value)
-        wants_arg = ir.PLANE_OPS.get(e.op)
-        if wants_arg is None:
+        if e.op not in _PLANE:
             self.fail(e, f"unknown plane operation {e.op!r}")
+        wants_arg = OPS[_PLANE[e.op]].takes_lane
         if wants_arg != (e.arg is not None):
             self.fail(e, f"plane.{e.op} {'needs' if wants_arg else 'takes no'} lane argument")
         if e.arg is not None:
@@ -336,9 +337,9 @@ class _Verifier:
     def e_call(self, e: ir.Call) -> None:
         for a in e.args:
             self.expr(a)
-        arity = ir.MATH_FUNCS.get(e.func)
-        if arity is None:
+        if e.func not in _MATH:
             self.fail(e, f"unknown math function {e.func!r}")
+        arity = OPS[_MATH[e.func]].arity
         if len(e.args) != arity:
             self.fail(e, f"{e.func} takes {arity} arguments, got {len(e.args)}")
         for a in e.args[1:]:

@@ -11,11 +11,15 @@ import os
 import threading
 
 from ..errors import LaunchError, public_entry
+from ..targets import all_targets, get_target, target_names
 from .base import Client, DeviceLimits, DeviceTensor
 
 _log = logging.getLogger("cubepy.runtime")
 _CLIENTS: dict[str, Client] = {}
-_ORDER = ("cuda", "wgpu", "cpu")
+# Runtime names in the order `client()` tries them: those of the targets, in the
+# registry's order (cuda, wgpu, cpu).
+RUNTIMES = tuple(dict.fromkeys(r for t in all_targets() for r in t.runtimes))
+_ORDER = RUNTIMES
 _CREATING = threading.Lock()  # two threads asking for a new client get the same one
 
 
@@ -41,8 +45,10 @@ def _parse_name(name: str, origin: str) -> tuple[str, int]:
     index = int(idx) if idx.isdigit() else -1
     if kind not in _ORDER or (colon and (index < 0 or kind == "cpu" and index != 0)):
         hint = ""
-        if kind == "metal":
-            hint = " (Metal source comes from kernel.source(\"metal\"); there is no Metal runtime)"
+        if kind in target_names() and kind not in _ORDER:  # a source-only target
+            title = get_target(kind).title
+            hint = (f" ({title} source comes from kernel.source(\"{kind}\"); there is no "
+                    f"{title} runtime)")
         raise LaunchError(f"unknown runtime {name!r}{origin}: expected {_NAMES}{hint}")
     return kind, max(index, 0)
 

@@ -23,7 +23,7 @@ from ..abi import KernelABI
 from ..codegen.compiled import Compiled
 from ..errors import LaunchError
 from ..ir import nodes as ir
-from ..ir.types import ALL_DTYPES, DType, bf16, f32, i32, i64, u32, u64
+from ..ir.types import DType
 from .base import Client, DeviceLimits, DeviceTensor
 from ..codegen.numpy_gen import CpuProgram, generate_numpy, load_program
 from .cpu_plane import PLANE_DIM
@@ -148,9 +148,6 @@ class CpuExecutable:
                 fn(cubes * units, cubes, buffers, fields, bi, cl)
 
 
-_CPU_DTYPES = frozenset(t for t in ALL_DTYPES if t is not bf16)
-
-
 class CpuClient(Client):
     """Runs kernels on the host with numpy; buffers are 1-D numpy arrays."""
 
@@ -159,11 +156,13 @@ class CpuClient(Client):
 
     def __init__(self):
         super().__init__()
+        from ..targets import get_target
         self.device = f"numpy on {platform.processor() or platform.machine() or 'cpu'}"
+        record = get_target(self.target)  # its types and atomics are the target's
         self.limits = DeviceLimits(
             max_cube_dim=(1024, 1024, 64), max_units_per_cube=1024,
-            max_cube_count=(2**31 - 1, 65535, 65535), dtypes=_CPU_DTYPES,
-            atomic_dtypes=frozenset({i32, u32, f32, i64, u64}), plane_dim=PLANE_DIM)
+            max_cube_count=(2**31 - 1, 65535, 65535), dtypes=record.dtype_set(),
+            atomic_dtypes=record.atomic_dtype_set(), plane_dim=PLANE_DIM)
         # id(kernel) -> executable; weak, so an executable (and the kernel it holds)
         # goes when the kernel's own caches drop it.
         self._programs: weakref.WeakValueDictionary[int, CpuExecutable] = \

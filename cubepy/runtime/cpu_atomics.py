@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.ops import AtomicOp
+from .cpu_ops import ufuncs
+
 ndarray = np.ndarray
 
-_UFUNCS = {"add": np.add, "sub": np.subtract, "min": np.minimum, "max": np.maximum,
-           "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+_UFUNCS = ufuncs(AtomicOp)  # add sub min max and or xor (ir/ops.py)
 
 
 def _step(op: str, cur, v, cmp):

@@ -16,7 +16,19 @@ import math
 
 import numpy as np
 
+from ..ir import scalar
+from ..ir.types import dtype_from_numpy, i32, i64
+
 ndarray = np.ndarray
+
+
+def ufuncs(kind) -> dict:
+    """IR op name -> numpy ufunc, for the ops of the enum `kind` whose cpu spelling
+    (ir/ops.py, through the cpu Target) is a numpy function such as "np.add"."""
+    from ..targets import get_target
+    cpu = get_target("cpu")
+    return {op.value: getattr(np, spelled[3:]) for op in kind
+            if isinstance(spelled := cpu.spelling(op), str) and spelled.startswith("np.")}
 
 
 # ----------------------------------------------------------------------------- masks
@@ -178,16 +190,13 @@ def meta(values, dim):
 # ----------------------------------------------------------------------------- integers
 
 def ifloordiv(a, b):
-    """Integer floor division: a // 0 == 0, MIN // -1 == MIN (numpy agrees)."""
-    return np.floor_divide(a, b)
+    """Integer floor division: a // 0 == 0, MIN // -1 == MIN (ir/scalar.py)."""
+    return scalar.int_floordiv(a, b)
 
 
 def imod(a, b):
-    """Integer floor modulo: the sign of b; a % 0 == a, MIN % -1 == 0."""
-    r = np.remainder(a, b)
-    if isinstance(b, ndarray) and b.ndim or isinstance(a, ndarray) and a.ndim:
-        return np.where(b == 0, a, r)
-    return a if b == 0 else r
+    """Integer floor modulo: the sign of b; a % 0 == a, MIN % -1 == 0 (ir/scalar.py)."""
+    return scalar.int_mod(a, b)
 
 
 def ffloordiv(a, b):
@@ -201,13 +210,16 @@ def fmod(a, b):
 
 
 def shl(a, b, dtype, bits):
-    """a << (b mod bits), in a's type."""
-    return np.left_shift(a, (b & (bits - 1)).astype(dtype))
+    """a << (b mod bits), in a's type (ir/scalar.py)."""
+    return scalar.shift("shl", a, b, _INT_OF_BITS[bits], dtype)
 
 
 def shr(a, b, dtype, bits):
     """a >> (b mod bits), in a's type (arithmetic for signed types, as C and WGSL)."""
-    return np.right_shift(a, (b & (bits - 1)).astype(dtype))
+    return scalar.shift("shr", a, b, _INT_OF_BITS[bits], dtype)
+
+
+_INT_OF_BITS = {32: i32, 64: i64}  # only the width matters to a shift amount
 
 
 def ipow(a, b, dtype):
@@ -239,27 +251,8 @@ def ipow(a, b, dtype):
 # ----------------------------------------------------------------------------- casts
 
 def f2i(x, dtype, bits, signed):
-    """Float to integer: truncate toward zero, saturate, NaN -> 0."""
-    lo = -(2.0 ** (bits - 1)) if signed else 0.0
-    top = 2.0 ** (bits - 1) if signed else 2.0 ** bits  # first value out of range
-    info = np.iinfo(dtype)
-    if isinstance(x, ndarray) and x.ndim:
-        xf = np.trunc(x.astype(np.float64))
-        big = xf >= top
-        small = xf < lo
-        bad = big | small | np.isnan(xf)
-        r = np.where(bad, 0.0, xf).astype(dtype)
-        if bad.any():
-            r = np.where(big, dtype.type(info.max), np.where(small, dtype.type(info.min), r))
-        return r
-    xf = math.trunc(float(x)) if math.isfinite(float(x)) else float(x)
-    if xf != xf:
-        return dtype.type(0)
-    if xf >= top:
-        return dtype.type(info.max)
-    if xf < lo:
-        return dtype.type(info.min)
-    return dtype.type(int(xf))
+    """Float to integer: truncate toward zero, saturate, NaN -> 0 (ir/scalar.py)."""
+    return scalar.float_to_int(x, dtype_from_numpy(dtype), dtype)
 
 
 def astype(x, dtype):

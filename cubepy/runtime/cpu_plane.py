@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.ops import PlaneOp
+from .cpu_ops import ufuncs
+
 PLANE_DIM = 32
-_REDUCE = {"sum": np.add, "prod": np.multiply, "all": np.logical_and,
-           "any": np.logical_or}
+_REDUCE = ufuncs(PlaneOp)  # sum, prod, all, any (ir/ops.py)
 
 
 def _identity(op: str, dtype: np.dtype):

@@ -42,7 +42,7 @@ from ..abi import KernelABI
 from ..codegen.compiled import Compiled
 from ..errors import LaunchError, missing_package
 from ..ir import nodes as ir
-from ..ir.types import ALL_DTYPES, DType, bf16, f32, i32, u32
+from ..ir.types import DType, bf16
 from .base import Client, DeviceLimits, DeviceTensor
 from .cuda_compile import CudaCompiler
 
@@ -212,7 +212,9 @@ class CudaClient(Client):
     def _read_limits(self, major: int) -> DeviceLimits:
         attr = self._cuda.device_attribute
         get = self._device.get_attribute
-        dtypes = set(ALL_DTYPES)
+        from ..targets import get_target
+        record = get_target(self.target)
+        dtypes = set(record.dtype_set())
         if major < 8:
             dtypes.discard(bf16)  # native bf16 arithmetic arrives with sm_80
         return DeviceLimits(
@@ -222,7 +224,7 @@ class CudaClient(Client):
             max_cube_count=(get(attr.MAX_GRID_DIM_X), get(attr.MAX_GRID_DIM_Y),
                             get(attr.MAX_GRID_DIM_Z)),
             dtypes=frozenset(dtypes),
-            atomic_dtypes=frozenset({i32, u32, f32}),
+            atomic_dtypes=record.atomic_dtype_set(),
             plane_dim=get(attr.WARP_SIZE),
             max_shared_bytes=get(attr.MAX_SHARED_MEMORY_PER_BLOCK),
             features=tuple(sorted(d.name for d in dtypes)) + ("atomic_f32", "plane"),

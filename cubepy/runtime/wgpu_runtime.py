@@ -40,7 +40,7 @@ from ..abi import KernelABI
 from ..codegen.compiled import Compiled
 from ..errors import LaunchError, missing_package
 from ..ir import nodes as ir
-from ..ir.types import DType, bool_, f16, f32, i32, u32
+from ..ir.types import DType, bool_, f16
 from .base import Client, DeviceLimits, DeviceTensor
 
 def _quiet_vulkan_loader() -> None:
@@ -203,9 +203,11 @@ class WgpuClient(Client):
         self._max_binding = int(dl["max-storage-buffer-binding-size"])
         self._max_buffer = min(int(dl["max-buffer-size"]), self._max_binding)
         self._info_align = max(int(dl["min-storage-buffer-offset-alignment"]), 4)
-        dtypes = {f32, i32, u32, bool_}
-        if "shader-f16" in self._device.features:
-            dtypes.add(f16)
+        from ..targets import get_target
+        record = get_target(self.target)  # WGSL's types; f16 only with shader-f16
+        dtypes = set(record.dtype_set())
+        if "shader-f16" not in self._device.features:
+            dtypes.discard(f16)
         m = self._max_groups
         self.limits = DeviceLimits(
             max_cube_dim=(int(dl["max-compute-workgroup-size-x"]),
@@ -214,7 +216,7 @@ class WgpuClient(Client):
             max_units_per_cube=int(dl["max-compute-invocations-per-workgroup"]),
             max_cube_count=(m * m, m, m),  # folded in dispatch when beyond m
             dtypes=frozenset(dtypes),
-            atomic_dtypes=frozenset({i32, u32, f32}),  # f32: native or a CAS loop
+            atomic_dtypes=record.atomic_dtype_set(),  # f32: native or a CAS loop
             plane_dim=_plane_dim(info),
             max_shared_bytes=int(dl["max-compute-workgroup-storage-size"]),
             features=self.features,

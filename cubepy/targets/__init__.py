@@ -21,7 +21,7 @@ from typing import Callable, Iterator, Mapping, Union
 
 from ..errors import OptionError
 from ..ir.ops import LOWERED, OPS, AtomicOp, OpInfo, PlaneOp, Spelling
-from ..ir.types import ALL_DTYPES
+from ..ir.types import ALL_DTYPES, DType, dtype_from_name
 
 Emitter = Union[str, Callable]
 
@@ -71,6 +71,16 @@ class Target:
 
     def supports_dtype(self, name: str) -> bool:
         return name in self.dtypes
+
+    def dtype_set(self) -> frozenset[DType]:
+        """The element types it has, as DTypes (a runtime's `DeviceLimits.dtypes` is
+        this, less what the device lacks)."""
+        return frozenset(dtype_from_name(n) for n in self.dtypes)
+
+    def atomic_dtype_set(self) -> frozenset[DType]:
+        """Every element type some atomic op supports (`DeviceLimits.atomic_dtypes`)."""
+        return frozenset(dtype_from_name(n) for names in self.atomic_dtypes.values()
+                         for n in names)
 
     def emit_function(self) -> Callable:
         """The emitter as a callable (importing its module on first use)."""

@@ -14,5 +14,5 @@ CPU = register(Target(
     plane_dtypes=STANDARD_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,
     bool_storage_bytes=1, default_shared_bytes=DEFAULT_SHARED_BYTES,
     needs_cube_count=False, reserved=frozenset(),
-    emitter="cubepy.runtime.cpu_compile:compile_kernel", runtimes=("cpu",),
+    emitter="cubepy.codegen.numpy_gen:compile_kernel", runtimes=("cpu",),
 ))

@@ -6,7 +6,7 @@ from . import (ALL_PLANE_OPS, ALL_TYPE_NAMES, DEFAULT_SHARED_BYTES, STANDARD_ATO
                STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, Target, register)
 
 METAL = register(Target(
-    name="metal", title="Metal", family="msl", short="mt", lexer="metal", shows_source=True,
+    name="metal", title="Metal", family="msl", short="mt", lexer="cpp", shows_source=True,
     dtypes=ALL_TYPE_NAMES - {"f64"}, replacements={"f64": "f32"},
     atomic_dtypes=STANDARD_ATOMICS, plane_ops=ALL_PLANE_OPS,
     plane_dtypes=STANDARD_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,

@@ -304,8 +304,18 @@ BY_TARGET[None] = frozenset().union(*BY_TARGET.values())
 GLOBAL_EXTRA = C_GLOBALS | MATH | C_LIBRARY
 
 
-@functools.lru_cache(maxsize=None)
 def reserved(target: str | None, global_scope: bool = False) -> frozenset[str]:
-    """The names a user identifier may not keep in `target` (None: in any target)."""
+    """The names a user identifier may not keep in `target` (None: in any target). A
+    target other than the built-in ones (registered later, e.g. a test's toy target)
+    reserves the names common to every target and those of its Target record."""
+    if target in BY_TARGET:
+        return _builtin_reserved(target, global_scope)
+    from . import get_target  # such a target may come and go: not cached
+    names = COMMON | get_target(target).reserved
+    return names | GLOBAL_EXTRA if global_scope else names
+
+
+@functools.lru_cache(maxsize=None)
+def _builtin_reserved(target: str | None, global_scope: bool) -> frozenset[str]:
     names = BY_TARGET[target]
     return names | GLOBAL_EXTRA if global_scope else names

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
+from ... import targets
 from .. import nodes as ir
 from ..verify import IRVerifyError, verify
 from .dce import remove_dead_code
@@ -19,7 +20,6 @@ from .uniform import uniform_barriers
 from .unroll import unroll_loops
 
 Pass = Callable[[ir.Kernel], ir.Kernel]
-TARGETS = ("cuda", "wgsl", "metal", "cpu")
 
 # Target-independent passes, in order.
 PIPELINE: list[tuple[str, Pass]] = [
@@ -45,8 +45,9 @@ def passes_for(target: str | None) -> list[tuple[str, Pass]]:
     """The whole pipeline for `target` (None: the target-independent passes only)."""
     if target is None:
         return list(PIPELINE)
-    if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}: expected one of {TARGETS}")
+    if target not in targets.target_names():
+        raise ValueError(f"unknown target {target!r}: expected one of "
+                         f"{targets.target_names()}")
     return PIPELINE + target_passes(target)
 
 

@@ -12,41 +12,27 @@ import math
 
 import numpy as np
 
+from .. import scalar
+from ..dtype_facts import wrap
 from ..types import DType
 
 NOFOLD = object()
 
-_FLOAT_NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64}
-
-
-def wrap(value: int, ty: DType) -> int:
-    """`value` wrapped to the integer type `ty` (two's complement)."""
-    mask = (1 << ty.bits) - 1
-    value &= mask
-    if ty.is_signed and value >> (ty.bits - 1):
-        value -= 1 << ty.bits
-    return value
+_FLOAT_NP = scalar.FLOAT_TYPES  # f16, f32, f64 -> numpy's rounding types
 
 
 def to_float(value, ty: DType):
     """`value` rounded to the float type `ty`, as a Python float (NOFOLD for bf16)."""
-    np_type = _FLOAT_NP.get(ty.name)
-    if np_type is None:
-        return NOFOLD
-    with np.errstate(over="ignore", invalid="ignore"):
-        return float(np_type(value))
+    rounded = scalar.round_float(value, ty)
+    return NOFOLD if rounded is None else rounded
 
 
 def int_floordiv(a: int, b: int, ty: DType) -> int:
-    if b == 0:
-        return 0
-    return wrap(a // b, ty)  # Python floors; MIN // -1 wraps back to MIN
+    return scalar.int_floordiv(a, b, ty)  # Python floors; MIN // -1 wraps back to MIN
 
 
 def int_mod(a: int, b: int, ty: DType) -> int:
-    if b == 0:
-        return a
-    return wrap(a % b, ty)
+    return scalar.int_mod(a, b, ty)
 
 
 def binary(op: str, ty: DType, a, b):
@@ -58,10 +44,7 @@ def binary(op: str, ty: DType, a, b):
     if ty.is_int:
         a, b = int(a), int(b)
         if op in ("shl", "shr"):
-            amount = b % ty.bits
-            if op == "shl":
-                return wrap(a << amount, ty)
-            return wrap(a >> amount, ty)  # arithmetic for signed (a is signed here)
+            return scalar.shift(op, a, b, ty)  # arithmetic >> for signed (a is signed)
         if op == "floordiv":
             return int_floordiv(a, b, ty)
         if op == "mod":
@@ -133,12 +116,6 @@ def cast(value, src: DType, dst: DType):
             if src.name not in _FLOAT_NP:
                 return NOFOLD
             v = to_float(value, src)  # the literal as the target rounds it
-            if math.isnan(v):
-                return 0
-            lo = -(1 << (dst.bits - 1)) if dst.is_signed else 0
-            hi = (1 << (dst.bits - 1 if dst.is_signed else dst.bits)) - 1
-            if math.isinf(v):
-                return hi if v > 0 else lo
-            return max(lo, min(hi, math.trunc(v)))
+            return scalar.float_to_int(v, dst)
         return wrap(int(value), dst)
     return to_float(value, dst)

@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 
 from .. import nodes as ir
+from ..names import NameTable
 from ..types import bool_
 from ..visit import map_blocks
-from .rewrite import all_var_names, fresh_name
+from .rewrite import all_var_names
 
 MAX_ELIF_CHAIN = 64  # branches kept nested; longer chains are flattened
 
@@ -24,8 +25,8 @@ def flatten_elif_chains(kernel: ir.Kernel) -> ir.Kernel:
     """Flattens every if/elif chain of more than MAX_ELIF_CHAIN branches."""
     if not any(_chain_length(s) > MAX_ELIF_CHAIN for s in _all_ifs(kernel.body)):
         return kernel
-    taken = all_var_names(kernel)
-    return dataclasses.replace(kernel, body=_block(kernel.body, taken))
+    names = NameTable(all_var_names(kernel), style="always_n")  # elif_done_1, ...
+    return dataclasses.replace(kernel, body=_block(kernel.body, names))
 
 
 def _all_ifs(block: ir.Block):
@@ -45,20 +46,20 @@ def _chain_length(s: ir.If) -> int:
     return len(_chain(s)[0])
 
 
-def _block(block: ir.Block, taken: set[str]) -> ir.Block:
+def _block(block: ir.Block, names: NameTable) -> ir.Block:
     out: list[ir.Stmt] = []
     for s in block.stmts:
         if isinstance(s, ir.If) and _chain_length(s) > MAX_ELIF_CHAIN:
-            out.extend(_flatten(s, taken))
+            out.extend(_flatten(s, names))
         else:
-            out.append(map_blocks(s, lambda b: _block(b, taken)))
+            out.append(map_blocks(s, lambda b: _block(b, names)))
     return ir.Block(tuple(out))
 
 
-def _flatten(s: ir.If, taken: set[str]) -> list[ir.Stmt]:
+def _flatten(s: ir.If, names: NameTable) -> list[ir.Stmt]:
     links, final = _chain(s)
     loc = s.loc
-    done = ir.Var(fresh_name("elif_done", taken), bool_)
+    done = ir.Var(names.fresh("elif_done"), bool_)
     is_done = ir.Load(ty=bool_, var=done, loc=loc)
     not_done = ir.Unary(ty=bool_, op="not", operand=is_done, loc=loc)
     mark = ir.Assign(var=done, value=ir.Const(ty=bool_, value=True, loc=loc), loc=loc)
@@ -67,8 +68,8 @@ def _flatten(s: ir.If, taken: set[str]) -> list[ir.Stmt]:
     for k, link in enumerate(links):
         cond = link.cond if k == 0 else ir.Logical(ty=bool_, op="and", lhs=not_done,
                                                     rhs=link.cond, loc=link.loc)
-        then = _block(link.then, taken)
+        then = _block(link.then, names)
         out.append(ir.If(cond=cond, then=ir.Block((mark, *then.stmts)), loc=link.loc))
     if final.stmts:
-        out.append(ir.If(cond=not_done, then=_block(final, taken), loc=loc))
+        out.append(ir.If(cond=not_done, then=_block(final, names), loc=loc))
     return out

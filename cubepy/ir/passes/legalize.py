@@ -1,21 +1,21 @@
 """legalize_types: element types a target cannot represent are a CompileError at their
-first use (WGSL: no f64, i64, u64, bf16; Metal: no f64; cpu: no bf16)."""
+first use (WGSL: no f64, i64, u64, bf16; Metal: no f64; cpu: no bf16), and so are the
+ops it does not claim (an atomic or plane op on a type it lacks, a math function with
+no spelling). The facts are each Target record's `dtypes`, `replacements`, atomic and
+plane tables and op spellings (cubepy/targets/); the built-in targets claim every op
+the frontend accepts, so only a target with less (a test's toy target) meets the second
+kind of error here rather than as a failure inside its code generator."""
 from __future__ import annotations
 
 from typing import Callable, Iterator
 
 from ... import errors
+from ...targets import ALL_TYPE_NAMES, PORTABLE, Target, get_target
 from .. import nodes as ir
+from ..ops import (OPS, BinaryOp, CompareOp, LogicalOp, MathFn, PlaneOp,
+                   UnaryOp)
 from ..types import DType
 from ..visit import child_exprs, walk_exprs, walk_stmts
-
-UNSUPPORTED: dict[str, dict[str, str]] = {
-    "wgsl": {"f64": "f32", "i64": "i32", "u64": "u32", "bf16": "f32 or f16"},
-    "metal": {"f64": "f32"},
-    "cpu": {"bf16": "f32 or f16"},
-    "cuda": {},
-}
-_TARGET_NAMES = {"wgsl": "WGSL", "metal": "Metal", "cpu": "the cpu runtime", "cuda": "CUDA"}
 
 
 def _uses(kernel: ir.Kernel) -> Iterator[tuple[DType, ir.Loc, str]]:
@@ -38,18 +38,65 @@ def _uses(kernel: ir.Kernel) -> Iterator[tuple[DType, ir.Loc, str]]:
 
 
 def legalize_types(target: str) -> Callable[[ir.Kernel], ir.Kernel]:
-    """The pass rejecting the element types `target` lacks."""
-    banned = UNSUPPORTED.get(target, {})
+    """The pass rejecting the element types and ops `target` lacks."""
+    record = get_target(target)
+    all_types = record.dtypes >= ALL_TYPE_NAMES
+    all_ops = _claims_everything(record)
 
     def legalize(kernel: ir.Kernel) -> ir.Kernel:
-        if not banned:
-            return kernel
-        for ty, loc, what in _uses(kernel):
-            if ty.name in banned:
-                errors.compile_error(loc, f"{_TARGET_NAMES[target]} has no {ty.name}: "
-                                          f"{what} is {ty.name}; use {banned[ty.name]} "
-                                          f"instead")
+        if not all_types:
+            for ty, loc, what in _uses(kernel):
+                if ty.name not in record.dtypes:
+                    advice = record.replacements.get(ty.name)
+                    errors.compile_error(loc, f"{record.title} has no {ty.name}: {what} is "
+                                              f"{ty.name}" + (f"; use {advice} instead"
+                                                              if advice else ""))
+        if not all_ops:
+            _check_ops(kernel, record)
         return kernel
 
     legalize.__name__ = f"legalize_types_{target}"
     return legalize
+
+
+def _claims_everything(t: Target) -> bool:
+    """Whether `t` has every op, and every atomic and plane type the frontend allows."""
+    return (all(t.supports_op(op) for op in OPS)
+            and all(t.atomic_dtypes.get(op, frozenset()) >= types
+                    for op, types in PORTABLE.atomic_dtypes.items())
+            and t.plane_dtypes >= PORTABLE.plane_dtypes)
+
+
+_EXPR_OPS = {ir.Binary: BinaryOp, ir.Compare: CompareOp, ir.Unary: UnaryOp,
+             ir.Logical: LogicalOp}
+
+
+def _check_ops(kernel: ir.Kernel, t: Target) -> None:
+    """A CompileError at the first op `t` does not claim."""
+    for s in walk_stmts(kernel.body):
+        if isinstance(s, ir.AtomicOp):
+            elem = s.buffer.elem.name
+            if elem not in t.atomic_dtypes.get(s.op, frozenset()):
+                errors.compile_error(s.loc, f"{t.title} has no atomic_{s.op} on {elem} "
+                                            f"(buffer '{s.buffer.name}')")
+        for top in child_exprs(s):
+            for e in walk_exprs(top):
+                what = _unclaimed(e, t)
+                if what is not None:
+                    errors.compile_error(e.loc if e.loc.lineno > 0 else s.loc,
+                                         f"{t.title} has no {what}")
+
+
+def _unclaimed(e: ir.Expr, t: Target) -> str | None:
+    """What `e` uses that `t` lacks, or None."""
+    if isinstance(e, ir.Plane):
+        if not t.supports_op(PlaneOp(e.op)):
+            return f"plane_{e.op}"
+        if e.ty.name not in t.plane_dtypes:
+            return f"plane_{e.op} on {e.ty.name}"
+    elif isinstance(e, ir.Call):
+        if not t.supports_op(MathFn(e.func)):
+            return f"math function {e.func}"
+    elif type(e) in _EXPR_OPS and not t.supports_op(_EXPR_OPS[type(e)](e.op)):
+        return f"operator {e.op}"
+    return None

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import nodes as ir
+from ..names import NameTable
 from ..types import LineType, bool_ as BOOL
 from ..visit import walk_all_exprs, walk_exprs, walk_stmts
 
@@ -46,15 +47,16 @@ class _Scalarizer:
     def __init__(self, kernel: ir.Kernel):
         self.kernel = kernel
         self.sizes = {p.name: p.line_size for p in kernel.params if p.line_size > 1}
-        self.taken = {p.name for p in kernel.params} | {d.buffer.name for d in kernel.shared}
+        self.names = NameTable({p.name for p in kernel.params}
+                               | {d.buffer.name for d in kernel.shared})
         for s in walk_stmts(kernel.body):
             for f in dataclasses.fields(s):
                 v = getattr(s, f.name)
                 if isinstance(v, ir.Var):
-                    self.taken.add(v.name)
+                    self.names.reserve(v.name)
         for e in walk_all_exprs(kernel.body):
             if isinstance(e, ir.Load):
-                self.taken.add(e.var.name)
+                self.names.reserve(e.var.name)
         self.parts: dict[str, tuple[ir.Var, ...]] = {}
         self.temps: list[ir.Var] = []  # declared at the top of the kernel
         # line indices computed once before the statement being rewritten (None where
@@ -77,12 +79,7 @@ class _Scalarizer:
 
     # -- names --------------------------------------------------------------------------
     def fresh(self, base: str) -> str:
-        name, i = base, 1
-        while name in self.taken:
-            name = f"{base}_{i}"
-            i += 1
-        self.taken.add(name)
-        return name
+        return self.names.fresh(base)  # base, base_1, base_2, ...
 
     def split(self, var: ir.Var) -> tuple[ir.Var, ...]:
         """The scalar variables standing for the line variable `var`."""

@@ -88,16 +88,6 @@ def escaping_jump(stmt: ir.Stmt) -> ir.Stmt | None:
     return None
 
 
-def fresh_name(base: str, taken: set[str]) -> str:
-    """`base` with a numeric suffix, not in `taken` (and added to it)."""
-    i = 1
-    while f"{base}_{i}" in taken:
-        i += 1
-    name = f"{base}_{i}"
-    taken.add(name)
-    return name
-
-
 def map_stmts(block: ir.Block, fn: Callable[[ir.Stmt], list[ir.Stmt]]) -> ir.Block:
     """Rebuilds `block` bottom-up: nested blocks first, then `fn` on each statement,
     which returns the statements replacing it (splicing is allowed)."""
@@ -108,4 +98,4 @@ def map_stmts(block: ir.Block, fn: Callable[[ir.Stmt], list[ir.Stmt]]) -> ir.Blo
 
 
 __all__ = ["map_exprs_deep", "substitute", "rename_vars", "declared_vars", "all_var_names",
-           "contains", "escaping_jump", "fresh_name", "map_stmts", "map_expr"]
+           "contains", "escaping_jump", "map_stmts", "map_expr"]

@@ -22,6 +22,7 @@ import dataclasses
 
 from ... import errors
 from .. import nodes as ir
+from ..names import NameTable
 from ..types import bool_
 from ..visit import child_exprs, walk_exprs
 from .rewrite import all_var_names, contains, escaping_jump
@@ -48,10 +49,7 @@ def uniform_barriers(kernel: ir.Kernel) -> ir.Kernel:
 class _Guard:
     def __init__(self, kernel: ir.Kernel):
         self.kernel = kernel
-        name = ACTIVE
-        taken = all_var_names(kernel)
-        while name in taken:
-            name += "_"
+        name = NameTable(all_var_names(kernel), style="append_").fresh(ACTIVE)
         self.active = ir.Var(name, bool_)
 
     def run(self) -> ir.Kernel:

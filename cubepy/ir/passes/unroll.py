@@ -5,8 +5,9 @@ import dataclasses
 
 from ... import errors
 from .. import nodes as ir
+from ..names import NameTable
 from .fold import fold_block
-from .rewrite import all_var_names, declared_vars, escaping_jump, fresh_name, rename_vars, \
+from .rewrite import all_var_names, declared_vars, escaping_jump, rename_vars, \
     substitute
 
 MAX_UNROLL = 1024  # iterations of one unrolled loop
@@ -49,26 +50,26 @@ def _block_estimate(block: ir.Block) -> int:
 def unroll_loops(kernel: ir.Kernel) -> ir.Kernel:
     """Expands every For(unroll=True); its body copies see the loop variable as a
     constant and get their own copies of the variables they declare."""
-    taken = all_var_names(kernel)
-    return dataclasses.replace(kernel, body=_block(kernel.body, taken, outer=True))
+    names = NameTable(all_var_names(kernel), style="always_n")  # copies: x_1, x_2, ...
+    return dataclasses.replace(kernel, body=_block(kernel.body, names, outer=True))
 
 
-def _block(block: ir.Block, taken: set[str], outer: bool) -> ir.Block:
+def _block(block: ir.Block, names: NameTable, outer: bool) -> ir.Block:
     """`outer`: no unrolled loop encloses `block` (its loops' sizes are checked)."""
     out: list[ir.Stmt] = []
     for s in block.stmts:
         if isinstance(s, ir.For) and s.unroll:
             if outer:
                 _check_size(s)
-            out.extend(_unroll(s, taken))
+            out.extend(_unroll(s, names))
         else:
-            out.append(_map_blocks(s, taken, outer))
+            out.append(_map_blocks(s, names, outer))
     return ir.Block(tuple(out))
 
 
-def _map_blocks(s: ir.Stmt, taken: set[str], outer: bool) -> ir.Stmt:
+def _map_blocks(s: ir.Stmt, names: NameTable, outer: bool) -> ir.Stmt:
     from ..visit import map_blocks
-    return map_blocks(s, lambda b: _block(b, taken, outer))
+    return map_blocks(s, lambda b: _block(b, names, outer))
 
 
 def _iterations(s: ir.For) -> range:
@@ -86,7 +87,7 @@ def _iterations(s: ir.For) -> range:
     return r
 
 
-def _unroll(s: ir.For, taken: set[str]) -> list[ir.Stmt]:
+def _unroll(s: ir.For, names: NameTable) -> list[ir.Stmt]:
     jump = next((j for j in map(escaping_jump, s.body.stmts) if j is not None), None)
     if jump is not None:
         word = "break" if isinstance(jump, ir.Break) else "continue"
@@ -97,8 +98,8 @@ def _unroll(s: ir.For, taken: set[str]) -> list[ir.Stmt]:
     for n, value in enumerate(_iterations(s)):
         body = substitute(s.body, s.var, ir.Const(ty=s.var.ty, value=value, loc=s.loc))
         if n > 0 and local:  # each copy declares its own variables
-            body = rename_vars(body, {name: fresh_name(name, taken) for name in local})
+            body = rename_vars(body, {name: names.fresh(name) for name in local})
         body = fold_block(body)
         # inner unrolled loops, now constant
-        out.extend(_block(body, taken, outer=False).stmts)
+        out.extend(_block(body, names, outer=False).stmts)
     return out
