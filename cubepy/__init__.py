@@ -7,6 +7,8 @@ on CUDA, WebGPU or the CPU.
     def double(x: Tensor[Float], out: Tensor[Float]):
         out[ABSOLUTE_POS] = x[ABSOLUTE_POS] * Float(2.0)
 """
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
 from . import math
 from .errors import CompileError, CubepyError, LaunchError, OptionError, exit_on_error
 from .ir.types import (DType, Generic, Float, Int, UInt, Numeric, generic,
@@ -38,6 +40,8 @@ _configure_logging()
 # The runtime layer (device discovery, pycuda/wgpu bindings) loads on first use of one of
 # these names, so importing cubepy or compiling a kernel to source touches no device.
 _LAZY_RUNTIME = ("client", "available_runtimes")
+if _TYPE_CHECKING:  # what type checkers and the API reference see; loaded on first use
+    from .runtime import available_runtimes, client
 
 
 def __getattr__(name: str):
