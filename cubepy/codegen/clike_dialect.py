@@ -92,8 +92,9 @@ class Dialect:
         """A signed index as the unsigned type of its width (for one-compare checks)."""
         raise NotImplementedError
 
-    def float_mod_helper(self, em: "CEmitter", ty: DType) -> str:
-        """The name of a helper `a - floor(a / b) * b` for float type `ty`."""
+    def float_divmod_helper(self, em: "CEmitter", kind: str, ty: DType) -> str:
+        """The name of the exact float `//` (kind "floordiv") or `%` ("mod") helper for
+        `ty` (clike_helpers.float_divmod_text)."""
         raise NotImplementedError
 
     barrier = ""
