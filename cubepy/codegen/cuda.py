@@ -152,6 +152,8 @@ class CudaDialect(Dialect):
             return f"__h{op}({a}, {b})"  # returns the non-NaN operand
         if ty.is_float:
             return f"{_math_name(op, ty)}({a}, {b})"  # fmaxf: the non-NaN operand
+        if ty.name == "i32":
+            return f"{_int_minmax_helper(em, op)}({a}, {b})"
         return f"{op}({a}, {b})"
 
     def abs(self, em: CEmitter, a: str, ty: DType) -> str:
@@ -217,6 +219,21 @@ class CudaDialect(Dialect):
                   "xor": "atomicXor", "exchange": "atomicExch"}[op]
             return f"{back}{fn}({p}, {v})"
         compile_error(s.loc, f"atomic_{op} on {t.name} is not supported by the CUDA target")
+
+
+def _int_minmax_helper(em: CEmitter, op: str) -> str:
+    """`cube_min_i32` / `cube_max_i32`: i32 min/max as inline PTX. ptxas (CUDA 13.0,
+    sm_90) fuses `min(a, min(-b, c))` (and max) from NVVM's min.s32 into one VIMNMX3 and
+    drops the negation of b (seen on an H200: min(14, min(-3, 0)) gave 0; the SASS has
+    no IADD3/IMAD.MOV of -b); from inline PTX it keeps the negation. The regression test
+    is tests/test_float_divmod.py::test_cuda_negated_min_operand."""
+    name = f"cube_{op}_i32"
+    return em.helper(name, f"""
+{{fn}} int {name}(int a, int b) {{
+    int r;
+    asm("{op}.s32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}}""")
 
 
 def _math_name(func: str, ty: DType) -> str:
