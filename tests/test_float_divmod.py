@@ -184,6 +184,8 @@ def test_metal_helpers_use_precise_division_and_fmod():
     text = _helpers(divmod_kernel.source("metal", Float="f32"), "metal")
     assert "metal::precise::fmod(a, b)" in text and "metal::precise::divide(" in text
     assert "*" not in text and "metal::floor(a / b)" not in text
+    half = _helpers(divmod_kernel.source("metal", Float="f16"), "metal")
+    assert "half(cube_mod_f32(float(a), float(b)))" in half  # in float, as numpy's half
 
 
 def test_wgsl_helpers_divide_exactly_without_float_division():

@@ -134,7 +134,7 @@ class MetalDialect(Dialect):
     def float_divmod_helper(self, em: CEmitter, kind: str, ty: DType) -> str:
         name = f"cube_{kind}_{ty.name}"
         t = self.type_name(ty)
-        if ty.name == "bf16":  # in float, rounded once
+        if ty.name in ("bf16", "f16"):  # in float, rounded once (as numpy's float16)
             inner = self.float_divmod_helper(em, kind, f32)
             return prelude_helpers.float_divmod_via(em, name, t, "float", t, inner)
         # precise:: division and fmod (Metal compiles with fast math); + and - are IEEE,
