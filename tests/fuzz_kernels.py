@@ -79,11 +79,9 @@ def round_half_even(x: float) -> float:
 
 
 def float_floordiv(a: float, b: float) -> float:
-    """floor(a / b), the division rounded to f32 first."""
-    q = float_div(a, b)
-    if not math.isfinite(q):
-        return q
-    return math.copysign(float(math.floor(q)), q)
+    """Python's a // b in f32, exact (numpy's floor_divide: x // 0 is +-inf or nan)."""
+    with np.errstate(all="ignore"):
+        return float(np.floor_divide(np.float32(a), np.float32(b)))
 
 
 def float_div(a: float, b: float) -> float:
@@ -92,10 +90,9 @@ def float_div(a: float, b: float) -> float:
 
 
 def float_mod(a: float, b: float) -> float:
-    """a - floor(a / b) * b, each step rounded to f32."""
-    q = float_floordiv(a, b)
+    """Python's a % b in f32, exact (numpy's remainder: x % 0 is nan)."""
     with np.errstate(all="ignore"):
-        return f32(np.float64(a) - np.float64(f32(np.float64(q) * np.float64(b))))
+        return float(np.remainder(np.float32(a), np.float32(b)))
 
 
 # ----------------------------------------------------------------------------- literals
@@ -411,6 +408,8 @@ def finite_math_safe(node: Node, env) -> bool:
     return all(_finite(v) for v in values)
 
 
+# `//` and `%` are exact on their own, but end in an addition (the sign correction) that a
+# driver may reassociate with the arithmetic around them, as any chain
 _ARITH = ("add", "sub", "mul", "div", "floordiv", "mod")
 
 

@@ -140,10 +140,6 @@ class ToyDialect(Dialect):
         t = TYPES["u64" if index.ty.bits == 64 else "u32"]
         return f"({t}){em.expr_prec(index, UNARY)}"
 
-    def float_mod_helper(self, em: CEmitter, ty: DType) -> str:
-        name, t = f"cube_mod_{ty.name}", TYPES[ty.name]
-        return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) "
-                               f"{{ return a - {_libm('floorf', ty)}(a / b) * b; }}")
 
 
 def _libm(name_f: str, ty: DType) -> str:

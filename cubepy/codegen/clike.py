@@ -445,11 +445,8 @@ class CEmitter(BracedWalker):
         ty = e.ty
         kind = "mod" if e.op == "mod" else "floordiv"
         a, b = self.expr(e.lhs), self.expr(e.rhs)
-        if ty.is_float:
-            if kind == "floordiv":
-                quotient = f"{self.expr_prec(e.lhs, MUL)} / {self.expr_prec(e.rhs, MUL + 1)}"
-                return self.d.math(self, "floor", [quotient], [ty], ty), PRIMARY
-            return f"{self.d.float_mod_helper(self, ty)}({a}, {b})", PRIMARY
+        if ty.is_float:  # exact, numpy's semantics (docs/LANGUAGE.md)
+            return f"{self.d.float_divmod_helper(self, kind, ty)}({a}, {b})", PRIMARY
         const = e.rhs.value if isinstance(e.rhs, n.Const) else None
         if const is not None and const not in (0, -1):
             if not ty.is_signed:  # C's unsigned / and % are Python's; no zero check

@@ -92,9 +92,18 @@ class Dialect:
         """A signed index as the unsigned type of its width (for one-compare checks)."""
         raise NotImplementedError
 
-    def float_mod_helper(self, em: "CEmitter", ty: DType) -> str:
-        """The name of a helper `a - floor(a / b) * b` for float type `ty`."""
-        raise NotImplementedError
+    def float_divmod_helper(self, em: "CEmitter", kind: str, ty: DType) -> str:
+        """The name of the exact float `//` (kind "floordiv") or `%` ("mod") helper for
+        `ty` (clike_helpers.float_divmod_text). This default is ISO C for float and
+        double: fmod is exact, `/` `+` `-` are IEEE, and the algorithm has no product a
+        compiler could contract into an FMA. Targets with other spellings override it."""
+        from .clike_helpers import float_divmod_text
+        name, t = f"cube_{kind}_{ty.name}", self.type_name(ty)
+        s = "f" if ty.bits == 32 else ""
+        ops = {"sub": "({} - {})", "add": "({} + {})", "div": "({} / {})",
+               "fmod": f"fmod{s}", "floor": f"floor{s}", "copysign": f"copysign{s}",
+               "zero": f"({t})0", "one": f"({t})1", "half": f"({t})0.5"}
+        return em.helper(name, float_divmod_text(kind, name, t, ops))
 
     barrier = ""
     native_lane = True  # unit_pos_plane is a builtin (else UNIT_POS % PLANE_DIM)

@@ -40,6 +40,48 @@ def divmod_helper(em, kind: str, ty: DType, nonzero: bool) -> str:
         return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) {{{body}}}")
     return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) {{ {body} }}")
 
+def float_divmod_text(kind: str, name: str, t: str, ops: dict[str, str]) -> str:
+    """C text of `cube_mod_f32` / `cube_floordiv_f32` ...: numpy's (CPython's) float
+    divmod, exact on every target. `ops` gives the target's correctly rounded `sub`,
+    `add`, `div` as templates ("__fsub_rn({}, {})": nothing may be contracted or
+    approximated), `fmod` (exact in IEEE), `floor`, `copysign`, and the literals `zero`,
+    `one`, `half`. As numpy's npy_divmod: mod = fmod(a, b), moved to the sign of b;
+    div = (a - mod) / b, minus 1 when mod moved, snapped to the nearest integer (the 0.5
+    correction); b == 0 gives a / b (inf or nan) and nan (numpy's values: Python raises);
+    a zero remainder takes b's sign, a zero quotient the sign of a / b."""
+    sub, add, div = ops["sub"].format, ops["add"].format, ops["div"].format
+    fmod, floor, sign = ops["fmod"], ops["floor"], ops["copysign"]
+    zero, one, half = ops["zero"], ops["one"], ops["half"]
+    if kind == "mod":
+        body = f"""
+    {t} m = {fmod}(a, b);
+    if (m != {zero}) {{
+        if ((b < {zero}) != (m < {zero})) m = {add("m", "b")};
+    }} else {{
+        m = {sign}({zero}, b);
+    }}
+    return m;"""
+    else:
+        body = f"""
+    if (b == {zero}) return {div("a", "b")};
+    const {t} m = {fmod}(a, b);
+    {t} d = {div(sub("a", "m"), "b")};
+    if (m != {zero} && (b < {zero}) != (m < {zero})) d = {sub("d", one)};
+    if (d == {zero}) return {sign}({zero}, {div("a", "b")});
+    {t} f = {floor}(d);
+    if ({sub("d", "f")} > {half}) f = {add("f", one)};
+    return f;"""
+    return f"\n{{fn}} {t} {name}({t} a, {t} b) {{{body}\n}}"
+
+
+def float_divmod_via(em, name: str, t: str, to_wide: str, from_wide: str,
+                     wide_helper: str) -> str:
+    """`name` computing in the wider type (half/bfloat via float, as numpy's half does),
+    rounded once to `t` at the end."""
+    return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) {{ return "
+                           f"{from_wide}({wide_helper}({to_wide}(a), {to_wide}(b))); }}")
+
+
 def int_pow_helper(em, ty: DType) -> str:
     t = em.d.type_name(ty)
     name = f"cube_pow_{ty.name}"

@@ -17,6 +17,7 @@ from ..ir.types import DType, f32, f64
 from ..targets import get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
+from . import clike_helpers as prelude_helpers
 from .clike_plane import cuda_plane
 from .names import entry_name, field_name
 
@@ -149,6 +150,8 @@ class CudaDialect(Dialect):
             return f"__h{op}({a}, {b})"  # returns the non-NaN operand
         if ty.is_float:
             return f"{_math_name(op, ty)}({a}, {b})"  # fmaxf: the non-NaN operand
+        if ty.name == "i32":
+            return f"{_int_minmax_helper(em, op)}({a}, {b})"
         return f"{op}({a}, {b})"
 
     def abs(self, em: CEmitter, a: str, ty: DType) -> str:
@@ -158,19 +161,22 @@ class CudaDialect(Dialect):
             return f"{_math_name('abs', ty)}({a})"
         return f"llabs({a})" if ty.bits == 64 else f"abs({a})"
 
-    def float_mod_helper(self, em: CEmitter, ty: DType) -> str:
-        name = f"cube_mod_{ty.name}"
+    def float_divmod_helper(self, em: CEmitter, kind: str, ty: DType) -> str:
+        name = f"cube_{kind}_{ty.name}"
         t = _TYPES[ty.name]
-        if ty.name in _HALF:
+        if ty.name in _HALF:  # in float, rounded once (numpy's half does the same)
             to_f, from_f, _ = _HALF[ty.name]
-            return em.helper(name, f"""
-{{fn}} {t} {name}({t} a, {t} b) {{
-    const float x = {to_f}(a), y = {to_f}(b);
-    return {from_f}(x - floorf(x / y) * y);
-}}""")
-        fl = _math_name("floor", ty)
-        return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) "
-                               f"{{ return a - {fl}(a / b) * b; }}")
+            inner = self.float_divmod_helper(em, kind, f32)
+            return prelude_helpers.float_divmod_via(em, name, t, to_f, from_f, inner)
+        # __f*_rn / __d*_rn: IEEE round-to-nearest, never contracted or approximated
+        r = "f" if ty is f32 else "d"
+        lit = "f" if ty is f32 else ""
+        ops = {"sub": f"__{r}sub_rn({{}}, {{}})", "add": f"__{r}add_rn({{}}, {{}})",
+               "div": f"__{r}div_rn({{}}, {{}})",
+               "fmod": f"fmod{lit}", "floor": f"floor{lit}",
+               "copysign": f"copysign{lit}", "zero": f"0.0{lit}",
+               "one": f"1.0{lit}", "half": f"0.5{lit}"}
+        return em.helper(name, prelude_helpers.float_divmod_text(kind, name, t, ops))
 
     def atomic(self, em: CEmitter, s: n.AtomicOp, ptr: str, value: str,
                compare: str | None) -> str:
@@ -206,6 +212,21 @@ class CudaDialect(Dialect):
                 return f"{back}atomicAdd({p}, 0ull - ({ull}){neg})"
             return f"{back}{_TARGET.spelling(AtomicOp(op))}({p}, {v})"  # add/and/or/xor/exch
         compile_error(s.loc, f"atomic_{op} on {t.name} is not supported by the CUDA target")
+
+
+def _int_minmax_helper(em: CEmitter, op: str) -> str:
+    """`cube_min_i32` / `cube_max_i32`: i32 min/max as inline PTX. ptxas (CUDA 13.0,
+    sm_90) fuses `min(a, min(-b, c))` (and max) from NVVM's min.s32 into one VIMNMX3 and
+    drops the negation of b (seen on an H200: min(14, min(-3, 0)) gave 0; the SASS has
+    no IADD3/IMAD.MOV of -b); from inline PTX it keeps the negation. The regression test
+    is tests/test_float_divmod.py::test_cuda_negated_min_operand."""
+    name = f"cube_{op}_i32"
+    return em.helper(name, f"""
+{{fn}} int {name}(int a, int b) {{
+    int r;
+    asm("{op}.s32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+}}""")
 
 
 def _math_name(func: str, ty: DType) -> str:

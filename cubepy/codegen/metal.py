@@ -19,6 +19,7 @@ from ..ir.types import DType, f32
 from ..targets import get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
+from . import clike_helpers as prelude_helpers
 from .clike_plane import metal_plane
 from .names import entry_name, field_name
 
@@ -132,17 +133,19 @@ class MetalDialect(Dialect):
     def abs(self, em: CEmitter, a: str, ty: DType) -> str:
         return f"metal::fabs({a})" if ty.is_float else f"metal::abs({a})"
 
-    def float_mod_helper(self, em: CEmitter, ty: DType) -> str:
-        name = f"cube_mod_{ty.name}"
+    def float_divmod_helper(self, em: CEmitter, kind: str, ty: DType) -> str:
+        name = f"cube_{kind}_{ty.name}"
         t = self.type_name(ty)
-        if ty.name == "bf16":
-            return em.helper(name, f"""
-{{fn}} {t} {name}({t} a, {t} b) {{
-    const float x = float(a), y = float(b);
-    return {t}(x - metal::floor(x / y) * y);
-}}""")
-        return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) "
-                               f"{{ return a - metal::floor(a / b) * b; }}")
+        if ty.name in ("bf16", "f16"):  # in float, rounded once (as numpy's float16)
+            inner = self.float_divmod_helper(em, kind, f32)
+            return prelude_helpers.float_divmod_via(em, name, t, "float", t, inner)
+        # precise:: division and fmod (Metal compiles with fast math); + and - are IEEE,
+        # and the algorithm has no product a fused multiply-add could absorb.
+        ops = {"sub": "({} - {})", "add": "({} + {})", "div": "metal::precise::divide({}, {})",
+               "fmod": "metal::precise::fmod", "floor": "metal::floor",
+               "copysign": "metal::copysign", "zero": f"{t}(0)", "one": f"{t}(1)",
+               "half": f"{t}(0.5)"}
+        return em.helper(name, prelude_helpers.float_divmod_text(kind, name, t, ops))
 
     def atomic(self, em: CEmitter, s: n.AtomicOp, ptr: str, value: str,
                compare: str | None) -> str:

@@ -199,8 +199,6 @@ class ExprEmitter:
         if t == "u32" and op in ("floordiv", "mod") and isinstance(b, n.Const) and b.value:
             # WGSL's u32 / and % agree with the language for a nonzero divisor.
             return f"{self(a)} {'/' if op == 'floordiv' else '%'} {self(b)}", True
-        if is_float and op == "floordiv":
-            return f"floor({self(a)} / {self(b)})", False
         args = f"{self(a, True)}, {self(b, True)}"
         if op in ("max", "min"):
             fn = self.prelude.use(op, t) if is_float else op

@@ -14,6 +14,7 @@ import math
 
 from ..ir.dtype_facts import int_range
 from ..ir.types import dtype_from_name
+from . import wgsl_float_divmod as float_divmod
 from .wgsl_expr import literal
 
 
@@ -59,7 +60,7 @@ def _floordiv(t: str) -> str:
                 "    let q = a / b;\n"
                 "    let r = a - q * b;\n"
                 "    return select(q, q - 1i, r != 0i && ((r < 0i) != (b < 0i)));\n}")
-    return f"fn cube_floordiv_{t}(a: {t}, b: {t}) -> {t} {{\n    return floor(a / b);\n}}"
+    return float_divmod.floordiv_text(t)
 
 
 def _mod(t: str) -> str:
@@ -71,8 +72,7 @@ def _mod(t: str) -> str:
                 "    if (b == 0i) { return a; }\n"
                 "    let r = a - (a / b) * b;\n"
                 "    return select(r, r + b, r != 0i && ((r < 0i) != (b < 0i)));\n}")
-    return (f"fn cube_mod_{t}(a: {t}, b: {t}) -> {t} {{\n"
-            f"    return a - floor(a / b) * b;\n}}")
+    return float_divmod.mod_text(t)
 
 
 def _pow(t: str) -> str:
@@ -136,8 +136,11 @@ _HELPERS = {
     "isinf": (_isinf, lambda t: []),
     "max": (lambda t: _minmax("max", t), lambda t: [("isnan", t)]),
     "min": (lambda t: _minmax("min", t), lambda t: [("isnan", t)]),
-    "floordiv": (_floordiv, lambda t: []),
-    "mod": (_mod, lambda t: []),
+    "floordiv": (_floordiv, lambda t: float_divmod.deps("floordiv", t)),
+    "mod": (_mod, lambda t: float_divmod.deps("mod", t)),
+    "fmod": (float_divmod.fmod_text, lambda t: float_divmod.deps("fmod", t)),
+    "divq": (float_divmod.divq_text, lambda t: float_divmod.deps("divq", t)),
+    "unpack": (float_divmod.unpack_text, lambda t: float_divmod.deps("unpack", t)),
     "pow": (_pow, lambda t: []),
     "erf": (_erf, lambda t: []),
     "hypot": (_hypot, lambda t: []),

@@ -6,7 +6,6 @@ variable), a `Py` (a value known at compile time: folded like Python), or a `Buf
 from __future__ import annotations
 
 import ast
-import math
 import re
 from typing import Any
 
@@ -76,11 +75,11 @@ def _fold_binop(op: str, a, b):
         if op == "floordiv":
             if both_int:
                 return 0 if b == 0 else a // b
-            return float(math.floor(a / b))
+            return a // b  # Python's float divmod (b == 0 raises: not folded here)
         if op == "mod":
             if both_int:
                 return a if b == 0 else a % b
-            return a - math.floor(a / b) * b
+            return a % b
         if op == "pow":
             r = a ** b
             return r if isinstance(r, (int, float)) else None

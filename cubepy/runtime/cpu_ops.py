@@ -200,13 +200,17 @@ def imod(a, b):
 
 
 def ffloordiv(a, b):
-    """Float floor division: floor(a / b), rounded in the operands' type."""
-    return np.floor(a / b)
+    """Float floor division, exact: numpy's (CPython's divmod) quotient; x // 0 is +-inf
+    (nan for 0 // 0), as numpy gives, where Python would raise."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.floor_divide(a, b)
 
 
 def fmod(a, b):
-    """Float modulo: a - floor(a / b) * b (Python's sign rule)."""
-    return a - np.floor(a / b) * b
+    """Float modulo, exact: fmod(a, b) moved to the sign of b (numpy's remainder);
+    x % 0 is nan, as numpy gives, where Python would raise."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.remainder(a, b)
 
 
 def shl(a, b, dtype, bits):

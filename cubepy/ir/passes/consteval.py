@@ -68,9 +68,12 @@ def binary(op: str, ty: DType, a, b):
     np_type = _FLOAT_NP[ty.name]
     x, y = np_type(a), np_type(b)
     with np.errstate(all="ignore"):
-        exact = {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y}
+        # `//` and `%` are exact on every target (numpy's float divmod in the type itself:
+        # f16 through f32 as numpy's half and every target do, f32 in f32, no double rounding)
+        exact = {"add": lambda: x + y, "sub": lambda: x - y, "mul": lambda: x * y,
+                 "floordiv": lambda: np.floor_divide(x, y), "mod": lambda: np.remainder(x, y)}
         if op not in exact:
-            return NOFOLD  # division, pow, floor div: leave to the target
+            return NOFOLD  # division, pow: leave to the target
         return float(exact[op]())
 
 
