@@ -88,8 +88,42 @@ def test_runtime_matches_numpy_on_hard_cases(runtime_client, name):
     divmod_kernel.launch(c, CubeCount(a.size // 64 + 1), CubeDim(64), c.tensor(a),
                          c.tensor(b), q, r)
     want_q, want_r = expected(a, b)
-    assert_same_bits(r.numpy(), want_r, a, b, f"{c.runtime} {name} %")
-    assert_same_bits(q.numpy(), want_q, a, b, f"{c.runtime} {name} //")
+    got_q, got_r = q.numpy(), r.numpy()
+    if _flushes_subnormals(c, name):
+        # WGSL lets a device flush subnormal operands and results to zero (NVIDIA's
+        # Vulkan driver does; docs/LANGUAGE.md): there, the answer for the flushed
+        # operands, flushed, is right too; every other pair must still match bit for bit.
+        fa, fb = _flush(a), _flush(b)
+        alt_q, alt_r = (_flush(x) for x in expected(fa, fb))
+        got_r = np.where(_same_bits(got_r, alt_r), want_r, got_r)
+        got_q = np.where(_same_bits(got_q, alt_q), want_q, got_q)
+    assert_same_bits(got_r, want_r, a, b, f"{c.runtime} {name} %")
+    assert_same_bits(got_q, want_q, a, b, f"{c.runtime} {name} //")
+
+
+@cube(launch=True)
+def _copy_kernel(a: Array[Float], out: Array[Float]):
+    out[ABSOLUTE_POS] = a[ABSOLUTE_POS] * Float(1.0)
+
+
+def _flushes_subnormals(client, name: str) -> bool:
+    """Whether the device flushes a subnormal to zero (x * 1.0 of the smallest one)."""
+    if client.runtime != "wgpu":
+        return False
+    tiny = np.array([np.finfo(NP[name]).smallest_subnormal], NP[name])
+    out = client.zeros(1, getattr(cubepy, name))
+    _copy_kernel.launch(client, CubeCount(1), CubeDim(1), client.tensor(tiny), out)
+    return out.numpy()[0] == 0
+
+
+def _flush(x: np.ndarray) -> np.ndarray:
+    tiny = np.finfo(x.dtype).tiny
+    return np.where((x != 0) & (np.abs(x) < tiny), np.zeros_like(x) * np.sign(x), x)
+
+
+def _same_bits(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    u = UINT[want.dtype.name.replace("float", "f")]
+    return (got.view(u) == want.view(u)) | (np.isnan(got) & np.isnan(want))
 
 
 def test_special_values_follow_numpy_where_python_raises():

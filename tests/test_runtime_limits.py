@@ -333,7 +333,9 @@ def test_cuda_context_fault_fails_every_later_call_at_once(tmp_path):
         cubepy.client("cuda")
     except LaunchError:
         pytest.skip("no CUDA device")
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(cubepy.__file__)))
+    root = os.path.dirname(os.path.dirname(cubepy.__file__))  # this cubepy, then the rest
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH")) if p))
     script = tmp_path / "fault.py"  # a file: cubepy compiles kernels from their source
     script.write_text(_CUDA_FAULT)
     done = subprocess.run([sys.executable, str(script)], capture_output=True,

@@ -24,8 +24,13 @@ def _launch(client, x, loops):
 
 def test_bench_measures_device_work(runtime_client):
     x = runtime_client.zeros((64 * 64,), f32)
+    # A real GPU runs 3000 dependent steps in a few microseconds, about its fixed cost
+    # per launch: give it enough work to stand out (software devices: 3000 is plenty).
+    real_gpu = runtime_client.runtime == "cuda" or (
+        runtime_client.runtime == "wgpu" and not getattr(runtime_client, "is_software", True))
+    loops = 200_000 if real_gpu else 3000
     quick = cubepy.bench(_launch, runtime_client, x, 1, warmup=1, reps=5)
-    slow = cubepy.bench(_launch, runtime_client, x, 3000, warmup=1, reps=5)
+    slow = cubepy.bench(_launch, runtime_client, x, loops, warmup=1, reps=5)
     assert len(quick.times_ms) == 5 and all(t > 0 for t in quick.times_ms)
     assert slow.median_ms > 3 * quick.median_ms
     assert quick.min_ms <= quick.median_ms <= quick.max_ms
