@@ -359,14 +359,22 @@ def _torch_fingerprint(t) -> tuple:
     return t.data_ptr(), t.shape, t.stride()
 
 
+def _torch_quick_fingerprint(t) -> tuple:
+    # Every in-place torch op, metadata ones included (t_, resize_, set_, as_strided_),
+    # bumps _version; a storage swapped in through `.data =` moves the pointer. Half the
+    # cost of reading shape and strides, on every launch.
+    return t._version, t.data_ptr()
+
+
 def _cupy_fingerprint(a) -> tuple:
     return a.data.ptr, a.shape, a.strides
 
 
 # Adapters whose views a launch may reuse, with what tells that the array still has the
-# memory, shape and strides its view was made from (in-place ops such as torch's resize_,
-# t_ or set_ change one of these).
-_MEMOIZED = {_torch_cuda: _torch_fingerprint, _cupy_cuda: _cupy_fingerprint}
+# memory, shape and strides its view was made from: a quick test on every launch, and
+# the full one when the quick one changed (an in-place op that kept the layout).
+_MEMOIZED = {_torch_cuda: (_torch_quick_fingerprint, _torch_fingerprint),
+             _cupy_cuda: (_cupy_fingerprint, _cupy_fingerprint)}
 
 
 def import_arguments(client, buffer_params: tuple[tuple[int, str], ...], args: tuple,
@@ -443,9 +451,15 @@ def _slow(client, a, name: str, memo: dict, position: int):
 
 def _convert(client, a, name: str, memo: dict | None, position: int):
     adapter = adapter_for(type(a), client.runtime)
-    fingerprint = _MEMOIZED.get(adapter)
-    if fingerprint is None or memo is None:
+    fingerprints = _MEMOIZED.get(adapter)
+    if fingerprints is None or memo is None:
         return to_tensor(client, a, name)
+    quick, full = fingerprints
+    entry = memo.get(position)
+    if entry is not None and entry[0]() is a and entry[1] is client \
+            and full(a) == entry[6]:  # changed in place, same layout: the view holds
+        entry[3] = quick(a)
+        return entry[4], entry[5]
     try:
         ref = weakref.ref(a)
     except TypeError:  # an array type without weak references: never remembered
@@ -456,7 +470,7 @@ def _convert(client, a, name: str, memo: dict | None, position: int):
         return to_tensor(client, a, name)  # raises the LaunchError naming the parameter
     if len(memo) > 64:
         memo.clear()
-    memo[position] = (ref, client, fingerprint, fingerprint(a), tensor, wants)
+    memo[position] = [ref, client, quick, quick(a), tensor, wants, full(a)]
     return tensor, wants
 
 

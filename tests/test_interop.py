@@ -480,13 +480,18 @@ def test_launch_memo_reuses_views_until_the_tensor_changes(cpu, monkeypatch):
         return real(client, t, owner)
 
     monkeypatch.setitem(interop._ADAPTERS, (torch.Tensor, "cpu"), counting)
-    monkeypatch.setattr(interop, "_MEMOIZED", {counting: interop._torch_fingerprint})
+    monkeypatch.setattr(interop, "_MEMOIZED", {
+        counting: (interop._torch_quick_fingerprint, interop._torch_fingerprint)})
     src = torch.arange(16, dtype=torch.float32).reshape(4, 4)
     out = torch.zeros(4, 4)
     run_copy(cpu, src, out)
     assert len(calls) == 2 and calls == [False, False]
     run_copy(cpu, src, out)
     assert len(calls) == 2  # both views reused
+    src.add_(1.0)  # an in-place op: a new _version, the same layout
+    run_copy(cpu, src, out)
+    assert len(calls) == 2  # still reused, after the full check
+    torch.testing.assert_close(out, src)
     src.t_()  # same pointer and shape, other strides
     run_copy(cpu, src, out)
     assert len(calls) == 3
