@@ -102,17 +102,20 @@ def test_runtime_matches_numpy_on_hard_cases(runtime_client, name):
 
 
 @cube(launch=True)
-def _copy_kernel(a: Array[Float], out: Array[Float]):
-    out[ABSOLUTE_POS] = a[ABSOLUTE_POS] * Float(1.0)
+def _product_kernel(a: Array[Float], b: Array[Float], out: Array[Float]):
+    out[ABSOLUTE_POS] = a[ABSOLUTE_POS] * b[ABSOLUTE_POS]
 
 
 def _flushes_subnormals(client, name: str) -> bool:
-    """Whether the device flushes a subnormal to zero (x * 1.0 of the smallest one)."""
+    """Whether the device flushes a subnormal result to zero: the smallest normal number
+    times 0.5, both read from memory (x * 1.0 a compiler may fold away)."""
     if client.runtime != "wgpu":
         return False
-    tiny = np.array([np.finfo(NP[name]).smallest_subnormal], NP[name])
+    t = NP[name]
+    a, b = np.array([np.finfo(t).tiny], t), np.array([0.5], t)
     out = client.zeros(1, getattr(cubepy, name))
-    _copy_kernel.launch(client, CubeCount(1), CubeDim(1), client.tensor(tiny), out)
+    _product_kernel.launch(client, CubeCount(1), CubeDim(1), client.tensor(a),
+                           client.tensor(b), out)
     return out.numpy()[0] == 0
 
 
