@@ -53,3 +53,11 @@ assert_type(cubepy.f32.itemsize, int)
 assert_type(cubepy.Float.bound, tuple[cubepy.DType, ...])
 dtype: cubepy.DType = cubepy.f16 if cubepy.f32.bits == 16 else cubepy.f32
 assert_type(everything.source("cuda", Float=dtype), str)
+
+
+@cube(launch=True)
+def finite(x: Tensor[Line[f32]], flags: Array[u32]):
+    v = x[ABSOLUTE_POS]
+    assert_type(math.isnan(v), Line[cubepy.bool_])
+    assert_type(math.isinf(v[0]), bool)
+    flags[ABSOLUTE_POS] = u32(math.isnan(v[0]))
