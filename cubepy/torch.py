@@ -17,7 +17,7 @@ runtime (on torch's current stream), CPU tensors on the cpu runtime, in place.
 No `from __future__ import annotations` here: torch.library reads the annotations of the
 functions it registers.
 """
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, overload
 
 import torch
 
@@ -53,10 +53,22 @@ def launch_unchecked(kernel, cube_count, cube_dim, *args: Any, **kwargs: Any) ->
     kernel.launch_unchecked(client, cube_count, cube_dim, *args, **kwargs)
 
 
+# Typed overloads so type checkers know the decorated name is a torch operator (callable,
+# with register_fake/register_autograd), used directly or as a decorator.
+@overload
+def custom_op(name: str, fn: Callable, *, mutates_args: Iterable[str] = (),
+              fake: Optional[Callable] = None, backward: Optional[Callable] = None,
+              setup_context: Optional[Callable] = None,
+              device_types: Optional[Iterable[str]] = None) -> "torch.library.CustomOpDef": ...
+@overload
+def custom_op(name: str, fn: None = None, *, mutates_args: Iterable[str] = (),
+              fake: Optional[Callable] = None, backward: Optional[Callable] = None,
+              setup_context: Optional[Callable] = None, device_types: Optional[Iterable[str]] = None
+              ) -> "Callable[[Callable], torch.library.CustomOpDef]": ...
 def custom_op(name: str, fn: Optional[Callable] = None, *, mutates_args: Iterable[str] = (),
               fake: Optional[Callable] = None, backward: Optional[Callable] = None,
               setup_context: Optional[Callable] = None,
-              device_types: Optional[Iterable[str]] = None):
+              device_types: Optional[Iterable[str]] = None) -> Any:
     """Registers `fn` as the PyTorch operator `name` ("namespace::op_name").
 
     `fn` takes and returns torch tensors (annotated, as torch.library requires) and

@@ -36,7 +36,7 @@ def broadcast_offset(out_batch_offset: cubepy.u32, output: Tensor[Float],
                      operand: Tensor[Float]) -> cubepy.u32:
     """The offset of the operand's batch that the output batch at `out_batch_offset`
     reads (the forward kernel's broadcasting rule)."""
-    offset = 0
+    offset = cubepy.u32(0)
     for dim in range(output.rank() - 2):
         offset += out_batch_offset // output.stride(dim) % operand.shape(dim) * operand.stride(dim)
     return offset
@@ -136,7 +136,7 @@ def numpy_backward(lhs, rhs, bias, grad_out):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runtime", default=None, choices=("cuda", "wgpu", "cpu"),
                         help="where to run (default: $CUBEPY_RUNTIME, else the best present: "
                              "cuda, then wgpu on a GPU, then cpu)")

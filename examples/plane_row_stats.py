@@ -55,7 +55,7 @@ def row_stats(x: Tensor[f32], sums: Array[f32], maxes: Array[f32]):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runtime", default=None, choices=("cuda", "wgpu", "cpu"),
                         help="where to run (default: $CUBEPY_RUNTIME, else the best present: "
                              "cuda, then wgpu on a GPU, then cpu)")

@@ -149,7 +149,7 @@ def check(device: str, shapes=((1, 32, 32), (32, 32, 32), (32, 32, 32)), seed: i
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runtime", "--device", dest="runtime", choices=("cuda", "cpu"),
                         default=os.environ.get("CUBEPY_RUNTIME") or None,
                         help="cuda: torch CUDA tensors on the cuda runtime; cpu: torch CPU "
