@@ -14,7 +14,6 @@ import json
 import os
 import platform
 import statistics
-import struct
 import sys
 import time
 
@@ -22,9 +21,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cubepy  # noqa: E402
 from cubepy import ABSOLUTE_POS, Array, CubeCount, CubeDim, cube, f32  # noqa: E402
+from host import per_launch_us  # noqa: E402
 
 TINY_SRC = r"""
 extern "C" __global__ void tiny_axpy(const float* x, float* y, float a, unsigned int n) {
@@ -39,22 +40,6 @@ def tiny_axpy(a: f32, x: Array[f32], y: Array[f32]):
     i = ABSOLUTE_POS
     if i < len(y):
         y[i] = a * x[i] + y[i]
-
-
-def per_launch_us(launch, sync, n: int, reps: int) -> float:
-    """Best host time per launch over `reps` runs of `n` back-to-back launches."""
-    for _ in range(50):
-        launch()
-    sync()
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            launch()
-        t1 = time.perf_counter()
-        sync()
-        best = min(best, (t1 - t0) / n)
-    return best * 1e6
 
 
 def median_s(fn, reps: int) -> float:

@@ -16,7 +16,6 @@ import json
 import os
 import platform
 import sys
-import time
 import traceback
 
 import numpy as np
@@ -26,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import cubepy  # noqa: E402
 from cubepy import ABSOLUTE_POS, CubeCount, CubeDim, Tensor, cube, f32  # noqa: E402
-from host import describe_host  # noqa: E402
+from host import describe_host, per_launch_us  # noqa: E402
 
 LIMIT = 1.2  # foreign arrays vs cubepy tensors
 
@@ -36,22 +35,6 @@ def tiny_axpy(a: f32, x: Tensor[f32], y: Tensor[f32]):
     i = ABSOLUTE_POS
     if i < y.len():
         y[i] = a * x[i] + y[i]
-
-
-def per_launch_us(launch, sync, n: int, reps: int) -> float:
-    """Best host time per launch over `reps` runs of `n` back-to-back launches."""
-    for _ in range(min(n, 50)):
-        launch()
-    sync()
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            launch()
-        t1 = time.perf_counter()
-        sync()
-        best = min(best, (t1 - t0) / n)
-    return best * 1e6
 
 
 def _import(name):

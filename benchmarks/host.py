@@ -1,8 +1,10 @@
-"""A one-line description of the host machine, for benchmark results."""
+"""What the benchmark scripts share: a one-line description of the host machine, and the
+host time per launch of a launch function."""
 from __future__ import annotations
 
 import os
 import platform
+import time
 from pathlib import Path
 
 
@@ -17,3 +19,19 @@ def describe_host() -> str:
     except OSError:
         pass
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+
+
+def per_launch_us(launch, sync, n: int, reps: int) -> float:
+    """Best host time per launch over `reps` runs of `n` back-to-back launches."""
+    for _ in range(min(n, 50)):
+        launch()
+    sync()
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            launch()
+        t1 = time.perf_counter()
+        sync()
+        best = min(best, (t1 - t0) / n)
+    return best * 1e6
