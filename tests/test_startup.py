@@ -27,10 +27,16 @@ detect._linux = lambda: True
 """
 
 
-def _python(code: str) -> str:
+def _python(code: str, script: Path | None = None) -> str:
+    """Runs `code` in a fresh interpreter (from file `script` when given: kernels need a
+    source file)."""
     env = {k: v for k, v in os.environ.items() if k != "CUBEPY_RUNTIME"}
     env["PYTHONPATH"] = str(ROOT)
-    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+    args = ["-c", textwrap.dedent(code)]
+    if script is not None:
+        script.write_text(textwrap.dedent(code))
+        args = [str(script)]
+    done = subprocess.run([sys.executable, *args], capture_output=True,
                           text=True, env=env, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     return done.stdout
@@ -42,6 +48,20 @@ def test_import_cubepy_does_not_import_heavy_optional_packages():
         print(sorted(m for m in ("jinja2", "lark", "wgpu", "pycuda") if m in sys.modules))
     """)
     assert out.strip() == "[]"
+
+
+def test_import_cubepy_leaves_the_compiler_passes_for_first_use(tmp_path):
+    out = _python("""
+        import sys, cubepy
+        lazy = ("cubepy.frontend.parse", "cubepy.frontend.build", "cubepy.ir.passes",
+                "hashlib", "statistics")
+        print(sorted(m for m in lazy if m in sys.modules))
+        @cubepy.cube
+        def double(x: cubepy.Array[cubepy.Float]):
+            x[cubepy.ABSOLUTE_POS] = x[cubepy.ABSOLUTE_POS] + x[cubepy.ABSOLUTE_POS]
+        print("parse" if "cubepy.frontend.parse" in sys.modules else "")
+    """, tmp_path / "kernel.py")
+    assert out.split() == ["[]", "parse"]
 
 
 def test_default_client_skips_ruled_out_runtimes_without_importing_them():
