@@ -22,9 +22,7 @@ write their outputs; not of one that accumulates with atomics into a buffer it r
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
 import os
 from typing import Any, Callable, Sequence
 
@@ -54,6 +52,7 @@ def _source_hash(kernel: CubeFunction) -> str:
         text = inspect.getsource(kernel.fn)
     except (OSError, TypeError):  # defined where the source cannot be read back
         text = repr((kernel.fn.__code__.co_code, kernel.fn.__code__.co_consts))
+    import hashlib  # hashlib, json: loaded at first tuning, not by `import cubepy`
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -131,6 +130,7 @@ class Autotuned:
     def _key_values(self, args: tuple, kwargs: dict) -> str:
         bound = dict(zip(self._names, args))
         bound.update(kwargs)
+        import json
         return json.dumps([_describe(bound.get(k)) for k in self.key])
 
     def _choose(self, launcher, client, cube_count, args, kwargs) -> int:
@@ -146,6 +146,7 @@ class Autotuned:
         index = self._from_disk(disk_key)
         if index is None:
             index = self._tune(launcher, client, cube_count, args, kwargs, key_values)
+            import json
             _DISK.put(disk_key, json.dumps({"config": index,
                                             "times_ms": self.last_timings}).encode())
         self._chosen[memo] = index
@@ -155,6 +156,7 @@ class Autotuned:
         data = _DISK.get(disk_key)
         if data is None:
             return None
+        import json
         try:
             index = json.loads(data)["config"]
         except (ValueError, KeyError, TypeError):

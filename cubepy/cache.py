@@ -18,7 +18,6 @@ Every disk cache of cubepy (jinja2 bytecode, cubins, any later one) goes through
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import tempfile
@@ -70,6 +69,7 @@ def cubepy_version() -> str:
 def cache_key(*parts: str | bytes) -> str:
     """A file-name-safe key (hex SHA-256) over `parts` and the cubepy version. Each part
     is length-prefixed, so ("ab", "c") and ("a", "bc") differ."""
+    import hashlib  # loaded at first use, not by `import cubepy`
     h = hashlib.sha256()
     for part in (cubepy_version(), *parts):
         data = part.encode() if isinstance(part, str) else bytes(part)
@@ -121,6 +121,7 @@ def trusted_dir(path: Path | str, create: bool = False) -> bool:
 
 
 def _digest(key: str, payload: bytes) -> bytes:
+    import hashlib
     h = hashlib.sha256(MAGIC)
     h.update(key.encode())
     h.update(b"\x00")

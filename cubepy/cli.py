@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -118,8 +119,9 @@ def _cmd_explore(args) -> int:
 
 
 def _cmd_info(args) -> int:
-    from .runtime import RUNTIMES, client
+    from .runtime import RUNTIMES, client, default_choice
     from .targets import all_targets, targets_for_runtime
+    _print_default_choice(default_choice)
     print("cubepy runtimes:")
     for name in RUNTIMES:
         try:
@@ -144,6 +146,18 @@ def _cmd_info(args) -> int:
             for line in _capabilities(target):
                 print(f"        {line}")
     return 0
+
+
+def _print_default_choice(default_choice) -> None:
+    """Which runtime cubepy.client() picks here, and what ruled the others out."""
+    env = os.environ.get("CUBEPY_RUNTIME")
+    if env:
+        print(f"default runtime: {env} (from $CUBEPY_RUNTIME)")
+        return
+    chosen, notes = default_choice()
+    print(f"default runtime: {chosen.runtime} (cubepy.client() without a name)")
+    for note in notes:
+        print(f"  {note}")
 
 
 def _capabilities(target) -> list[str]:

@@ -13,7 +13,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -22,18 +22,18 @@ from .abi import KernelABI, compute_abi
 from .deep import call_deep
 from .errors import (CompileError, CubepyError, LaunchError, OptionError,
                      hide_internal_frames, line_sizes_option, public_entry)
-from .frontend import ParamInfo, ParsedFunction, build_kernel, parse_function
 from .interop import make_importer
 from .ir import nodes as ir
 from .ir.dtype_facts import fits, int_range
-from .ir.passes import run_pipeline
-from .ir.printer import print_kernel
 from .ir.types import DType, Generic, dtype_from_name, f32, i32, u32
 from .lang import LineOf
 from .log import describe, elapsed_ms, logger
 from .lru import LRU
 from .spec import Specialization
 from .targets import PORTABLE, get_target, source_targets
+
+if TYPE_CHECKING:  # the frontend and the passes load at first use: `import cubepy` stays light
+    from .frontend import ParamInfo, ParsedFunction
 
 
 class _SourceTargets:
@@ -119,6 +119,7 @@ class CubeFunction:
     # -- compilation ------------------------------------------------------------------
     def _parse(self) -> ParsedFunction:
         if self._parsed is None:
+            from .frontend.parse import parse_function
             self._parsed = call_deep(lambda: parse_function(self.fn, self.is_kernel),
                                      self._too_deep)
         return self._parsed
@@ -223,6 +224,7 @@ class CubeFunction:
         self._require_kernel("ir")
         spec = self._specialization(cube_dim, specialization, line_sizes)
         parsed = self._parse()
+        from .ir.printer import print_kernel
         return call_deep(lambda: print_kernel(run_pipeline(build_kernel(parsed, spec),
                                                            target)), self._too_deep)
 
@@ -417,6 +419,18 @@ class CubeFunction:
 
 
 _MISSING = object()
+
+
+def build_kernel(parsed: ParsedFunction, spec: Specialization) -> ir.Kernel:
+    """frontend.build_kernel, loaded at first use so that `import cubepy` stays light."""
+    from .frontend.build import build_kernel as build
+    return build(parsed, spec)
+
+
+def run_pipeline(kernel: ir.Kernel, target: str | None) -> ir.Kernel:
+    """ir.passes.run_pipeline, loaded at first use."""
+    from .ir.passes import run_pipeline as run
+    return run(kernel, target)
 
 
 def _compile_spec(parsed: ParsedFunction, spec: Specialization, target: str,

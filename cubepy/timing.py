@@ -19,7 +19,6 @@ takes to launch it).
 """
 from __future__ import annotations
 
-import statistics
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -40,6 +39,7 @@ class BenchResult:
 
     @property
     def median_ms(self) -> float:
+        import statistics  # loaded at first use, not by `import cubepy`
         return statistics.median(self.times_ms)
 
     @property
@@ -55,6 +55,7 @@ class BenchResult:
         """The spread: the interquartile range (0 with fewer than 2 repetitions)."""
         if len(self.times_ms) < 2:
             return 0.0
+        import statistics
         q = statistics.quantiles(self.times_ms, n=4, method="inclusive")
         return q[2] - q[0]
 

@@ -67,18 +67,7 @@ def client(name: str | None = None) -> Client:
         name = os.environ.get("CUBEPY_RUNTIME") or None
         origin = " (from $CUBEPY_RUNTIME)"
     if name is None:
-        for kind in _ORDER:
-            try:
-                found = client(kind)
-            except LaunchError as e:
-                _log.debug("runtime %s unavailable: %s", kind, e)
-                continue
-            if not getattr(found, "is_software", False):
-                _log.info("chose the %s runtime (%s)", kind, found.device)
-                return found
-            _log.debug("skipped %s: %s is a software adapter", kind, found.device)
-        _log.info("chose the cpu runtime (no GPU runtime found)")
-        return client("cpu")
+        return default_choice()[0]
     if not isinstance(name, str):
         raise LaunchError(f"a runtime name is a string ({_NAMES}), not {name!r}")
     kind, index = _parse_name(name, origin)
@@ -100,6 +89,38 @@ def client(name: str | None = None) -> Client:
     return found
 
 
+def default_choice() -> tuple[Client, list[str]]:
+    """The client `client()` picks without a name or $CUBEPY_RUNTIME, and why.
+
+    Runtimes are tried in order (cuda, wgpu, cpu); one that the cheap checks of
+    `detect.ruled_out` exclude is skipped without importing its package. The notes say,
+    per runtime, what ruled it out or which device was chosen.
+    """
+    from .detect import ruled_out
+    notes = []
+    for kind in _ORDER:
+        if kind == "cpu":
+            break
+        reason = ruled_out(kind)
+        if reason is None:
+            try:
+                found = client(kind)
+            except LaunchError as e:
+                reason = f"unavailable: {e}"
+            else:
+                if not getattr(found, "is_software", False):
+                    notes.append(f"{kind}: chosen ({found.device})")
+                    _log.info("chose the %s runtime (%s)", kind, found.device)
+                    return found, notes
+                reason = f"{found.device} is a software adapter"
+        notes.append(f"{kind}: skipped, {reason}")
+        _log.debug("skipped runtime %s: %s", kind, reason)
+    _log.info("chose the cpu runtime (no GPU runtime found)")
+    found = client("cpu")
+    notes.append(f"cpu: chosen ({found.device})")
+    return found, notes
+
+
 def available_runtimes() -> list[str]:
     """The runtimes that can create a client on this machine, best first."""
     found = []
@@ -112,4 +133,5 @@ def available_runtimes() -> list[str]:
     return found
 
 
-__all__ = ["Client", "DeviceLimits", "DeviceTensor", "client", "available_runtimes"]
+__all__ = ["Client", "DeviceLimits", "DeviceTensor", "client", "available_runtimes",
+           "default_choice"]
