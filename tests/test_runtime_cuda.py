@@ -114,8 +114,9 @@ def test_nvcc_compile_and_disk_cache(tmp_path, monkeypatch):
     from cubepy.runtime import cuda_compile
     monkeypatch.setenv("CUBEPY_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("CUBEPY_CUDA_COMPILER", "nvcc")
-    cuda_compile.nvrtc_version.cache_clear()
-    cuda_compile.nvcc_version.cache_clear()
+    for cached in (cuda_compile.nvrtc_version, cuda_compile.nvcc_version,
+                   cuda_compile.nvrtc_identity, cuda_compile.nvcc_identity):
+        cached.cache_clear()
     try:
         comp = cuda_compile.CudaCompiler("sm_90")
         cubin = comp.compile(SCALARS_SOURCE)  # the static_asserts check the layout
@@ -130,8 +131,9 @@ def test_nvcc_compile_and_disk_cache(tmp_path, monkeypatch):
         with pytest.raises(LaunchError, match="rejected"):
             comp.compile("this is not CUDA")
     finally:
-        cuda_compile.nvrtc_version.cache_clear()
-        cuda_compile.nvcc_version.cache_clear()
+        for cached in (cuda_compile.nvrtc_version, cuda_compile.nvcc_version,
+                       cuda_compile.nvrtc_identity, cuda_compile.nvcc_identity):
+            cached.cache_clear()
 
 
 def test_missing_device_index_raises_launch_error():

@@ -263,7 +263,10 @@ class CudaCompiler:
         # Module globals looked up per call, so tests can substitute fake compilers.
         compilers = (("nvrtc", nvrtc_identity, nvrtc_options, compile_nvrtc, nvrtc_version),
                      ("nvcc", nvcc_identity, nvcc_options, compile_nvcc, nvcc_version))
+        forced = os.environ.get("CUBEPY_CUDA_COMPILER")  # read per compile, not cached
         for which, identity, options, fn, version in compilers:
+            if forced in ("nvrtc", "nvcc") and forced != which:
+                continue
             compiler = identity()
             if compiler is None:
                 continue
