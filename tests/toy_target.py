@@ -73,14 +73,8 @@ class ToyDialect(Dialect):
     native_lane = False
 
     def literal(self, value, ty: DType) -> tuple[str, int]:
-        if ty.is_bool:
-            return ("true" if value else "false"), PRIMARY
-        if ty.is_int:
-            v = int(value)
-            suffix = {"i32": "", "u32": "u", "i64": "ll", "u64": "ull"}[ty.name]
-            if v == int_range(ty)[0] and ty.is_signed:  # no such literal in C
-                return f"({v + 1}{suffix} - 1)", PRIMARY
-            return f"{v}{suffix}", (UNARY if v < 0 else PRIMARY)
+        if ty.is_bool or ty.is_int:
+            return self.bool_or_int_literal(value, ty)
         v, f = float(value), "f" if ty is f32 else ""
         if v != v:
             return f"__builtin_nan{f}(\"\")", PRIMARY

@@ -88,6 +88,19 @@ class Dialect:
         from ..errors import compile_error
         compile_error(e.loc, f"plane operations are not supported by the {self.name} target")
 
+    int_suffixes = {"i32": "", "u32": "u", "i64": "ll", "u64": "ull"}
+
+    def bool_or_int_literal(self, value, ty: DType) -> tuple[str, int]:
+        """C's spelling of a bool or integer constant: true/false, a decimal with the
+        type's suffix, and a signed minimum as (MIN + 1) - 1 (C has no such literal)."""
+        from .clike import PRIMARY, UNARY
+        if ty.is_bool:
+            return ("true" if value else "false"), PRIMARY
+        v, suffix = int(value), self.int_suffixes[ty.name]
+        if ty.is_signed and v == -(2 ** (ty.bits - 1)):
+            return f"({v + 1}{suffix} - 1)", PRIMARY
+        return f"{v}{suffix}", (UNARY if v < 0 else PRIMARY)
+
     def unsigned_cast(self, em: "CEmitter", index: n.Expr) -> str:
         """A signed index as the unsigned type of its width (for one-compare checks)."""
         raise NotImplementedError

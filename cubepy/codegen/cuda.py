@@ -5,6 +5,8 @@ literals, casts, math, atomics) and renders the skeleton from templates/cuda.j2.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 import re
 
@@ -20,6 +22,9 @@ from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
 from . import clike_helpers as prelude_helpers
 from .clike_plane import cuda_plane
 from .names import entry_name, field_name
+
+if TYPE_CHECKING:
+    from .compiled import Compiled
 
 TARGET = "cuda"
 
@@ -59,14 +64,8 @@ class CudaDialect(Dialect):
     native_lane = False
 
     def literal(self, value, ty: DType) -> tuple[str, int]:
-        if ty.is_bool:
-            return ("true" if value else "false"), PRIMARY
-        if ty.is_int:
-            v = int(value)
-            suffix = {"i32": "", "u32": "u", "i64": "ll", "u64": "ull"}[ty.name]
-            if ty.is_signed and v == -(2 ** (ty.bits - 1)):  # no such literal in C
-                return f"({v + 1}{suffix} - 1)", PRIMARY
-            return f"{v}{suffix}", (UNARY if v < 0 else PRIMARY)
+        if ty.is_bool or ty.is_int:
+            return self.bool_or_int_literal(value, ty)
         v = float(value)
         if ty.name in _HALF:
             return f"{_TYPES[ty.name]}({self.literal(v, f32)[0]})", PRIMARY

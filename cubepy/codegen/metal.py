@@ -7,8 +7,9 @@ f64 never reaches here (the passes reject it for Metal).
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
-import re
 
 from ..abi import KernelABI
 from ..errors import compile_error
@@ -22,6 +23,9 @@ from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
 from . import clike_helpers as prelude_helpers
 from .clike_plane import metal_plane
 from .names import entry_name, field_name
+
+if TYPE_CHECKING:
+    from .compiled import Compiled
 
 TARGET = "metal"
 
@@ -58,15 +62,11 @@ class MetalDialect(Dialect):
             compile_error(n.NO_LOC, f"{ty.name} is not available in Metal")
         return _TYPES[ty.name]
 
+    int_suffixes = {"i32": "", "u32": "u", "i64": "l", "u64": "ul"}
+
     def literal(self, value, ty: DType) -> tuple[str, int]:
-        if ty.is_bool:
-            return ("true" if value else "false"), PRIMARY
-        if ty.is_int:
-            v = int(value)
-            suffix = {"i32": "", "u32": "u", "i64": "l", "u64": "ul"}[ty.name]
-            if ty.is_signed and v == -(2 ** (ty.bits - 1)):
-                return f"({v + 1}{suffix} - 1)", PRIMARY
-            return f"{v}{suffix}", (UNARY if v < 0 else PRIMARY)
+        if ty.is_bool or ty.is_int:
+            return self.bool_or_int_literal(value, ty)
         v = float(value)
         if math.isnan(v):
             text, prec = "NAN", PRIMARY
