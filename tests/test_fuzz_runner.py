@@ -88,3 +88,18 @@ def test_wgsl_accuracy_table_applies_to_wgpu_sin_cos_only():
     env = {"c0": 399970272.0, "c1": 0.0}
     assert floordiv.ev(env) == 1.0
     assert not fuzz.lane_ok(floordiv, env, 0.0, "wgpu")  # c0 // ceil(c0): exact
+
+
+def test_a_signed_zero_choice_under_an_integer_result_is_not_compared():
+    """max(-0.0, 0.0) may be either zero on every target (docs/LANGUAGE.md); dividing by
+    it and comparing turns that choice into an integer result (seen on seed 5: the cpu
+    runtime and the reference chose differently). Without such a choice ints must match."""
+    c0 = fk.Leaf("c0", "f32")
+    zero = fk.Bin("max", fk.Lit(-0.0, "f32"), c0, "f32")
+    cond = fk.Cmp("le", fk.Bin("floordiv", fk.Lit(13.0, "f32"), zero, "f32"),
+                  fk.Lit(7.0, "f32"))
+    root = fk.Sel(cond, fk.Lit(1, "u32"), fk.Lit(2, "u32"), "u32")
+    want = root.ev({"c0": 0.0})
+    assert fuzz.lane_ok(root, {"c0": 0.0}, 3 - want, "cpu")  # the other zero's answer
+    assert fuzz.lane_ok(root, {"c0": 1.0}, root.ev({"c0": 1.0}), "cpu")
+    assert not fuzz.lane_ok(root, {"c0": 1.0}, 3 - root.ev({"c0": 1.0}), "cpu")
