@@ -25,7 +25,7 @@ from .exprs import ExprMixin
 from .finalize import const_value, finalize_kernel
 from .infer import TVar, find
 from .parse import ParsedFunction, make_loc
-from .values import Buf, Dead, Py, is_number
+from .values import Buf, Dead, Py, Tup, is_number
 
 
 class Builder(ExprMixin, CallMixin):
@@ -164,7 +164,15 @@ class Builder(ExprMixin, CallMixin):
         self.assign_to(node.target, expr, node)
 
     def assign_tuple(self, target: ast.Tuple, value_node: ast.expr) -> None:
-        if not isinstance(value_node, ast.Tuple) or len(value_node.elts) != len(target.elts):
+        if not isinstance(value_node, ast.Tuple):
+            made = self.expr(value_node)
+            if isinstance(made, Tup) and len(made.items) == len(target.elts):
+                for t, v in zip(target.elts, made.items):
+                    self.assign_to(t, v, t)
+                return
+            count = f"{len(made.items)} values" if isinstance(made, Tup) else "one value"
+            self.error(f"cannot unpack {count} into {len(target.elts)} names", value_node)
+        if len(value_node.elts) != len(target.elts):
             self.error("tuple assignment needs a tuple of the same length on the right "
                        "(a, b = b, a)", value_node)
         values = []

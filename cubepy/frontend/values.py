@@ -37,6 +37,15 @@ class Buf:
 
 
 @dataclass(frozen=True)
+class Tup:
+    """Several values made together (`frexp(x)`, a device function returning `a, b`):
+    unpacked by `m, e = ...`. Each item is a Py, a Buf or an IR expression that is safe
+    to read more than once (a constant or a load of a variable)."""
+
+    items: tuple
+
+
+@dataclass(frozen=True)
 class Dead:
     """A loop variable after its loop (reading it is an error)."""
 
