@@ -228,6 +228,17 @@ class SharedMemory(_Buffer[_E]):
                 /) -> "SharedMemory[Line[_E]]": ...
 
 
+class LocalArray(_Buffer[_E]):
+    """LocalArray(T, size[, line_size]): an array of each unit (registers or private
+    memory), zero-filled when the kernel starts; size is a compile-time int."""
+
+    @overload
+    def __new__(cls, dtype: type[_E], size: int, /) -> "LocalArray[_E]": ...
+    @overload
+    def __new__(cls, dtype: type[Line[_E]], size: int, line_size: int,
+                /) -> "LocalArray[Line[_E]]": ...
+
+
 # `Comptime[int]` (bool, float, str): a value fixed at compile time; inside the kernel
 # it is that Python value, so for a checker `Comptime[int]` is `int`.
 Comptime: TypeAlias = Annotated[_T, "comptime"]

@@ -169,5 +169,10 @@ plane_sum, plane_prod, plane_min, plane_max, plane_all, plane_any, plane_broadca
     plane_inclusive_sum, plane_exclusive_sum = (
         Intrinsic(name, doc) for name, doc in _PLANE_DOCS.items())
 
+LocalArray = Intrinsic("LocalArray", "LocalArray(dtype, size): an array of each unit "
+                       "(registers or private memory), zero-filled at kernel start; size "
+                       "is a compile-time int. LocalArray(Line[T], size, line_size) holds "
+                       "lines.")
+
 INTRINSICS: dict[str, Intrinsic] = {
     obj.name: obj for obj in list(globals().values()) if isinstance(obj, Intrinsic)}

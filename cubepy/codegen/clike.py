@@ -59,6 +59,7 @@ class CEmitter(BracedWalker):
         self.prelude = Prelude()
         self._names = Namer(dialect.name, dialect.reserved)  # (space, ir name) -> C name
         self.shared_size = {s.buffer.name: s.size for s in kernel.shared}
+        self.local_size = {d.buffer.name: d.size for d in kernel.local_arrays}
         self.atomic_buffers = {s.buffer.name for s in walk_stmts(kernel.body)
                                if isinstance(s, n.AtomicOp)}
         self.prologue: list[str] = []  # composite builtins, declared once at entry
@@ -68,6 +69,8 @@ class CEmitter(BracedWalker):
             self._name("param", p.name)
         for s in kernel.shared:
             self._name("shared", s.buffer.name)
+        for d in kernel.local_arrays:
+            self._name("local", d.buffer.name)
 
     # ------------------------------------------------------------------ names
     def _name(self, space: str, name: str) -> str:
@@ -80,7 +83,7 @@ class CEmitter(BracedWalker):
         return self._name("var", v.name)
 
     def buffer(self, b: n.BufferRef) -> str:
-        return self._name("param" if b.space == "global" else "shared", b.name)
+        return self._name("param" if b.space == "global" else b.space, b.name)
 
     def fresh(self, stem: str) -> str:
         """A new compiler temporary (cube_ names never collide with user names)."""
@@ -223,8 +226,9 @@ class CEmitter(BracedWalker):
         provably in range)."""
         if not self.checked:
             return None
-        if buffer.space == "shared":
-            size = self.shared_size.get(buffer.name)
+        if buffer.space in ("shared", "local"):
+            sizes = self.shared_size if buffer.space == "shared" else self.local_size
+            size = sizes.get(buffer.name)
             if size is None or isinstance(index, n.Const) and 0 <= index.value < size:
                 return None
             if isinstance(index, n.Builtin) and index.name == "unit_pos" \

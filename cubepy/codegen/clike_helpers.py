@@ -151,3 +151,10 @@ def scalar_locals(kernel: n.Kernel, abi: KernelABI, em: "CEmitter") -> list[str]
         out.append(f"{em.d.type_name(p.dtype)} {em.var(n.Var(p.name, p.dtype))} = {value};")
     return out
 
+
+
+def local_array_decls(kernel: n.Kernel, em: "CEmitter") -> list[str]:
+    """`T name[size] = {};` for each LocalArray: one per unit, zero-filled (CUDA and Metal
+    leave a plain `T name[size];` uninitialised; zero makes every read defined)."""
+    return [f"{em.d.type_name(d.buffer.elem)} {em.buffer(d.buffer)}[{d.size}] = {{}};"
+            for d in kernel.local_arrays]

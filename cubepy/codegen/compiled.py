@@ -46,6 +46,7 @@ def kernel_features(kernel: n.Kernel) -> frozenset[str]:
     """The device features a kernel's code needs, read from its IR."""
     found: set[str] = set()
     types = {p.dtype.name for p in kernel.params} | {s.buffer.elem.name for s in kernel.shared}
+    types |= {d.buffer.elem.name for d in kernel.local_arrays}
     for e in walk_all_exprs(kernel.body):
         types.add(e.ty.name)
         if isinstance(e, n.Plane) or (isinstance(e, n.Builtin) and e.name in PLANE_POSITIONS):

@@ -268,6 +268,7 @@ def generate_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled"
     em.walk(kernel.body)
     types = {b.dtype.name for b in abi.buffers} | {f.dtype.name for f in abi.fields}
     types |= {s.buffer.elem.name for s in kernel.shared} | _body_types(kernel)
+    types |= {d.buffer.elem.name for d in kernel.local_arrays}
     includes = []
     if "f16" in types:
         includes.append("cuda_fp16.h")
@@ -304,6 +305,7 @@ def _entry_lines(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
     for s in kernel.shared:
         lines.append(f"__shared__ {_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
                      f"[{s.size}];")
+    lines.extend(prelude_helpers.local_array_decls(kernel, em))
     lines.extend(em.prologue)
     lines.extend(scalar_locals(kernel, abi, em))
     return ["    " + line for line in lines]

@@ -300,6 +300,7 @@ def generate_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled
         elem = (_ATOMIC_TYPES[s.buffer.elem.name] if s.buffer.name in em.atomic_buffers
                 else dialect.type_name(s.buffer.elem))
         entry.append(f"threadgroup {elem} {em.buffer(s.buffer)}[{s.size}];")
+    entry += prelude_helpers.local_array_decls(kernel, em)
     entry += em.prologue
     entry += scalar_locals(kernel, abi, em)
     name = entry_name(kernel.name, TARGET)

@@ -135,6 +135,7 @@ class _Gen(StatementWalker):
         self.expr_depth = 0
         self.buffers = {b.name: i for i, b in enumerate(abi.buffers)}
         self.shared = {d.buffer.name: d for d in kernel.shared}
+        self.shared.update({d.buffer.name: d for d in kernel.local_arrays})
         self.fields = {(f.kind, f.param): i for i, f in enumerate(abi.fields)}
 
     # -- output -----------------------------------------------------------------------
@@ -152,6 +153,12 @@ class _Gen(StatementWalker):
             name = self.buf(decl.buffer.name)
             self.line(f"{name} = np.zeros(_B * {decl.size}, {self.dt(decl.buffer.elem)})")
             self.line(f"{name}_base = _cl * {decl.size}")
+        for decl in k.local_arrays:
+            # one row of `size` elements per lane (shape (lanes, size), flattened): the
+            # shared-memory accessors serve it with each lane's row as its base
+            name = self.buf(decl.buffer.name)
+            self.line(f"{name} = np.zeros(_L * {decl.size}, {self.dt(decl.buffer.elem)})")
+            self.line(f"{name}_base = np.arange(_L, dtype=np.int64) * {decl.size}")
         for i, f in enumerate(self.abi.fields):
             if f.kind == "scalar":
                 p = k.param(f.param)
@@ -236,7 +243,7 @@ class _Gen(StatementWalker):
     def stmt_store(self, s: ir.Store) -> None:
         idx, val = self.expr(s.index), self.expr(s.value)
         name = self.buf(s.buffer.name)
-        if s.buffer.space == "shared":
+        if s.buffer.space in ("shared", "local"):
             size = self.shared[s.buffer.name].size
             self.line(f"_store_shared({name}, {size}, {name}_base, {idx}, {val}, _m, _L)")
         else:
@@ -247,7 +254,7 @@ class _Gen(StatementWalker):
         cmp = self.expr(s.compare) if s.compare is not None else "None"
         name = self.buf(s.buffer.name)
         extra = ""
-        if s.buffer.space == "shared":
+        if s.buffer.space in ("shared", "local"):
             extra = f", {self.shared[s.buffer.name].size}, {name}_base"
         want = s.result is not None
         call = f"_atomic({s.op!r}, {name}, {idx}, {val}, {cmp}, _m, {want}, _L{extra})"
@@ -386,7 +393,7 @@ class _Gen(StatementWalker):
 
     def e_Meta(self, e: ir.Meta) -> str:
         name = e.buffer.name
-        if e.buffer.space == "shared":
+        if e.buffer.space in ("shared", "local"):
             size = self.shared[name].size
             return self.const(e.ty, size if e.kind in ("len", "buffer_len") else 1)
         i = self.fields.get((e.kind, name))
@@ -401,7 +408,7 @@ class _Gen(StatementWalker):
     def e_Index(self, e: ir.Index) -> str:
         name = self.buf(e.buffer.name)
         idx = self.expr(e.index)
-        if e.buffer.space == "shared":
+        if e.buffer.space in ("shared", "local"):
             size = self.shared[e.buffer.name].size
             return f"_load_shared({name}, {size}, {name}_base, {idx})"
         return f"_load({name}, {idx})"

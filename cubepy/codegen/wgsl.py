@@ -91,6 +91,9 @@ class _WgslEmitter(BracedWalker):
         names.update({("shared", s.buffer.name): self.names.get(
             ("buf", "shared", s.buffer.name), s.buffer.name, WGSL_HELPER_LOCALS)
             for s in self.kernel.shared})
+        names.update({("local", d.buffer.name): self.names.get(
+            ("buf", "local", d.buffer.name), d.buffer.name, WGSL_HELPER_LOCALS)
+            for d in self.kernel.local_arrays})
         views = {}
         for b in self.abi.buffers:
             elem = wgsl_type(b.dtype, self.kernel.loc)
@@ -111,6 +114,13 @@ class _WgslEmitter(BracedWalker):
                 kind = "plain"  # workgroup memory may hold bool
             views[("shared", s.buffer.name)] = BufferView(name, elem, kind, f"{s.size}u",
                                                           self._helper_stem(name))
+        for d in self.kernel.local_arrays:
+            # var<private>: one array per invocation, at module scope so that the
+            # checked accessor helpers can reach it (a function's var could not be)
+            name = names[("local", d.buffer.name)]
+            views[("local", d.buffer.name)] = BufferView(
+                name, wgsl_type(d.buffer.elem, d.loc), "plain", f"{d.size}u",
+                self._helper_stem(name))
         return views
 
     def _helper_stem(self, buffer_name: str) -> str:
@@ -360,6 +370,7 @@ class _WgslEmitter(BracedWalker):
     def _uses_f16(self) -> bool:
         k = self.kernel
         types = {p.dtype for p in k.params} | {s.buffer.elem for s in k.shared}
+        types |= {d.buffer.elem for d in k.local_arrays}
         types |= {e.ty for e in walk_all_exprs(k.body)}
         types |= {s.var.ty for s in walk_stmts(k.body) if hasattr(s, "var")}
         return any(t.name == "f16" for t in types)
@@ -404,11 +415,14 @@ class _WgslEmitter(BracedWalker):
         shared = [{"name": self.buffers[("shared", s.buffer.name)].name, "size": s.size,
                    "store_type": self.buffers[("shared", s.buffer.name)].store_type}
                   for s in k.shared]
+        local_arrays = [{"name": self.buffers[("local", d.buffer.name)].name, "size": d.size,
+                         "store_type": self.buffers[("local", d.buffer.name)].store_type}
+                        for d in k.local_arrays]
         return dict(
             enable_f16=self._uses_f16(), kernel_name=comment_text(k.name),
             checked=self.checked,
             buffers=buffers, info_fields=info_fields, info_binding=self.abi.info_binding,
-            shared=shared, prelude=self.prelude.text(), cube_dim=k.cube_dim,
+            shared=shared, local_arrays=local_arrays, prelude=self.prelude.text(), cube_dim=k.cube_dim,
             entry_params=entry_params, body=body)
 
 

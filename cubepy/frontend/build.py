@@ -228,7 +228,7 @@ class Builder(ExprMixin, CallMixin):
         b = frame.scope.get(name)
         if name in frame.loop_vars:
             self.error(f"cannot assign to the loop variable {name!r}", target)
-        if isinstance(b, Buf) and b.kind != "shared":
+        if isinstance(b, Buf) and not b.is_kernel_array:
             self.error(f"cannot rebind the {b.kind.capitalize()} parameter {name!r}", target)
         if name in frame.comptime_names:
             self.error(f"cannot assign to the comptime parameter {name!r}", target)
@@ -254,7 +254,7 @@ class Builder(ExprMixin, CallMixin):
         """`buf[index] = value`; a line of shared memory is stored element by element,
         from a temporary holding the whole line (computed before any element is
         stored) and with the index computed once."""
-        if not (buf.kind == "shared" and buf.line > 1):
+        if not (buf.is_kernel_array and buf.line > 1):
             self.emit(n.Store(buffer=buf.ref, index=index, value=value, loc=self.ctx.loc))
             return
         value, index = self.once(value, "line"), self.once(index, "line_index")
@@ -464,7 +464,8 @@ class Builder(ExprMixin, CallMixin):
         self.ctx.unifier.run_checks()
         body = finalize_kernel(body)
         return n.Kernel(parsed.name, tuple(params), tuple(self.ctx.shared), body,
-                        self.ctx.spec.cube_dim, parsed.loc)
+                        self.ctx.spec.cube_dim, parsed.loc,
+                        local_arrays=tuple(self.ctx.local_arrays))
 
 
 def build_kernel(parsed: ParsedFunction, spec: Specialization) -> n.Kernel:

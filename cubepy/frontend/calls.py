@@ -93,7 +93,7 @@ class CallMixin:
             return n.Meta(ty=u32, kind=name, buffer=ref, dim=d, loc=self.ctx.loc)
         if name in ("rank", "len", "buffer_len"):
             self.arity(node, f"{ref.name}.{name}", 0)
-            if buf.kind == "shared":
+            if buf.is_kernel_array:
                 if name == "rank":
                     return n.Const(ty=u32, value=1, loc=self.ctx.loc)
                 return n.Const(ty=u32, value=buf.size, loc=self.ctx.loc)

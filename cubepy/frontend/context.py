@@ -55,6 +55,7 @@ class FrontendContext:
     names: NameTable = field(default_factory=NameTable)  # identifiers of vars and buffers
     # (fresh ones: base, base_1, base_2...)
     shared: list[n.SharedDecl] = field(default_factory=list)
+    local_arrays: list[n.LocalDecl] = field(default_factory=list)
     inline_stack: list[Any] = field(default_factory=list)  # device functions being inlined
     used_loop_names: set[str] = field(default_factory=set)  # loop variables seen so far
     side_effect_ban: Optional[str] = None  # set only by banning_side_effects

@@ -216,7 +216,7 @@ class ExprMixin:
     def read(self, buf: Buf, index: n.Expr) -> n.Expr:
         """`buf[index]`: an element, or a line (a line of shared memory is built from
         its element reads: the IR has lines only in global buffers)."""
-        if buf.kind == "shared" and buf.line > 1:
+        if buf.is_kernel_array and buf.line > 1:
             elems = tuple(n.Index(ty=buf.ref.elem, buffer=buf.ref, loc=self.ctx.loc,
                                   index=self.shared_element(index, buf.line, k))
                           for k in range(buf.line))

@@ -111,7 +111,7 @@ def _len(b: Builder, node: ast.Call, site: CallSite):
     buf = b.expr(node.args[0])
     if not isinstance(buf, Buf):
         b.error("len() takes a tensor, an array or shared memory", node.args[0])
-    if buf.kind == "shared":
+    if buf.is_kernel_array:
         return n.Const(ty=u32, value=buf.size, loc=b.ctx.loc)
     return n.Meta(ty=u32, kind="len", buffer=buf.ref, loc=b.ctx.loc)
 
@@ -304,6 +304,10 @@ def _atomic(b: Builder, node: ast.Call, site: CallSite):
     buf = b.expr(node.args[0])
     if not isinstance(buf, Buf):
         b.error(f"{name}() takes a tensor, an array or shared memory first", node.args[0])
+    if buf.kind == "local":
+        b.error(f"{name}() on the LocalArray {buf.ref.name!r}: a local array belongs to "
+                f"one unit, so no other unit can race on it; read and write it instead",
+                node.args[0])
     elem = buf.ref.elem
     if buf.line > 1:
         b.error(f"{name}() on a Line buffer ({buf.ref.name!r}) is not supported",
@@ -332,3 +336,52 @@ def _atomic(b: Builder, node: ast.Call, site: CallSite):
     if result is None:
         return Py(None)
     return n.Load(ty=elem, var=result, loc=b.ctx.loc)
+
+
+# -- local arrays ---------------------------------------------------------------------
+@intrinsic("LocalArray")
+def _local_array(b: Builder, node: ast.Call, site: CallSite) -> Buf:
+    """`LocalArray(T, n)` / `LocalArray(Line[T], n, line_size)`: an array of each unit
+    (CUDA/Metal `T a[n]`, WGSL `var<private>`), zero-filled when the kernel starts. Like
+    SharedMemory it is declared once per kernel however often the call runs (in a loop it
+    is the same array in every iteration)."""
+    if site.shared_name is None:
+        b.error("LocalArray(...) must be assigned to a name: a = LocalArray(f32, 8)", node)
+    b.arity(node, "LocalArray", 2, 3)
+    ty, line = _array_element(b, node, "LocalArray")
+    size = b.ct_int(b.expr(node.args[1]))
+    if size is None:
+        b.error("the size of LocalArray must be known at compile time (a literal, a "
+                "constant or a Comptime[int] parameter)", node.args[1])
+    if size <= 0:
+        b.error(f"the size of LocalArray must be positive, not {size}", node.args[1])
+    ctx = b.ctx
+    taken = {d.buffer.name for d in ctx.shared} | {d.buffer.name for d in ctx.local_arrays}
+    name = site.shared_name
+    if not ctx.frame.is_kernel or name in taken:
+        name = ctx.names.fresh(name)
+    ref = n.BufferRef(name, ty, "local")
+    ctx.local_arrays.append(n.LocalDecl(ref, size * line, ctx.loc))
+    return Buf(ref, "local", size, line=line)
+
+
+def _array_element(b: Builder, node: ast.Call, what: str) -> tuple[DType, int]:
+    """The element type and line size of `what(T, n)` / `what(Line[T], n, line_size)`."""
+    kind = b.expr(node.args[0])
+    line = 1
+    if isinstance(kind, Py) and isinstance(kind.value, LineOf):
+        if len(node.args) != 3:
+            b.error(f"{what}(Line[T], size, line_size): the line size is the third "
+                    f"argument, e.g. x.line_size()", node)
+        line = b.ct_int(b.expr(node.args[2]))
+        if line is None or line not in PORTABLE.line_sizes:
+            b.error(f"the line size of {what} must be {_or_list(PORTABLE.line_sizes)}, "
+                    f"known at compile time (e.g. x.line_size())", node.args[2])
+        kind = Py(kind.value.elem)
+    elif len(node.args) == 3:
+        b.error(f"a line size needs a Line element type: {what}(Line[T], size, "
+                f"line_size)", node.args[2])
+    ty = b.as_type(kind, node.args[0])
+    if not isinstance(ty, DType):
+        b.error(f"the element type of {what} must be known here", node.args[0])
+    return ty, line

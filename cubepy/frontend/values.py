@@ -23,12 +23,18 @@ class Py:
 
 @dataclass(frozen=True)
 class Buf:
-    """A buffer: a Tensor/Array parameter or a SharedMemory array."""
+    """A buffer: a Tensor/Array parameter, a SharedMemory or a LocalArray."""
 
     ref: BufferRef
-    kind: str  # "tensor", "array" or "shared"
-    size: Optional[int] = None  # shared memory only
+    kind: str  # "tensor", "array", "shared" or "local"
+    size: Optional[int] = None  # shared memory and local arrays only (in lines)
     line: int = 1  # the line size of a Tensor[Line[T]] / Array[Line[T]] (1: scalars)
+
+    @property
+    def is_kernel_array(self) -> bool:
+        """A SharedMemory or LocalArray: declared in the kernel, its size known at compile
+        time, lines stored as their elements (the IR has lines only in global buffers)."""
+        return self.kind in ("shared", "local")
 
     @property
     def value_type(self):

@@ -9,7 +9,8 @@ Design (see docs/ARCHITECTURE.md):
   atomics, barriers) are statements, so an expression can be evaluated in any order.
 - Locals are named mutable variables (`Var`), unique by name inside one kernel. A variable
   is declared (zero-initialised) by `Declare`, or by the first `Assign` with declare=True.
-- Buffers (tensor/array parameters and shared memory) are named by `BufferRef`.
+- Buffers (tensor/array parameters, shared memory and local arrays) are named by
+  `BufferRef`.
 """
 from __future__ import annotations
 
@@ -69,11 +70,12 @@ class Var:
 
 @dataclass(frozen=True)
 class BufferRef:
-    """A buffer: a tensor/array parameter ("global") or a SharedMemory ("shared")."""
+    """A buffer: a tensor/array parameter ("global"), a SharedMemory ("shared", one per
+    cube) or a LocalArray ("local", one per unit)."""
 
     name: str
     elem: DType
-    space: str  # "global" or "shared"
+    space: str  # "global", "shared" or "local"
 
 
 # ----------------------------------------------------------------------------- expressions
@@ -332,6 +334,16 @@ class SharedDecl:
 
 
 @dataclass(frozen=True)
+class LocalDecl:
+    """A LocalArray(elem, size): an array of each unit (registers or private memory),
+    zero-filled when the kernel starts."""
+
+    buffer: BufferRef
+    size: int
+    loc: Loc = field(default=NO_LOC, compare=False)
+
+
+@dataclass(frozen=True)
 class Kernel:
     """A specialised kernel, ready for passes and code generation.
 
@@ -345,6 +357,7 @@ class Kernel:
     body: Block
     cube_dim: tuple[int, int, int]
     loc: Loc = field(default=NO_LOC, compare=False)
+    local_arrays: tuple[LocalDecl, ...] = ()
 
     def param(self, name: str) -> Param:
         for p in self.params:

@@ -94,14 +94,16 @@ class _Reader:
         kloc = self.make_loc(rest[i])
         if rest[i] is not None:
             self.filename = kloc.filename
-        shared, stmts = [], []
+        shared, local, stmts = [], [], []
         for child in rest[i + 1:]:
             if isinstance(child, Tree) and child.data == "shared":
                 shared.append(self.shared(child))
+            elif isinstance(child, Tree) and child.data == "local":
+                local.append(self.local(child))
             else:
                 stmts.append(self.stmt(child))
         return ir.Kernel(name, tuple(params), tuple(shared), ir.Block(tuple(stmts)),
-                         dims, loc=kloc)
+                         dims, loc=kloc, local_arrays=tuple(local))
 
     def param(self, tree: Tree) -> ir.Param:
         if tree.data == "scalar_param":
@@ -123,6 +125,12 @@ class _Reader:
         buf = ir.BufferRef(_name(buf_tok), _type(ty_tok), "shared")
         self.buffers[buf.name] = buf
         return ir.SharedDecl(buf, int(str(size_tok)), loc=self.make_loc(loc_tok))
+
+    def local(self, tree: Tree) -> ir.LocalDecl:
+        buf_tok, ty_tok, size_tok, loc_tok = tree.children
+        buf = ir.BufferRef(_name(buf_tok), _type(ty_tok), "local")
+        self.buffers[buf.name] = buf
+        return ir.LocalDecl(buf, int(str(size_tok)), loc=self.make_loc(loc_tok))
 
     # -- statements --------------------------------------------------------------------
     def body(self, tree: Tree) -> ir.Block:

@@ -30,7 +30,8 @@ from .types import DType, LineType, bool_, u32
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEYWORDS = frozenset({"kernel", "cube_dim", "shared", "var", "let", "if", "else", "for", "in",
                       "range", "unroll", "while", "break", "continue", "terminate",
-                      "barrier", "comment", "atomic", "math", "true", "false", "plane"})
+                      "barrier", "comment", "atomic", "math", "true", "false", "plane",
+                      "local"})
 
 
 def implied_type(expr: ir.Expr) -> DType | None:
@@ -221,6 +222,9 @@ class _Printer:
         self.emit(0, f"kernel {name}({', '.join(params)}) cube_dim({dim}) {{{head_loc}")
         for d in k.shared:
             self.emit(1, f"shared @{d.buffer.name}: {d.buffer.elem.name}[{d.size}]"
+                         f"{self.loc(d.loc)}")
+        for d in k.local_arrays:
+            self.emit(1, f"local @{d.buffer.name}: {d.buffer.elem.name}[{d.size}]"
                          f"{self.loc(d.loc)}")
         self.block(k.body, 1)
         self.emit(0, "}")

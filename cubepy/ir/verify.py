@@ -60,6 +60,12 @@ class _Verifier:
             if d.buffer.name in self.buffers:
                 self.fail(d, f"buffer {d.buffer.name} declared twice")
             self.buffers[d.buffer.name] = d.buffer
+        for d in k.local_arrays:
+            if d.buffer.space != "local" or d.size < 1:
+                self.fail(d, f"bad local array declaration {d.buffer.name}[{d.size}]")
+            if d.buffer.name in self.buffers:
+                self.fail(d, f"buffer {d.buffer.name} declared twice")
+            self.buffers[d.buffer.name] = d.buffer
         self.block(k.body)
 
     def declare(self, var: ir.Var, node) -> None:
@@ -181,6 +187,8 @@ class _Verifier:
             self.fail(s, f"unknown atomic operation {s.op!r}")
         if s.buffer.elem.is_bool:
             self.fail(s, f"atomic {s.op} on a bool buffer")
+        if s.buffer.space == "local":
+            self.fail(s, f"atomic {s.op} on the local array {s.buffer.name}")
         if (s.compare is not None) != (s.op == "compare_exchange"):
             self.fail(s, f"atomic {s.op}: compare value "
                          f"{'missing' if s.compare is None else 'not allowed'}")

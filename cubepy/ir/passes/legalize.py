@@ -33,6 +33,8 @@ def _uses(kernel: ir.Kernel) -> Iterator[tuple[DType, ir.Loc, str]]:
             yield buf.elem, s.loc, f"buffer '{buf.name}'"
     for d in kernel.shared:
         yield d.buffer.elem, d.loc, f"shared memory '{d.buffer.name}'"
+    for d in kernel.local_arrays:
+        yield d.buffer.elem, d.loc, f"local array '{d.buffer.name}'"
     for p in kernel.params:
         yield p.dtype, kernel.loc, f"parameter '{p.name}'"
 

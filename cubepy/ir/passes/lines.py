@@ -48,7 +48,8 @@ class _Scalarizer:
         self.kernel = kernel
         self.sizes = {p.name: p.line_size for p in kernel.params if p.line_size > 1}
         self.names = NameTable({p.name for p in kernel.params}
-                               | {d.buffer.name for d in kernel.shared})
+                               | {d.buffer.name for d in kernel.shared}
+                               | {d.buffer.name for d in kernel.local_arrays})
         for s in walk_stmts(kernel.body):
             for f in dataclasses.fields(s):
                 v = getattr(s, f.name)

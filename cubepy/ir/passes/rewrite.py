@@ -60,6 +60,7 @@ def all_var_names(kernel: ir.Kernel) -> set[str]:
     names = {p.name for p in kernel.params}
     names.update(p.name for p in kernel.params)
     names.update(d.buffer.name for d in kernel.shared)
+    names.update(d.buffer.name for d in kernel.local_arrays)
     names.update(v.name for v in declared_vars(kernel.body))
     names.update(e.var.name for e in walk_all_exprs(kernel.body) if isinstance(e, ir.Load))
     return names

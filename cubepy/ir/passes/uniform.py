@@ -176,7 +176,8 @@ class _Uniformity:
             if isinstance(x, ir.Builtin) and x.name in NON_UNIFORM_BUILTINS:
                 return x.name.upper()
             if isinstance(x, ir.Index):
-                kind = "shared memory" if x.buffer.space == "shared" else "memory"
+                kind = {"shared": "shared memory",
+                        "local": "a local array"}.get(x.buffer.space, "memory")
                 return f"a read of {kind} ({x.buffer.name}[...])"
             if isinstance(x, ir.Plane):  # each plane may see different units and values
                 return f"a plane operation (plane_{x.op})"
