@@ -239,6 +239,17 @@ class LocalArray(_Buffer[_E]):
                 /) -> "LocalArray[Line[_E]]": ...
 
 
+class DynamicSharedMemory(_Buffer[_E]):
+    """DynamicSharedMemory(T[, line_size]): shared memory of the cube sized at launch by
+    `kernel.launch(..., shared_mem=<bytes>)`; len() is shared_mem // sizeof(T)."""
+
+    @overload
+    def __new__(cls, dtype: type[_E], /) -> "DynamicSharedMemory[_E]": ...
+    @overload
+    def __new__(cls, dtype: type[Line[_E]], line_size: int,
+                /) -> "DynamicSharedMemory[Line[_E]]": ...
+
+
 # `Comptime[int]` (bool, float, str): a value fixed at compile time; inside the kernel
 # it is that Python value, so for a checker `Comptime[int]` is `int`.
 Comptime: TypeAlias = Annotated[_T, "comptime"]

@@ -146,6 +146,10 @@ class CubeFunction:
         if "line_sizes" in options and "line_sizes" not in comptime_names:
             options = dict(options)  # line sizes given among the other options
             line_sizes = {**(options.pop("line_sizes") or {}), **(line_sizes or {})}
+        shared_mem = None
+        if SHARED_MEM in options and SHARED_MEM not in comptime_names:
+            options = dict(options)  # DynamicSharedMemory's bytes, as at launch
+            shared_mem = _shared_mem_bytes(options.pop(SHARED_MEM), OptionError)
         lines = {p.name for p in parsed.params if isinstance(p.elem, LineOf)
                  and p.kind in ("tensor", "array")}
         for name, size in (line_sizes or {}).items():
@@ -172,7 +176,7 @@ class CubeFunction:
                 raise OptionError(f"{self.__name__} has no generic placeholder or comptime "
                                   f"parameter {name!r} (known: {', '.join(known) or 'none'})")
         return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"),
-                                   line_sizes)
+                                   line_sizes, shared_mem)
 
     def _compile(self, spec: Specialization, target: str, checked: bool) -> Specialised:
         key = (spec, target, checked)
@@ -246,7 +250,8 @@ class CubeFunction:
     # -- launching --------------------------------------------------------------------
     def launch(self, client, cube_count, cube_dim, *args, **kwargs) -> None:
         """Launches the kernel with bounds-checked buffer accesses: an out-of-range read
-        gives 0 and an out-of-range write is dropped."""
+        gives 0 and an out-of-range write is dropped. `shared_mem=<bytes>` (a keyword)
+        sizes the kernel's DynamicSharedMemory."""
         try:  # free unless raised (zero-cost try): the user sees only their own frames
             self._launch(client, cube_count, cube_dim, args, kwargs, True)
         except CubepyError as exc:
@@ -267,8 +272,12 @@ class CubeFunction:
         if not self.is_kernel:
             raise LaunchError(f"{self.__name__} is a device function (@cube without "
                               f"launch=True) and cannot be launched")
+        shared_mem = None
         if kwargs:
-            args = self._merge_kwargs(args, kwargs)
+            if SHARED_MEM in kwargs and not any(p.name == SHARED_MEM for p in self.params):
+                kwargs = dict(kwargs)
+                shared_mem = kwargs.pop(SHARED_MEM)
+            args = self._merge_kwargs(args, kwargs) if kwargs else args
         try:  # validated dims by value: _dim3 costs ~2 us, a dict hit ~0.1 us
             count = _DIMS[cube_count]
             dim = _DIMS[cube_dim]
@@ -286,7 +295,7 @@ class CubeFunction:
         key_of = self._key_of or self._make_key_of()
         plans = self._plans
         try:
-            key = (id(client), count, dim, checked) + key_of(args)
+            key = (id(client), count, dim, checked, shared_mem) + key_of(args)
             plan = plans[key]  # the LRU's plain lookup; refreshed below when needed
             if plan is not self._newest_plan:  # (a refresh hashes the key again)
                 plans.move_to_end(key)
@@ -301,19 +310,20 @@ class CubeFunction:
             with self._lock:
                 plan = plans.get(key) if key is not None else None
                 if plan is None or plan.client is not client:
-                    plan = self._plan(client, count, dim, args, checked)
+                    plan = self._plan(client, count, dim, args, checked, shared_mem)
                     if key is not None:
                         plans.put(key, plan)
                         self._newest_plan = plan
         buffers = [args[i] for i in plan.buffer_args]
         for b in buffers:
             if b.client is not client:  # re-plan: raises the LaunchError naming it
-                self._plan(client, count, dim, args, checked)
+                self._plan(client, count, dim, args, checked, shared_mem)
                 raise LaunchError("a tensor argument belongs to another client")
         try:
             info = plan.pack(args, count)
         except (struct.error, TypeError, ValueError, OverflowError):
-            self._plan(client, count, dim, args, checked)  # raises the precise LaunchError
+            # raises the precise LaunchError
+            self._plan(client, count, dim, args, checked, shared_mem)
             raise
         if stream is None:
             client.dispatch(plan.executable, count, dim, buffers, info)
@@ -368,8 +378,10 @@ class CubeFunction:
             merged[i] = value
         return tuple(merged)
 
-    def _plan(self, client, count, dim, args: tuple, checked: bool) -> _LaunchPlan:
-        """Checks arguments against the signature and the device; compiles."""
+    def _plan(self, client, count, dim, args: tuple, checked: bool,
+              shared_mem=None) -> _LaunchPlan:
+        """Checks arguments against the signature and the device; compiles.
+        `shared_mem`: the bytes of the kernel's DynamicSharedMemory (None: not given)."""
         from .runtime.base import Client
         if not isinstance(client, Client):
             raise LaunchError(f"the first argument of launch must be a client "
@@ -397,13 +409,15 @@ class CubeFunction:
                 deferred.append((p, a))
         for p, a in deferred:  # scalars: bind placeholders still open from the value
             _bind_scalar(client, p, a, generics)
+        if shared_mem is not None:
+            shared_mem = _shared_mem_bytes(shared_mem, LaunchError)
         spec = Specialization.make({k: v for k, (v, _) in generics.items()}, comptime, dim,
-                                   line_sizes)
+                                   line_sizes, shared_mem)
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("launch plan miss: %s on %s (%s)", self.__name__, client.runtime,
                          describe(spec))
         compiled = self._compile(spec, client.target, checked)
-        _check_shared_memory(self.__name__, client, compiled.kernel)
+        _check_shared_memory(self.__name__, client, compiled.kernel, shared_mem)
         executable = compiled.executables.get(client)
         if executable is None:
             start = time.perf_counter()
@@ -494,9 +508,11 @@ def _check_dims(client, count, dim) -> None:
                               f"({client.device})", "cube_count")
 
 
-def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel) -> None:
+def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel,
+                         shared_mem: int | None = None) -> None:
     """Refuses a kernel whose SharedMemory exceeds the device's per-cube limit before it
-    reaches the driver (some drivers hang on such a pipeline instead of rejecting it)."""
+    reaches the driver (some drivers hang on such a pipeline instead of rejecting it).
+    With `shared_mem` (DynamicSharedMemory's bytes) the error names that argument."""
     if not kernel.shared:
         return
     sizes = []
@@ -510,10 +526,26 @@ def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel) -> None:
     limit = client.limits.max_shared_bytes
     if total > limit:
         detail = ", ".join(f"{name}: {n} bytes" for name, n in sizes)
+        param = sizes[0][0] if len(sizes) == 1 else None
+        if shared_mem is not None:
+            param = SHARED_MEM
+            detail += f"; the DynamicSharedMemory takes {SHARED_MEM}={shared_mem}"
         raise LaunchError(f"{kernel_name} uses {total} bytes of SharedMemory ({detail}); "
                           f"the {client.runtime} device {client.device!r} allows "
-                          f"{limit} bytes per cube (max_shared_bytes)",
-                          sizes[0][0] if len(sizes) == 1 else None)
+                          f"{limit} bytes per cube (max_shared_bytes)", param)
+
+
+SHARED_MEM = "shared_mem"  # the launch keyword sizing DynamicSharedMemory, in bytes
+
+
+def _shared_mem_bytes(value, error: type) -> int:
+    """`shared_mem=` as an int of bytes >= 0, else `error` (LaunchError at launch,
+    OptionError in source()/ir()) naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        message = (f"{SHARED_MEM} is the byte size of the kernel's DynamicSharedMemory: an "
+                   f"int >= 0, not {value!r}")
+        raise error(message, SHARED_MEM) if error is LaunchError else error(message)
+    return int(value)
 
 
 def _bind_generic(placeholder: Generic, dtype: DType, param: str,

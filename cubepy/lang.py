@@ -173,6 +173,10 @@ LocalArray = Intrinsic("LocalArray", "LocalArray(dtype, size): an array of each 
                        "(registers or private memory), zero-filled at kernel start; size "
                        "is a compile-time int. LocalArray(Line[T], size, line_size) holds "
                        "lines.")
+DynamicSharedMemory = Intrinsic(
+    "DynamicSharedMemory", "DynamicSharedMemory(dtype): shared memory sized at launch by "
+    "kernel.launch(..., shared_mem=<bytes>); len() is shared_mem // sizeof(dtype). "
+    "DynamicSharedMemory(Line[T], line_size) holds lines.")
 
 INTRINSICS: dict[str, Intrinsic] = {
     obj.name: obj for obj in list(globals().values()) if isinstance(obj, Intrinsic)}

@@ -28,26 +28,30 @@ def exact_key(value: Any) -> Any:
 @dataclass(frozen=True, eq=False)
 class Specialization:
     """generics: placeholder name -> DType; comptime: parameter name -> Python value;
-    cube_dim: (x, y, z); line_sizes: buffer parameter name -> line size (1 if absent)."""
+    cube_dim: (x, y, z); line_sizes: buffer parameter name -> line size (1 if absent);
+    shared_mem: the bytes of DynamicSharedMemory given at launch (None: not given)."""
 
     generics: tuple[tuple[str, DType], ...] = ()
     comptime: tuple[tuple[str, Any], ...] = ()
     cube_dim: tuple[int, int, int] = (1, 1, 1)
     line_sizes: tuple[tuple[str, int], ...] = ()
+    shared_mem: int | None = None
 
     @staticmethod
     def make(generics: dict | None = None, comptime: dict | None = None,
-             cube_dim=(1, 1, 1), line_sizes: dict | None = None) -> "Specialization":
+             cube_dim=(1, 1, 1), line_sizes: dict | None = None,
+             shared_mem: int | None = None) -> "Specialization":
         return Specialization(
             tuple(sorted((generics or {}).items())),
             tuple(sorted((comptime or {}).items(), key=lambda kv: kv[0])),
             tuple(int(v) for v in cube_dim),
-            tuple(sorted((k, v) for k, v in (line_sizes or {}).items() if v != 1)))
+            tuple(sorted((k, v) for k, v in (line_sizes or {}).items() if v != 1)),
+            None if shared_mem is None else int(shared_mem))
 
     def __post_init__(self) -> None:  # the exact key, computed once
         object.__setattr__(self, "_key", (
             self.generics, tuple((k, exact_key(v)) for k, v in self.comptime),
-            self.cube_dim, self.line_sizes))
+            self.cube_dim, self.line_sizes, self.shared_mem))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Specialization):

@@ -1,4 +1,5 @@
-"""Memory: per-unit local arrays (LocalArray, of scalars and of lines) on every runtime
+"""Memory: per-unit local arrays (LocalArray, of scalars and of lines) and dynamic shared
+memory (DynamicSharedMemory sized by launch(..., shared_mem=bytes)) on every runtime
 against numpy, their source on every target (validated by nvcc, naga and clang++), the
 IR text, checked-mode bounds, and the user's mistakes."""
 from __future__ import annotations
@@ -7,8 +8,9 @@ import numpy as np
 import pytest
 
 import cubepy
-from cubepy import (ABSOLUTE_POS, Array, CompileError, Comptime, CubeCount, CubeDim, Line,
-                    LocalArray, Numeric, cube, f32, i32, u32, unroll)
+from cubepy import (ABSOLUTE_POS, CUBE_DIM, CUBE_POS, UNIT_POS, Array, CompileError,
+                    Comptime, CubeCount, CubeDim, DynamicSharedMemory, Line, LocalArray,
+                    Numeric, cube, f32, i32, sync_cube, u32, unroll)
 from cubepy.ir.parser import parse_kernel
 from cubepy.ir.printer import print_kernel
 from cubepy.ir.verify import IRVerifyError, verify
@@ -198,6 +200,14 @@ def test_local_array_spellings():
             for d in k.local_arrays] == [("a", f32, "local", 5)]
 
 
+def test_local_array_on_the_toy_target():
+    import toy_target
+    from cubepy import targets
+    with targets.registered(toy_target.TOYC):
+        src = sort_rows.source("toyc", cube_dim=(32, 1, 1), Numeric=i32, n=3)
+    assert "int a[3] = {};" in src
+
+
 def test_local_array_of_lines_is_stored_as_elements():
     k = parse_kernel(line_window.ir(cube_dim=(32, 1, 1), line_sizes={"x": 4, "out": 4}))
     assert [(d.buffer.name, d.size) for d in k.local_arrays] == [("w", 12)]
@@ -306,7 +316,7 @@ def f64_local(out: Array[f32]):
     (negative_size, {"n": -3}, "the size of LocalArray must be positive, not -3"),
     (unnamed, {}, "LocalArray(...) must be assigned to a name"),
     (atomic_on_local, {}, "atomic_add() on the LocalArray 'a'"),
-    (line_without_size, {}, "the line size is the third argument"),
+    (line_without_size, {}, "the line size is the last argument"),
 ])
 def test_local_array_mistakes(kernel, spec, message):
     with pytest.raises(CompileError) as err:
@@ -318,3 +328,140 @@ def test_local_array_f64_on_wgsl_is_a_compile_error():
     assert "double a[4] = {};" in f64_local.source("cuda", cube_dim=(32, 1, 1))
     with pytest.raises(CompileError, match="f64"):
         f64_local.source("wgsl", cube_dim=(32, 1, 1))
+
+
+
+@cube(launch=True)
+def same_name_twice(out: Array[i32]):
+    a = LocalArray(i32, 2)
+    a = LocalArray(i32, 3)
+    out[0] = a[0]
+
+
+def test_local_array_name_is_bound_once():
+    with pytest.raises(CompileError, match="'a' names a buffer and can be assigned only once"):
+        same_name_twice.source("cuda", cube_dim=(4, 1, 1))
+
+
+# -- dynamic shared memory -----------------------------------------------------------------
+@cube(launch=True)
+def chunk_sums(x: Array[f32], out: Array[f32], lens: Array[u32]):
+    """Cube c sums x[c*n:(c+1)*n] with a tree reduction in shared memory of n floats,
+    n = shared_mem // 4 chosen at launch (a power of two)."""
+    s = DynamicSharedMemory(f32)
+    n = len(s)
+    for i in range(UNIT_POS, n, CUBE_DIM):
+        s[i] = x[CUBE_POS * n + i]
+    sync_cube()
+    step = n // u32(2)
+    while step > u32(0):
+        for i in range(UNIT_POS, step, CUBE_DIM):
+            s[i] += s[i + step]
+        sync_cube()
+        step = step // u32(2)
+    if UNIT_POS == u32(0):
+        out[CUBE_POS] = s[0]
+        lens[CUBE_POS] = n
+
+
+@pytest.mark.parametrize("floats", [64, 512])
+def test_dynamic_shared_reduction_two_sizes(runtime_client, floats):
+    c = runtime_client
+    cubes = 3
+    rng = np.random.default_rng(floats)
+    x = rng.random(cubes * floats, dtype=np.float32)
+    out, lens = c.zeros((cubes,), f32), c.zeros((cubes,), u32)
+    chunk_sums.launch(c, CubeCount(cubes), CubeDim(32), c.tensor(x), out, lens,
+                      shared_mem=floats * 4)
+    np.testing.assert_allclose(out.numpy(), x.reshape(cubes, floats).sum(axis=1),
+                               rtol=1e-5)
+    np.testing.assert_array_equal(lens.numpy(), [floats] * cubes)
+
+
+def test_dynamic_shared_sizes_are_separate_specialisations():
+    small = chunk_sums.source("cuda", cube_dim=(32, 1, 1), shared_mem=64 * 4)
+    big = chunk_sums.source("cuda", cube_dim=(32, 1, 1), shared_mem=100 * 4 + 3)
+    assert "__shared__ float s[64];" in small
+    assert "__shared__ float s[100];" in big  # the bytes past the last float are unused
+    wgsl = chunk_sums.source("wgsl", cube_dim=(32, 1, 1), shared_mem=64 * 4)
+    assert "var<workgroup> s: array<f32, 64>;" in wgsl
+    metal = chunk_sums.source("metal", cube_dim=(32, 1, 1), shared_mem=64 * 4)
+    assert "threadgroup float s[64];" in metal
+
+
+@cube(launch=True)
+def dyn_lines(x: Array[Line[f32]], out: Array[Line[f32]]):
+    """A DynamicSharedMemory of lines, called twice (a device function and the kernel):
+    both calls are the same memory, as every extern __shared__ array is in CUDA."""
+    s = DynamicSharedMemory(Line[f32], x.line_size())
+    s[UNIT_POS] = x[ABSOLUTE_POS]
+    sync_cube()
+    out[ABSOLUTE_POS] = neighbour_line(x.line_size())
+
+
+@cube
+def neighbour_line(line: Comptime[int]) -> Line[f32]:
+    t = DynamicSharedMemory(Line[f32], line)
+    return t[(UNIT_POS + u32(1)) % u32(len(t))]
+
+
+def test_dynamic_shared_of_lines_shared_by_device_function(runtime_client):
+    c = runtime_client
+    units, line = 32, 4
+    x = np.arange(units * 2 * line, dtype=np.float32)
+    out = c.zeros((x.size,), f32)
+    dyn_lines.launch(c, CubeCount(2), CubeDim(units), c.tensor(x).with_line_size(line),
+                     out.with_line_size(line), shared_mem=units * line * 4)
+    rows = x.reshape(2, units, line)
+    np.testing.assert_array_equal(out.numpy().reshape(2, units, line),
+                                  np.roll(rows, -1, axis=1))
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kernel,spec", [
+    (chunk_sums, {"shared_mem": 256 * 4}),
+    (dyn_lines, {"shared_mem": 32 * 16, "line_sizes": {"x": 4, "out": 4}}),
+], ids=["reduction", "lines"])
+def test_dynamic_shared_sources_compile(tmp_path, kernel, spec):
+    validate_sources(kernel, tmp_path, cube_dim=(32, 1, 1), **spec)
+
+
+@cube(launch=True)
+def two_dynamic_types(out: Array[f32]):
+    s = DynamicSharedMemory(f32)
+    t = DynamicSharedMemory(i32)
+    out[0] = s[0] + f32(t[0])
+
+
+@cube(launch=True)
+def no_dynamic(out: Array[f32]):
+    out[0] = f32(1)
+
+
+def test_dynamic_shared_needs_its_size():
+    with pytest.raises(CompileError, match=r"given at launch: kernel.launch\(\.\.\., "
+                                           r"shared_mem=<bytes>\)"):
+        chunk_sums.source("cuda", cube_dim=(32, 1, 1))
+    with pytest.raises(CompileError, match="shared_mem=3 bytes holds no f32 element"):
+        chunk_sums.source("cuda", cube_dim=(32, 1, 1), shared_mem=3)
+    with pytest.raises(CompileError, match="already holds f32"):
+        two_dynamic_types.source("cuda", cube_dim=(32, 1, 1), shared_mem=64)
+    with pytest.raises(CompileError, match="no_dynamic declares none"):
+        no_dynamic.source("cuda", cube_dim=(32, 1, 1), shared_mem=64)
+    with pytest.raises(cubepy.OptionError, match="shared_mem is the byte size"):
+        chunk_sums.source("cuda", cube_dim=(32, 1, 1), shared_mem=-4)
+
+
+def test_dynamic_shared_launch_errors_name_shared_mem(runtime_client):
+    c = runtime_client
+    x, out, lens = c.zeros((64,), f32), c.zeros((1,), f32), c.zeros((1,), u32)
+    limit = c.limits.max_shared_bytes
+    for bad in (-1, 2.5, "64", True):
+        with pytest.raises(cubepy.LaunchError, match="shared_mem is the byte size") as err:
+            chunk_sums.launch(c, CubeCount(1), CubeDim(32), x, out, lens, shared_mem=bad)
+        assert err.value.param == "shared_mem"
+    with pytest.raises(cubepy.LaunchError, match="max_shared_bytes") as err:
+        chunk_sums.launch(c, CubeCount(1), CubeDim(32), x, out, lens,
+                          shared_mem=limit + 4)
+    assert err.value.param == "shared_mem"
+    assert "shared_mem=" in str(err.value)

@@ -15,6 +15,7 @@ from cubepy.abi import KernelABI
 from cubepy.codegen.clike import EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, \
     scalar_locals
 from cubepy.codegen.names import entry_name, field_name
+from cubepy.codegen.clike_helpers import local_array_decls
 from cubepy.errors import compile_error
 from cubepy.ir import nodes as n
 from cubepy.ir.dtype_facts import SPELLING, int_range
@@ -166,7 +167,8 @@ def emit_toyc(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
     fields = [f"{TYPES[f.dtype.name]} {field_name(abi, NAME, f.kind, f.param)}"
               + (f"[{f.count}]" if f.count > 1 else "") for f in abi.fields]
     entry = [f"static {TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}[{s.size}];"
-             for s in kernel.shared] + em.prologue + scalar_locals(kernel, abi, em)
+             for s in kernel.shared] + local_array_decls(kernel, em) + em.prologue \
+        + scalar_locals(kernel, abi, em)
     return TEMPLATE.render(name=entry_name(kernel.name, NAME), checked=checked,
                            fields=fields, helpers=em.prelude.helpers, params=params,
                            entry=["    " + line for line in entry], body=em.lines)

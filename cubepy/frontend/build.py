@@ -460,6 +460,9 @@ class Builder(ExprMixin, CallMixin):
                 frame.scope[p.name] = Buf(n.BufferRef(p.name, dtype, "global"), p.kind,
                                           line=line)
         self.body(parsed.tree.body)
+        if self.ctx.spec.shared_mem is not None and self.ctx.dynamic_shared is None:
+            compile_error(parsed.loc, f"shared_mem={self.ctx.spec.shared_mem} sizes a "
+                                      f"DynamicSharedMemory, but {parsed.name} declares none")
         body = n.Block(tuple(self.ctx.blocks[0]))
         self.ctx.unifier.run_checks()
         body = finalize_kernel(body)

@@ -360,28 +360,71 @@ def _local_array(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     name = site.shared_name
     if not ctx.frame.is_kernel or name in taken:
         name = ctx.names.fresh(name)
+        while name in taken:  # fresh to the variables, but an array's already
+            name = ctx.names.fresh(site.shared_name)
     ref = n.BufferRef(name, ty, "local")
     ctx.local_arrays.append(n.LocalDecl(ref, size * line, ctx.loc))
     return Buf(ref, "local", size, line=line)
 
 
-def _array_element(b: Builder, node: ast.Call, what: str) -> tuple[DType, int]:
-    """The element type and line size of `what(T, n)` / `what(Line[T], n, line_size)`."""
+def _array_element(b: Builder, node: ast.Call, what: str,
+                   line_arg: int = 2) -> tuple[DType, int]:
+    """The element type and line size of `what(T, ...)` / `what(Line[T], ...,
+    line_size)`, whose line size is argument `line_arg` (the last)."""
+    form = f"{what}(Line[T], {'size, ' if line_arg == 2 else ''}line_size)"
     kind = b.expr(node.args[0])
     line = 1
     if isinstance(kind, Py) and isinstance(kind.value, LineOf):
-        if len(node.args) != 3:
-            b.error(f"{what}(Line[T], size, line_size): the line size is the third "
-                    f"argument, e.g. x.line_size()", node)
-        line = b.ct_int(b.expr(node.args[2]))
+        if len(node.args) != line_arg + 1:
+            b.error(f"{form}: the line size is the last argument, e.g. x.line_size()",
+                    node)
+        line = b.ct_int(b.expr(node.args[line_arg]))
         if line is None or line not in PORTABLE.line_sizes:
             b.error(f"the line size of {what} must be {_or_list(PORTABLE.line_sizes)}, "
-                    f"known at compile time (e.g. x.line_size())", node.args[2])
+                    f"known at compile time (e.g. x.line_size())", node.args[line_arg])
         kind = Py(kind.value.elem)
-    elif len(node.args) == 3:
-        b.error(f"a line size needs a Line element type: {what}(Line[T], size, "
-                f"line_size)", node.args[2])
+    elif len(node.args) == line_arg + 1:
+        b.error(f"a line size needs a Line element type: {form}", node.args[line_arg])
     ty = b.as_type(kind, node.args[0])
     if not isinstance(ty, DType):
         b.error(f"the element type of {what} must be known here", node.args[0])
     return ty, line
+
+
+# -- dynamic shared memory ---------------------------------------------------------------
+@intrinsic("DynamicSharedMemory")
+def _dynamic_shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
+    """`DynamicSharedMemory(T)` / `DynamicSharedMemory(Line[T], line_size)`: shared memory
+    whose byte size is the launch's `shared_mem=` (CUDA's `extern __shared__ T s[]` with
+    `<<<grid, block, bytes>>>`). Each size is a specialisation of its own: on every target
+    the array is then an ordinary SharedMemory of shared_mem // sizeof(element) elements.
+    As in CUDA every DynamicSharedMemory of a kernel is the same memory: a second call
+    (a loop, a device function called twice) gives the same array."""
+    if site.shared_name is None:
+        b.error("DynamicSharedMemory(...) must be assigned to a name: "
+                "s = DynamicSharedMemory(f32)", node)
+    b.arity(node, "DynamicSharedMemory", 1, 2)
+    ty, line = _array_element(b, node, "DynamicSharedMemory", line_arg=1)
+    ctx = b.ctx
+    found = ctx.dynamic_shared
+    if found is not None:
+        if found.ref.elem is not ty or found.line != line:
+            b.error(f"this kernel's DynamicSharedMemory already holds {found.value_type} "
+                    f"({found.ref.name!r}); every DynamicSharedMemory of a kernel is the "
+                    f"same memory, so it has one element type", node)
+        return found
+    nbytes = ctx.spec.shared_mem
+    if nbytes is None:
+        b.error("the size of DynamicSharedMemory is given at launch: "
+                "kernel.launch(..., shared_mem=<bytes>) (source(), ir(): shared_mem=...)",
+                node)
+    size = nbytes // (ty.itemsize * line)
+    if size <= 0:
+        b.error(f"shared_mem={nbytes} bytes holds no {ty.name}"
+                f"{f' line of {line}' if line > 1 else ''} element: DynamicSharedMemory "
+                f"needs at least {ty.itemsize * line} bytes", node)
+    name = site.shared_name if ctx.frame.is_kernel else ctx.names.fresh(site.shared_name)
+    ref = n.BufferRef(name, ty, "shared")
+    ctx.shared.append(n.SharedDecl(ref, size * line, ctx.loc))
+    ctx.dynamic_shared = Buf(ref, "shared", size, line=line)
+    return ctx.dynamic_shared
