@@ -465,3 +465,67 @@ def test_dynamic_shared_launch_errors_name_shared_mem(runtime_client):
                           shared_mem=limit + 4)
     assert err.value.param == "shared_mem"
     assert "shared_mem=" in str(err.value)
+
+
+# -- uniformity and types --------------------------------------------------------------------
+@cube(launch=True)
+def barrier_under_local_read(out: Array[f32]):
+    a = LocalArray(f32, 2)
+    a[0] = f32(UNIT_POS)
+    if a[0] > f32(3):
+        sync_cube()
+    out[ABSOLUTE_POS] = a[0]
+
+
+def test_barrier_under_a_local_array_read_is_a_compile_error():
+    with pytest.raises(CompileError, match="a local array") as err:
+        barrier_under_local_read.source("cuda", cube_dim=(32, 1, 1))
+    assert "a[...]" in str(err.value)
+
+
+@cube(launch=True)
+def local_scalars(out: Array[u32], flag: Array[u32]):
+    """bool, u32 and i32 local arrays, written under a per-unit condition."""
+    b = LocalArray(cubepy.bool_, 3)
+    u = LocalArray(u32, 3)
+    s = LocalArray(i32, 3)
+    k = ABSOLUTE_POS % u32(3)
+    if flag[ABSOLUTE_POS] != u32(0):
+        b[k] = True
+        u[k] = ABSOLUTE_POS
+        s[k] = i32(0) - i32(ABSOLUTE_POS)
+    total = u32(0)
+    for i in range(3):
+        total = total + u32(b[i]) * u32(1000000) + u[i] + u32(s[i] * i32(-1000))
+    out[ABSOLUTE_POS] = total
+
+
+def test_local_arrays_of_bool_and_integers(runtime_client):
+    c = runtime_client
+    flag = (np.arange(N) % 2).astype(np.uint32)
+    out = c.zeros((N,), u32)
+    local_scalars.launch(c, CubeCount(CUBES), CubeDim(DIM), out, c.tensor(flag))
+    pos = np.arange(N, dtype=np.uint64)
+    want = np.where(flag != 0, 1000000 + pos + 1000 * pos, 0)
+    np.testing.assert_array_equal(out.numpy(), want.astype(np.uint32))
+
+
+def test_cpu_batches_fit_local_arrays_in_memory(monkeypatch):
+    """The cpu runtime runs fewer cubes per batch when local arrays are large (one row
+    of each array per lane), and the result does not depend on the batch size."""
+    from cubepy.runtime import cpu
+    c = cubepy.client("cpu")
+    n, cubes = 6, 40
+    x = np.random.default_rng(5).integers(-50, 50, size=cubes * DIM * n).astype(np.int32)
+    out = c.zeros((x.size,), i32)
+    batches = []
+    builtins = cpu.CpuExecutable.builtins
+
+    def counting(self, count, dim, first, n_cubes):
+        batches.append(n_cubes)
+        return builtins(self, count, dim, first, n_cubes)
+    monkeypatch.setattr(cpu.CpuExecutable, "builtins", counting)
+    monkeypatch.setattr(cpu, "LOCAL_ARRAY_BYTES", DIM * n * 4 * 3)  # 3 cubes per batch
+    sort_rows.launch(c, CubeCount(cubes), CubeDim(DIM), c.tensor(x), out, n)
+    assert batches == [3] * 13 + [1]
+    np.testing.assert_array_equal(out.numpy(), np.sort(x.reshape(-1, n), axis=1).ravel())

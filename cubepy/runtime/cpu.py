@@ -29,6 +29,7 @@ from ..codegen.numpy_gen import CpuProgram, generate_numpy, load_program
 from .cpu_plane import PLANE_DIM
 
 MAX_LANES = 1 << 18  # units per batch: large enough to amortise Python, small for caches
+LOCAL_ARRAY_BYTES = 64 << 20  # LocalArray memory of one batch (one row per lane)
 
 
 class CpuExecutable:
@@ -44,6 +45,9 @@ class CpuExecutable:
             if f.kind == "scalar":
                 self._scalar_types[f.name] = program.kernel.param(f.param).dtype
         self._unit_cache: dict = {}
+        # bytes of LocalArray per unit: a batch holds one row per lane of each array
+        self.local_bytes = sum(d.size * d.buffer.elem.itemsize
+                               for d in program.kernel.local_arrays)
 
     @property
     def source(self) -> str:
@@ -140,6 +144,8 @@ class CpuExecutable:
         units = dim[0] * dim[1] * dim[2]
         total = count[0] * count[1] * count[2]
         per_batch = max(1, min(total, MAX_LANES // units))
+        if self.local_bytes:
+            per_batch = max(1, min(per_batch, LOCAL_ARRAY_BYTES // (units * self.local_bytes)))
         fn = self.program.fn
         with np.errstate(all="ignore"):
             for first in range(0, total, per_batch):
