@@ -529,3 +529,31 @@ def test_cpu_batches_fit_local_arrays_in_memory(monkeypatch):
     sort_rows.launch(c, CubeCount(cubes), CubeDim(DIM), c.tensor(x), out, n)
     assert batches == [3] * 13 + [1]
     np.testing.assert_array_equal(out.numpy(), np.sort(x.reshape(-1, n), axis=1).ravel())
+
+
+@cube
+def fill_from(a: Array[f32], v: f32):
+    for i in range(len(a)):
+        a[i] = v + f32(i)
+
+
+@cube
+def array_total(a: Array[f32]) -> f32:
+    t = f32(0)
+    for i in range(len(a)):
+        t += a[i]
+    return t
+
+
+@cube(launch=True)
+def local_through_device_functions(x: Array[f32]):
+    a = LocalArray(f32, 4)
+    fill_from(a, x[ABSOLUTE_POS])
+    x[ABSOLUTE_POS] = array_total(a)
+
+
+def test_local_array_passed_to_device_functions(runtime_client):
+    c = runtime_client
+    x = c.tensor(np.arange(DIM, dtype=np.float32))
+    local_through_device_functions.launch(c, CubeCount(1), CubeDim(DIM), x)
+    np.testing.assert_array_equal(x.numpy(), 4 * np.arange(DIM, dtype=np.float32) + 6)
