@@ -275,8 +275,8 @@ class CubeFunction:
         shared_mem = None
         if kwargs:
             if SHARED_MEM in kwargs and not any(p.name == SHARED_MEM for p in self.params):
-                kwargs = dict(kwargs)
-                shared_mem = kwargs.pop(SHARED_MEM)
+                kwargs = dict(kwargs)  # an int from here on (True is not 1 bytes)
+                shared_mem = _shared_mem_bytes(kwargs.pop(SHARED_MEM), LaunchError)
             args = self._merge_kwargs(args, kwargs) if kwargs else args
         try:  # validated dims by value: _dim3 costs ~2 us, a dict hit ~0.1 us
             count = _DIMS[cube_count]

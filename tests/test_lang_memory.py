@@ -557,3 +557,15 @@ def test_local_array_passed_to_device_functions(runtime_client):
     x = c.tensor(np.arange(DIM, dtype=np.float32))
     local_through_device_functions.launch(c, CubeCount(1), CubeDim(DIM), x)
     np.testing.assert_array_equal(x.numpy(), 4 * np.arange(DIM, dtype=np.float32) + 6)
+
+
+@cube(launch=True)
+def has_shared_mem_param(out: Array[u32], shared_mem: u32):
+    out[ABSOLUTE_POS] = shared_mem
+
+
+def test_a_parameter_called_shared_mem_keeps_the_keyword(runtime_client):
+    c = runtime_client
+    out = c.zeros((4,), u32)
+    has_shared_mem_param.launch(c, CubeCount(1), CubeDim(4), out, shared_mem=7)
+    np.testing.assert_array_equal(out.numpy(), [7] * 4)
