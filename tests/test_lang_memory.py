@@ -569,3 +569,18 @@ def test_a_parameter_called_shared_mem_keeps_the_keyword(runtime_client):
     out = c.zeros((4,), u32)
     has_shared_mem_param.launch(c, CubeCount(1), CubeDim(4), out, shared_mem=7)
     np.testing.assert_array_equal(out.numpy(), [7] * 4)
+
+
+@cube(launch=True)
+def too_much_local(out: Array[f32], n: Comptime[int]):
+    a = LocalArray(f32, 1024)
+    b = LocalArray(f32, n)
+    out[0] = a[0] + b[0]
+
+
+def test_local_arrays_are_limited_per_unit():
+    assert "float b[130048] = {};" in too_much_local.source("cuda", cube_dim=(1, 1, 1),
+                                                           n=128 * 1024 - 1024)
+    with pytest.raises(CompileError, match="after 4096 in earlier ones: a kernel's local "
+                                           "arrays hold at most 524288 bytes per unit"):
+        too_much_local.source("cuda", cube_dim=(1, 1, 1), n=128 * 1024 - 1023)

@@ -339,6 +339,9 @@ def _atomic(b: Builder, node: ast.Call, site: CallSite):
 
 
 # -- local arrays ---------------------------------------------------------------------
+MAX_LOCAL_BYTES = 512 * 1024  # per unit, all LocalArrays together: CUDA's local memory
+
+
 @intrinsic("LocalArray")
 def _local_array(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     """`LocalArray(T, n)` / `LocalArray(Line[T], n, line_size)`: an array of each unit
@@ -356,6 +359,12 @@ def _local_array(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     if size <= 0:
         b.error(f"the size of LocalArray must be positive, not {size}", node.args[1])
     ctx = b.ctx
+    used = sum(d.size * d.buffer.elem.itemsize for d in ctx.local_arrays)
+    if used + size * line * ty.itemsize > MAX_LOCAL_BYTES:
+        b.error(f"LocalArray({ty.name}, {size}) takes {size * line * ty.itemsize} bytes of "
+                f"each unit{f' after {used} in earlier ones' if used else ''}: a kernel's "
+                f"local arrays hold at most {MAX_LOCAL_BYTES} bytes per unit (CUDA's "
+                f"local memory per thread); use shared or global memory", node)
     taken = {d.buffer.name for d in ctx.shared} | {d.buffer.name for d in ctx.local_arrays}
     name = site.shared_name
     if not ctx.frame.is_kernel or name in taken:
