@@ -422,7 +422,8 @@ class _WgslEmitter(BracedWalker):
             enable_f16=self._uses_f16(), kernel_name=comment_text(k.name),
             checked=self.checked,
             buffers=buffers, info_fields=info_fields, info_binding=self.abi.info_binding,
-            shared=shared, local_arrays=local_arrays, prelude=self.prelude.text(), cube_dim=k.cube_dim,
+            shared=shared, local_arrays=local_arrays, prelude=self.prelude.text(),
+            cube_dim=k.cube_dim,
             entry_params=entry_params, body=body)
 
 
