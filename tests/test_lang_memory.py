@@ -41,12 +41,14 @@ def sort_rows(x: Array[Numeric], out: Array[Numeric], n: Comptime[int]):
         out[base + u32(i)] = a[i]
 
 
-@pytest.mark.parametrize("dtype", [f32, i32], ids=["f32", "i32"])
+@pytest.mark.parametrize("dtype", [f32, i32, cubepy.f16, cubepy.u32],
+                         ids=["f32", "i32", "f16", "u32"])
 def test_local_array_sorts_each_row(runtime_client, dtype):
     c = runtime_client
     n = 6
     rng = np.random.default_rng(1)
-    x = rng.integers(-1000, 1000, size=N * n).astype(dtype.numpy)
+    low = 0 if dtype is cubepy.u32 else -1000  # integers f16 holds exactly
+    x = rng.integers(low, 1000, size=N * n).astype(dtype.numpy)
     out = c.zeros((N * n,), dtype)
     sort_rows.launch(c, CubeCount(CUBES), CubeDim(DIM), c.tensor(x), out, n)
     np.testing.assert_array_equal(out.numpy(), np.sort(x.reshape(N, n), axis=1).ravel())
