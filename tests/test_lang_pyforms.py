@@ -189,6 +189,16 @@ def search(v: int, limit: int) -> int:
         found += q
     else:
         found += 10000
+    for a in range(3):  # an inner break leaves only the inner loop
+        for b in range(4):
+            if b == a + v % 3:
+                break
+        else:
+            found += 100000
+        if a == v % 7:
+            break
+    else:
+        found += 1000000
     return found
 
 
@@ -459,7 +469,7 @@ def test_match_errors_at_build():
         match x[0]:  # subject
             case 1:
                 x[1] = 1.0
-    at_line(error_of(float_subject), float_subject.fn, "# subject", "integer or a bool",
+    at_line(error_of(float_subject), float_subject.fn, "# subject", "takes an integer",
             "f32")
 
     @cube(launch=True)
@@ -653,3 +663,22 @@ def test_every_form_runs(runtime_client):
     want = np.array([reference(int(v), 6) for v in XS])
     np.testing.assert_array_equal(got, want[:, 0])
     np.testing.assert_array_equal(counts.numpy(), want[:, 1])
+
+
+def test_a_long_match_runs_like_python(runtime_client, tmp_path):
+    """100 cases: past the elif-chain limit the chain is flattened (docs/LANGUAGE.md,
+    Limits), with the same result."""
+    import importlib.util
+    cases = "".join(f"        case {k} | {-k - 1}:\n            r = {k * 3 + 1}\n"
+                    for k in range(100))
+    src = ("from cubepy import *\n\n@cube\ndef pick(v: int) -> int:\n    r = 0\n"
+           f"    match v:\n{cases}        case _:\n            r = -7\n    return r\n\n"
+           "@cube(launch=True)\ndef k(x: Array[i32], out: Array[i32]):\n"
+           "    out[ABSOLUTE_POS] = pick(x[ABSOLUTE_POS] * 3)\n")
+    path = tmp_path / "long_match.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("long_match", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    got = run(runtime_client, module.k)
+    np.testing.assert_array_equal(got, [module.pick.__wrapped__(int(v) * 3) for v in XS])

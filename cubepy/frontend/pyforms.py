@@ -25,12 +25,12 @@ class PyFormsMixin:
     def s_Match(self, node: ast.Match) -> None:
         subject = self.expr(node.subject)
         if isinstance(subject, (Buf, Tup)):
-            self.error("match takes an integer, a bool or a compile-time value as its "
+            self.error("match takes an integer or a compile-time value as its "
                        "subject", node.subject)
         if isinstance(subject, n.Expr):
-            self.ctx.unifier.require(subject.ty, lambda t: t.is_int or t.is_bool,
+            self.ctx.unifier.require(subject.ty, lambda t: t.is_int,
                                      self.ctx.loc, lambda t: (
-                f"match on a runtime value takes an integer or a bool, not {t.name}"))
+                f"match on a runtime value takes an integer, not {t.name}"))
             subject = self.once(subject, "match_subject")  # evaluated once
         opened: list[tuple[n.Expr, n.Block, n.Loc]] = []
         for case in node.cases:
