@@ -76,7 +76,8 @@ def test_match_on_runtime_integers(runtime_client):
 
 
 @cube(launch=True)
-def match_comptime(x: Array[i32], out: Array[i32], op: Comptime[str], k: Comptime[int]):
+def match_comptime(x: Array[i32], out: Array[i32], op: Comptime[str], k: Comptime[int],
+                   neg: Comptime[bool]):
     i = ABSOLUTE_POS
     match op:
         case "add":
@@ -92,18 +93,24 @@ def match_comptime(x: Array[i32], out: Array[i32], op: Comptime[str], k: Comptim
             out[i] += 1000
         case _:
             pass
+    match neg:
+        case True:
+            out[i] = -out[i]
+        case False:
+            pass
 
 
-@pytest.mark.parametrize("op", ["add", "mul", "times", "neg"])
-def test_match_on_a_comptime_value_compiles_only_the_taken_arm(runtime_client, op):
-    got = run(runtime_client, match_comptime, op=op, k=3)
+@pytest.mark.parametrize("op,neg", [("add", False), ("mul", True), ("times", False),
+                                    ("neg", True)])
+def test_match_on_a_comptime_value_compiles_only_the_taken_arm(runtime_client, op, neg):
+    got = run(runtime_client, match_comptime, op=op, k=3, neg=neg)
     x = XS.astype(np.int64)
     want = {"add": x + 3, "mul": x * 3, "times": x * 3, "neg": -x}[op] + 1000
-    np.testing.assert_array_equal(got, want)
-    ir = match_comptime.ir(cube_dim=(DIM, 1, 1), op=op, k=3)
+    np.testing.assert_array_equal(got, -want if neg else want)
+    ir = match_comptime.ir(cube_dim=(DIM, 1, 1), op=op, k=3, neg=neg)
     assert "if" not in ir.split("{", 1)[1]  # no runtime test left
     with pytest.raises(CompileError, match="cannot mix"):
-        match_comptime.ir(cube_dim=(DIM, 1, 1), op="never", k=3)
+        match_comptime.ir(cube_dim=(DIM, 1, 1), op="never", k=3, neg=False)
 
 
 # ----------------------------------------------------------------------------- loops
@@ -450,14 +457,9 @@ def test_match_pattern_kinds_that_are_errors():
         match x[0]:
             case {1: a}:  # map
                 x[1] = 1
-    def k_none(x: Array[i32]):
-        match x[0]:
-            case None:  # none
-                x[1] = 1
     for fn, marker, words in ((k_class, "# class", "class patterns"),
                               (k_seq, "# seq", "sequence patterns"),
-                              (k_map, "# map", "mapping patterns"),
-                              (k_none, "# none", "None/True/False patterns")):
+                              (k_map, "# map", "mapping patterns")):
         with pytest.raises(CompileError) as info:
             cube(launch=True)(fn)
         at_line(info.value, fn, marker, words)
@@ -471,6 +473,14 @@ def test_match_errors_at_build():
                 x[1] = 1.0
     at_line(error_of(float_subject), float_subject.fn, "# subject", "takes an integer",
             "f32")
+
+    @cube(launch=True)
+    def none_on_runtime(x: Array[i32]):
+        match x[0]:
+            case None:  # none
+                x[1] = 1
+    at_line(error_of(none_on_runtime), none_on_runtime.fn, "# none",
+            "None/True/False patterns take a compile-time subject")
 
     @cube(launch=True)
     def string_on_runtime(x: Array[i32]):

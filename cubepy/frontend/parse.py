@@ -102,7 +102,7 @@ _ALLOWED = (
     ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift,
     ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.Invert, ast.Not, ast.UAdd, ast.USub,
     ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
-    ast.Match, ast.match_case, ast.MatchValue, ast.MatchAs, ast.MatchOr,
+    ast.Match, ast.match_case, ast.MatchValue, ast.MatchAs, ast.MatchOr, ast.MatchSingleton,
 )
 
 _REJECTED: dict[type, str] = {
@@ -154,8 +154,6 @@ _REJECTED.update({
     ast.MatchClass: "class patterns (case C(...):) are not supported in kernels: match "
                     "literal values (case 1 | 2:)",
     ast.MatchStar: "star patterns (*rest) are not supported in kernels",
-    ast.MatchSingleton: "None/True/False patterns are not supported in kernels: test a "
-                        "bool with if",
 })
 
 

@@ -82,6 +82,11 @@ class PyFormsMixin:
                 self.error(f"a case pattern is a value known at compile time: "
                            f"{_PATTERN_KINDS}", pattern.value)
             return self.compare(ast.Eq(), subject, value, pattern)
+        if isinstance(pattern, ast.MatchSingleton):  # `case True:` is `subject is True`
+            if not isinstance(subject, Py):
+                self.error("None/True/False patterns take a compile-time subject (a "
+                           "Comptime[bool]): test a runtime bool with if", pattern)
+            return Py(subject.value is pattern.value)
         if isinstance(pattern, ast.MatchOr):
             result = None
             for alt in pattern.patterns:
