@@ -128,6 +128,8 @@ def loop_forms(n: int, m: int) -> int:
         acc += a * 7 + b
     for a, b, c in zip(range(2, 40, 3), range(n, 2 * n + 3), range(m)):
         acc += a * b - c
+    for i, (a, b) in enumerate(zip(range(n), range(m, 0, -1)), 1):
+        acc += i * (a + 3 * b)
     return acc
 
 
@@ -260,7 +262,8 @@ def tuple_reference(v: int) -> int:
     lo, hi = min_max.__wrapped__(t[1], t[0])
     pair = min_max.__wrapped__(v, 3)
     lo2, hi2 = pair
-    return q * 1000000 + lo * 10000 + hi * 100 + (hi2 - lo2) * 2 + pair[0] - pair[-1] + t[0] * 7
+    spread_py = (hi2 - lo2) * 2 + pair[0] - pair[-1]
+    return q * 1000000 + lo * 10000 + hi * 100 + spread_py + t[0] * 7
 
 
 def test_tuples_as_values_and_results(runtime_client):
@@ -578,6 +581,12 @@ def test_loop_form_errors():
             x[a] = b
     at_line(error_of(assigns_counter), assigns_counter.fn, "# assign",
             "cannot assign to the loop variable 'a'")
+
+    @cube(launch=True)
+    def flat_names(x: Array[i32]):
+        for a, b, c in enumerate(zip(range(3), range(4))):  # flat
+            x[a] = b + c
+    at_line(error_of(flat_names), flat_names.fn, "# flat", "needs the names i, (a, b)")
 
 
 @cube

@@ -116,13 +116,18 @@ class PyFormsMixin:
             return False
         if it.keywords:
             self.error(f"{func.__name__}() takes its arguments by position", it)
-        names = self.loop_targets(node.target, func, it)
         if func is builtins.enumerate:
             if not 1 <= len(it.args) <= 2:
                 self.error(f"enumerate() takes a range and an optional start, got "
                            f"{len(it.args)} arguments", it)
             ranges = [it.args[0]]
+            if self.py_callee(it.args[0]) is builtins.zip:  # i, (a, b) in enumerate(zip(...))
+                ranges = list(it.args[0].args)
+                names = self.enumerate_zip_targets(node.target, len(ranges))
+            else:
+                names = self.loop_targets(node.target, func, it)
         else:
+            names = self.loop_targets(node.target, func, it)
             if not it.args:
                 self.error("zip() needs at least one range", it)
             ranges = list(it.args)
@@ -157,6 +162,16 @@ class PyFormsMixin:
             self.error(f"{func.__name__}() here needs {want} loop variable names, e.g. "
                        f"for {', '.join('abcdefgh'[:want])} in ...", target)
         return list(target.elts)
+
+    def enumerate_zip_targets(self, target: ast.expr, k: int) -> list[ast.Name]:
+        """`i, (a, b)` of `for i, (a, b) in enumerate(zip(r1, r2))`, flattened."""
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2
+                and isinstance(target.elts[0], ast.Name)
+                and isinstance(target.elts[1], ast.Tuple) and len(target.elts[1].elts) == k
+                and all(isinstance(e, ast.Name) for e in target.elts[1].elts)):
+            self.error(f"enumerate(zip(...)) of {k} ranges needs the names "
+                       f"i, ({', '.join('abcdefgh'[:k])})", target)
+        return [target.elts[0], *target.elts[1].elts]
 
     def enumerate_counter(self, it: ast.Call, like: n.Expr):
         """The counter of enumerate(seq[, start]): (start, None, 1, ct) with the type of
@@ -196,8 +211,8 @@ class PyFormsMixin:
             self.emit(n.Assign(var=cur, value=s_start, loc=loc))
             now = n.Load(ty=cur.ty, var=cur, loc=loc)
             if limited and s_stop is not None:
-                prefix.append(n.If(cond=n.Unary(ty=bool_, op="not", loc=loc,
-                                                operand=self.in_range(now, s_stop, s_step, s_ct)),
+                left = self.in_range(now, s_stop, s_step, s_ct)
+                prefix.append(n.If(cond=n.Unary(ty=bool_, op="not", operand=left, loc=loc),
                                    then=n.Block((n.Break(loc=loc),)), loc=loc))
             prefix.append(n.Assign(var=var, value=now, loc=loc))
             prefix.append(n.Assign(var=cur, loc=loc, value=n.Binary(
