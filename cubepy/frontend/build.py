@@ -20,6 +20,8 @@ from ..ir.types import DType, Generic, LineType, bool_, u32
 from ..lang import LineOf
 from ..spec import Specialization
 from .calls import CallMixin
+from .pyforms import PyFormsMixin
+from .tuples import TupleMixin
 from .context import FrontendContext
 from .exprs import ExprMixin
 from .finalize import const_value, finalize_kernel
@@ -28,7 +30,7 @@ from .parse import ParsedFunction, make_loc
 from .values import Buf, Dead, Py, Tup, is_number
 
 
-class Builder(ExprMixin, CallMixin):
+class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin):
     """Builds one kernel for one specialisation. Never mutates the ast."""
 
     def __init__(self, parsed: ParsedFunction, spec: Specialization):
@@ -197,6 +199,8 @@ class Builder(ExprMixin, CallMixin):
         name = target.id
         self.check_assignable(name, target)
         count = frame.parsed.assign_counts.get(name, 0)
+        if isinstance(value, Tup):
+            return self.bind_tuple(name, value, count, target)
         if isinstance(value, Buf):
             if count != 1:
                 self.error(f"{name!r} names a buffer and can be assigned only once", target)
@@ -337,6 +341,8 @@ class Builder(ExprMixin, CallMixin):
         self.emit(n.If(cond=cond, then=then, orelse=orelse, loc=self.ctx.loc))
 
     def s_While(self, node: ast.While) -> None:
+        if node.orelse:
+            return self.loop_else(node, self.s_While)
         self.ctx.blocks.append([])
         try:
             with self.ctx.banning_side_effects("a while condition"):
@@ -359,6 +365,10 @@ class Builder(ExprMixin, CallMixin):
         self.emit(n.While(cond=cond, body=body, loc=self.ctx.loc))
 
     def s_For(self, node: ast.For) -> None:
+        if node.orelse:
+            return self.loop_else(node, self.s_For)
+        if self.for_enumerate_zip(node):
+            return
         frame = self.ctx.frame
         if not isinstance(node.target, ast.Name):
             self.error("the loop variable must be a single name", node.target)
@@ -390,6 +400,7 @@ class Builder(ExprMixin, CallMixin):
     def s_Break(self, node: ast.Break) -> None:
         if self.ctx.frame.loop_depth == 0:
             self.error("'break' outside a loop", node)
+        self.flag_break()
         self.emit(n.Break(loc=self.ctx.loc))
 
     def s_Continue(self, node: ast.Continue) -> None:
@@ -409,12 +420,7 @@ class Builder(ExprMixin, CallMixin):
             self.error("return inside a loop is not supported in a @cube device function: "
                        "use a variable and break", node)
         if node.value is not None:
-            value = self.materialize(self.expr(node.value), node.value)
-            var = frame.ret_var
-            self.ctx.unifier.unify(var.ty, value.ty, self.ctx.loc, lambda a, b: (
-                f"{frame.parsed.name}() returns {a}, but this returns {b}: cast it, "
-                f"e.g. {a}(...)"))
-            self.emit(n.Assign(var=var, value=value, loc=self.ctx.loc))
+            self.return_value(node.value)
         if frame.ret_flag is not None:
             loc = self.ctx.loc
             self.emit(n.Assign(var=frame.ret_flag, value=n.Const(ty=bool_, value=True, loc=loc),

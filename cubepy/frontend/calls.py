@@ -16,7 +16,7 @@ from ..lang import LineOf
 from .context import Frame
 from .infer import TVar, describe, find
 from .intrinsics import CallSite, handler_for, is_inlinable
-from .values import CALLABLE_NAMES, Buf, Py, is_number, short_name
+from .values import CALLABLE_NAMES, Buf, Py, Tup, is_number, short_name
 
 _SIDE_EFFECTS = (n.Store, n.AtomicOp, n.Barrier, n.Terminate)
 MAX_INLINE_DEPTH = 1000  # device-function calls nested in one kernel (docs/LANGUAGE.md)
@@ -140,6 +140,8 @@ class CallMixin:
     def no_side_effects(self, what: str, node: ast.AST) -> None:
         if self.ctx.side_effect_ban is not None:
             self.error(f"{what}() cannot be used inside {self.ctx.side_effect_ban}", node)
+        if self.ctx.divergent is not None and what.startswith(("plane_", "sync_")):
+            self.error(f"{what}() cannot be used inside {self.ctx.divergent}", node)
 
     def ct_int(self, value) -> int | None:
         if isinstance(value, Py) and isinstance(value.value, int) \
@@ -151,8 +153,10 @@ class CallMixin:
         return None
 
     # -- for loops --------------------------------------------------------------------
-    def range_bounds(self, it: ast.expr):
-        """(start, stop, step, unroll) of `range(...)` or `unroll(range(...))`."""
+    def range_bounds(self, it: ast.expr, ct: list | None = None):
+        """(start, stop, step, unroll) of `range(...)` or `unroll(range(...))`; `ct`, when
+        given, receives the three bounds as Python ints (None where not known at compile
+        time)."""
         unroll = False
         func = self.expr(it.func) if isinstance(it, ast.Call) else None
         if isinstance(func, Py) and CALLABLE_NAMES.get(id(func.value)) == "unroll":
@@ -161,7 +165,8 @@ class CallMixin:
             func = self.expr(it.func) if isinstance(it, ast.Call) else None
         is_range = isinstance(func, Py) and CALLABLE_NAMES.get(id(func.value)) == "builtins.range"
         if not is_range:
-            self.error("a for loop iterates over range(...) or unroll(range(...))", it)
+            self.error("a for loop iterates over range(...), unroll(range(...)), or "
+                       "enumerate(...)/zip(...) of them", it)
         self.arity(it, "range", 1, 2, 3)
         with self.at(it):
             values = [self.expr(a) for a in it.args]
@@ -192,6 +197,8 @@ class CallMixin:
                 self.ctx.unifier.require(ty, lambda t: t.is_signed, self.ctx.loc, lambda t: (
                     f"a negative step needs a signed loop variable, but the bounds are "
                     f"{t.name}: cast them, e.g. i32(...)"))
+        if ct is not None:
+            ct.extend(self.ct_int(v) for v in values)
         return exprs[0], exprs[1], exprs[2], unroll
 
     # -- device functions -------------------------------------------------------------
@@ -226,16 +233,8 @@ class CallMixin:
             if p.kind == "comptime":
                 frame.comptime_names.add(p.name)
         frame.env.update(env_local)
-        if parsed.returns_value:
-            if isinstance(parsed.returns, DType):
-                rty = parsed.returns
-            elif isinstance(parsed.returns, Generic):
-                rty = frame.env.get(parsed.returns.name) or self.generic_type(parsed.returns,
-                                                                             self.ctx.loc)
-            else:
-                rty = TVar()
-            frame.ret_var = self.new_var(f"{parsed.name}_result", rty)
-            self.use(frame.ret_var)
+        if parsed.returns_value:  # the result variables are made by the first return
+            frame.ret_type = self.return_type(parsed.returns, frame)
         if parsed.early_return:
             frame.ret_flag = self.new_var(f"{parsed.name}_done", bool_)
             self.use(frame.ret_flag)
@@ -256,9 +255,18 @@ class CallMixin:
                     self.error(f"{parsed.name}() has side effects (stores, atomics, barriers "
                                f"or terminate) and cannot be called inside "
                                f"{self.ctx.side_effect_ban}", node)
-        if frame.ret_var is None:
-            return Py(None)
-        return n.Load(ty=frame.ret_var.ty, var=frame.ret_var, loc=self.ctx.loc)
+        return self.call_result(frame)
+
+    def return_type(self, ann, frame: Frame):
+        """The type a device function's return annotation gives its result (a tuple of
+        types for `-> tuple[...]`; a type variable where there is none)."""
+        if isinstance(ann, tuple):
+            return tuple(self.return_type(a, frame) for a in ann)
+        if isinstance(ann, DType):
+            return ann
+        if isinstance(ann, Generic):
+            return frame.env.get(ann.name) or self.generic_type(ann, self.ctx.loc)
+        return TVar()
 
     def bind_param(self, p, arg, a_node: ast.AST, env: dict, parsed):
         """The binding of one argument of an inlined call: buffers by reference,
@@ -293,6 +301,8 @@ class CallMixin:
                 self.error(f"parameter {p.name!r} of {parsed.name}() is Comptime: pass a "
                            f"value known at compile time", a_node)
             return arg
+        if isinstance(arg, Tup):
+            return self.bind_tuple_param(p, arg, a_node, parsed)
         if isinstance(arg, Buf):
             self.error(f"parameter {p.name!r} of {parsed.name}() is a scalar, but a buffer "
                        f"was passed", a_node)

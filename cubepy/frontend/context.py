@@ -34,6 +34,10 @@ class Frame:
     base_depth: int = 1  # len(ctx.blocks) in the function's own top-level block
     ret_var: Optional[n.Var] = None
     ret_flag: Optional[n.Var] = None
+    ret_type: Any = None  # the declared return type (a tuple of them for `return a, b`)
+    ret_items: Optional[tuple[n.Var, ...]] = None  # the results of `return a, b`
+    # loop depth of a loop with an `else` -> [its "broke out" flag, whether a break set it]
+    else_flags: dict[int, list] = field(default_factory=dict)
 
     @property
     def is_kernel(self) -> bool:
@@ -60,6 +64,7 @@ class FrontendContext:
     inline_stack: list[Any] = field(default_factory=list)  # device functions being inlined
     used_loop_names: set[str] = field(default_factory=set)  # loop variables seen so far
     side_effect_ban: Optional[str] = None  # set only by banning_side_effects
+    divergent: Optional[str] = None  # set only by diverging
     _shared_name: Optional[str] = None  # set only by naming_shared
 
     @classmethod
@@ -77,6 +82,17 @@ class FrontendContext:
             yield
         finally:
             self.side_effect_ban = saved
+
+    @contextmanager
+    def diverging(self, where: str) -> Iterator[None]:
+        """Inside: code that only some units of a plane run (the right side of `and`/
+        `or`); plane operations and barriers are errors "... cannot be used inside
+        {where}", stores and atomics are allowed (they run where Python would)."""
+        saved, self.divergent = self.divergent, where
+        try:
+            yield
+        finally:
+            self.divergent = saved
 
     @contextmanager
     def naming_shared(self, name: str) -> Iterator[None]:

@@ -17,8 +17,8 @@ from ..ir.types import DType, LineType, bool_, elem_of, i32, u32
 from ..ir.types import Generic
 from ..lang import BuiltinVar, Line, LineOf
 from .infer import TVar, find, float_lit, int_lit, resolve
-from .parse import make_loc
-from .values import Buf, Dead, Py, is_number
+from .parse import make_loc, python_scalar_type
+from .values import Buf, Dead, Py, Tup, is_number
 
 # ast operator -> (IR op, source symbol)
 BINOPS: dict[type, tuple[str, str]] = {
@@ -129,6 +129,9 @@ class ExprMixin:
         if isinstance(value, Buf):
             self.error(f"the buffer {value.ref.name!r} cannot be used as a value: index "
                        f"it, e.g. {value.ref.name}[i]", node)
+        if isinstance(value, Tup):
+            self.error(f"a tuple of {len(value.items)} values cannot be used as one value: "
+                       f"unpack it (a, b = ...) or take an item (t[0])", node)
         self.error("this cannot be used as a value", node)
 
     def from_python(self, value, node: ast.AST):
@@ -181,9 +184,6 @@ class ExprMixin:
     def e_Constant(self, node: ast.Constant):
         return Py(node.value)
 
-    def e_Tuple(self, node: ast.Tuple):
-        self.error("tuples are only supported in assignments (a, b = b, a)", node)
-
     # -- indexing ---------------------------------------------------------------------
     def index(self, node: ast.expr) -> n.Expr:
         if isinstance(node, ast.Tuple):
@@ -198,6 +198,8 @@ class ExprMixin:
 
     def e_Subscript(self, node: ast.Subscript):
         buf = self.expr(node.value)
+        if isinstance(buf, Tup):
+            return self.tuple_item(buf, node.slice)
         if isinstance(buf, Py) and buf.value is Line:  # Line[T] as a compile-time type
             elem = self.expr(node.slice)
             if not (isinstance(elem, Py) and isinstance(elem.value, (DType, Generic))):
@@ -483,26 +485,6 @@ class ExprMixin:
         self.no_line(ty, f"'{sym}'")
         return n.Compare(ty=bool_, op=op, lhs=lhs, rhs=rhs, loc=self.ctx.loc)
 
-    def e_BoolOp(self, node: ast.BoolOp):
-        is_and = isinstance(node.op, ast.And)
-        word = "and" if is_and else "or"
-        with self.ctx.banning_side_effects(f"'{word}'"):
-            parts = []
-            for v_node in node.values:
-                v = self.expr(v_node)
-                if isinstance(v, Py):
-                    t = self.truth(v, v_node)
-                    if t != is_and:  # absorbs: False for and, True for or
-                        return Py(t)  # operands are pure: the rest cannot matter
-                    continue
-                parts.append(self.condition(v, v_node, f"'{word}'"))
-        if not parts:
-            return Py(is_and)
-        result = parts[0]
-        for p in parts[1:]:
-            result = n.Logical(ty=bool_, op=word, lhs=result, rhs=p, loc=self.ctx.loc)
-        return result
-
     def e_IfExp(self, node: ast.IfExp):
         with self.ctx.banning_side_effects("a conditional expression"):
             cond = self.expr(node.test)
@@ -536,6 +518,8 @@ class ExprMixin:
     def as_type(self, value, node: ast.AST):
         """A DType (or a device function's type variable) named by `value`."""
         from ..ir.types import Generic
+        if isinstance(value, Py):  # bool, int, float: bool_, i32, f32
+            value = Py(python_scalar_type(value.value))
         if isinstance(value, Py) and isinstance(value.value, DType):
             return value.value
         if isinstance(value, Py) and isinstance(value.value, Generic):

@@ -10,13 +10,16 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import os
+import sys
 import textwrap
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ..errors import CompileError, compile_error
 from ..ir.nodes import Loc
-from ..ir.types import DType, Generic
+from ..ir.types import DType, Generic, bool_, f32, i32
 from ..lang import BufferAnnotation, ComptimeAnnotation, LineOf
 from .intrinsics import is_cube_decorator
 
@@ -57,9 +60,13 @@ class ParsedFunction:
     returns_inside: set[int] = field(default_factory=set)  # ids of stmts holding a return
     returns_value: bool = False  # some `return <value>`
     early_return: bool = False  # a return anywhere but as the last top-level statement
+    # names of the enclosing function that the annotations read (they are not closure
+    # cells: Python evaluates annotations in the enclosing scope at the `def`)
+    enclosing: dict[str, Any] = field(default_factory=dict)
 
     def lookup_global(self, name: str) -> tuple[bool, Any]:
-        """(found, value) of a free name: closure, then globals, then Python builtins."""
+        """(found, value) of a free name: closure, then the enclosing function's names
+        (annotations), then globals, then Python builtins."""
         code = self.fn.__code__
         if name in code.co_freevars and self.fn.__closure__:
             cell = self.fn.__closure__[code.co_freevars.index(name)]
@@ -67,6 +74,8 @@ class ParsedFunction:
                 return True, cell.cell_contents
             except ValueError:  # a cell not yet filled (defined later in the function)
                 return False, None
+        if name in self.enclosing:
+            return True, self.enclosing[name]
         g = self.fn.__globals__
         if name in g:
             return True, g[name]
@@ -93,6 +102,7 @@ _ALLOWED = (
     ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift,
     ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.Invert, ast.Not, ast.UAdd, ast.USub,
     ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
+    ast.Match, ast.match_case, ast.MatchValue, ast.MatchAs, ast.MatchOr, ast.MatchSingleton,
 )
 
 _REJECTED: dict[type, str] = {
@@ -135,8 +145,16 @@ _REJECTED: dict[type, str] = {
 }
 if hasattr(ast, "TryStar"):
     _REJECTED[ast.TryStar] = "try/except* is not supported in kernels"
-if hasattr(ast, "Match"):
-    _REJECTED[ast.Match] = "match statements are not supported in kernels"
+# match: integer, bool and comptime subjects with literal patterns (frontend/pyforms.py)
+_REJECTED.update({
+    ast.MatchSequence: "sequence patterns (case [a, b]:) are not supported in kernels: "
+                       "match literal values (case 1 | 2:)",
+    ast.MatchMapping: "mapping patterns (case {...}:) are not supported in kernels: "
+                      "match literal values (case 1 | 2:)",
+    ast.MatchClass: "class patterns (case C(...):) are not supported in kernels: match "
+                    "literal values (case 1 | 2:)",
+    ast.MatchStar: "star patterns (*rest) are not supported in kernels",
+})
 
 
 class _Whitelist:
@@ -170,9 +188,9 @@ class _Whitelist:
             if not isinstance(v, (bool, int, float)):
                 self.error(node, f"the constant {v!r} cannot be used in a kernel")
             return
-        if t in (ast.For, ast.While) and node.orelse:
-            self.error(node.orelse[0], f"{'for' if t is ast.For else 'while'}...else is "
-                                       f"not supported in kernels")
+        if t is ast.MatchValue and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            return  # a string pattern: matched against a Comptime[str] subject
         if t is ast.Compare:
             for operand in [node.left, *node.comparators]:
                 if not (isinstance(operand, ast.Constant) and isinstance(operand.value, str)):
@@ -241,11 +259,18 @@ def _scan(parsed: ParsedFunction) -> None:
             elif isinstance(s, ast.AugAssign):
                 target_names(s.target, 2)
             elif isinstance(s, ast.For):
-                if isinstance(s.target, ast.Name):
-                    parsed.for_targets.add(s.target.id)
-                inner = walk(s.body, False)
+                for t in ast.walk(s.target):  # `i` or `i, x` (enumerate, zip)
+                    if isinstance(t, ast.Name):
+                        parsed.for_targets.add(t.id)
+                inner = walk(s.body, False) | walk(s.orelse, False)
             elif isinstance(s, ast.While):
-                inner = walk(s.body, False)
+                inner = walk(s.body, False) | walk(s.orelse, False)
+            elif isinstance(s, ast.Match):
+                for case in s.cases:
+                    for p in ast.walk(case.pattern):  # captures: `case x:`, `case 1 as x:`
+                        if isinstance(p, ast.MatchAs) and p.name is not None:
+                            counts[p.name] = counts.get(p.name, 0) + 1
+                    inner |= walk(case.body, False)
             elif isinstance(s, ast.If):
                 inner = walk(s.body, False) | walk(s.orelse, False)
             elif isinstance(s, ast.Return):
@@ -308,8 +333,39 @@ def _eval_annotation_node(parsed: ParsedFunction, node: ast.expr) -> Any:
             compile_error(loc, f"invalid annotation {ast.unparse(node)}: {exc}")
     if isinstance(node, ast.Constant) and node.value is None:
         return None
+    if isinstance(node, ast.Tuple):  # the items of tuple[f32, i32]
+        return tuple(_eval_annotation(parsed, e) for e in node.elts)
     compile_error(loc, f"invalid annotation {ast.unparse(node)}: expected Tensor[T], "
                        f"Array[T], a dtype, a placeholder or Comptime[T]")
+
+
+# Python's scalar types as annotations: `x: int`, `-> bool`, `n: float = 0`
+PY_SCALAR_TYPES: dict[type, DType] = {bool: bool_, int: i32, float: f32}
+
+
+def python_scalar_type(ann: Any) -> Any:
+    """`bool`, `int`, `float` as the dtype they stand for (bool_, i32, f32); any other
+    annotation unchanged."""
+    if isinstance(ann, type) and ann in PY_SCALAR_TYPES:
+        return PY_SCALAR_TYPES[ann]
+    return ann
+
+
+def _return_annotation(parsed: ParsedFunction, node: ast.expr) -> Any:
+    """A device function's return type: a dtype, a placeholder, Line[...], or a tuple
+    of them (`-> tuple[f32, i32]`, for `return a, b`)."""
+    ann = python_scalar_type(_eval_annotation(parsed, node))
+    if ann is None:
+        return None
+    if typing.get_origin(ann) is tuple:
+        items = tuple(python_scalar_type(a) for a in typing.get_args(ann))
+        if items and all(isinstance(a, (DType, Generic, LineOf)) for a in items):
+            return items
+    elif isinstance(ann, (DType, Generic, LineOf)):
+        return ann
+    compile_error(make_loc(parsed.filename, node),
+                  f"invalid return annotation {ast.unparse(node)}: expected a dtype, a "
+                  f"placeholder, Line[...], bool/int/float or tuple[...] of them")
 
 
 def _param_info(parsed: ParsedFunction, arg: ast.arg, is_kernel: bool) -> ParamInfo:
@@ -319,7 +375,7 @@ def _param_info(parsed: ParsedFunction, arg: ast.arg, is_kernel: bool) -> ParamI
             compile_error(loc, f"kernel parameter {arg.arg!r} needs an annotation "
                                f"(Tensor[T], Array[T], a dtype or Comptime[T])")
         return ParamInfo(arg.arg, "scalar", None, None, loc)
-    ann = _eval_annotation(parsed, arg.annotation)
+    ann = python_scalar_type(_eval_annotation(parsed, arg.annotation))
     aloc = make_loc(parsed.filename, arg.annotation)
     if isinstance(ann, BufferAnnotation):
         return ParamInfo(arg.arg, ann.kind, ann.elem, None, loc)
@@ -340,7 +396,8 @@ def _collect_generics(parsed: ParsedFunction) -> None:
             parsed.generics[elem.name] = elem
     for p in parsed.params:
         add(p.elem)
-    add(parsed.returns)
+    for r in (parsed.returns if isinstance(parsed.returns, tuple) else (parsed.returns,)):
+        add(r)
     for node in ast.walk(parsed.tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                 and node.id not in parsed.assign_counts:
@@ -366,6 +423,35 @@ def _check_decorators(parsed: ParsedFunction, node: ast.FunctionDef) -> None:
         if not is_cube_decorator(value):
             compile_error(make_loc(parsed.filename, dec),
                           "a @cube function takes no other decorators below @cube")
+
+
+def _enclosing_names(fn: Callable, fdef: ast.FunctionDef) -> dict[str, Any]:
+    """The local names of the function whose body defines `fn` (found on the stack at
+    decoration: the first caller outside cubepy, when its code holds fn's code) that
+    fn's source reads and that are not closure cells: the names only its annotations
+    use, which Python evaluates in that scope (`def k(x: Array[T])` inside a factory
+    taking T). Empty for a module-level function."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
+        frame = frame.f_back
+    if frame is None or frame.f_locals is frame.f_globals \
+            or fn.__code__ not in frame.f_code.co_consts:
+        return {}
+    wanted = {node.id for node in ast.walk(fdef) if isinstance(node, ast.Name)}
+    wanted |= {node.value for node in ast.walk(fdef)  # string annotations
+               if isinstance(node, ast.Constant) and isinstance(node.value, str)
+               and node.value.isidentifier()}
+    for node in ast.walk(fdef):  # names inside string annotations: "Array[T]"
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                wanted |= {x.id for x in ast.walk(ast.parse(node.value, mode="eval"))
+                           if isinstance(x, ast.Name)}
+            except SyntaxError:
+                pass
+    wanted -= set(fn.__code__.co_freevars)
+    local = frame.f_locals
+    return {name: local[name] for name in wanted if name in local}
 
 
 _SOURCELESS = {
@@ -414,6 +500,7 @@ def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
                            filename, fdef.lineno, fdef.col_offset)
     loc = make_loc(filename, fdef)
     parsed = ParsedFunction(fdef.name, (), {}, loc, fdef, filename, fn, launch)
+    parsed.enclosing = _enclosing_names(fn, fdef)
     _check_decorators(parsed, fdef)
     args = fdef.args
     if args.vararg or args.kwarg:
@@ -430,15 +517,10 @@ def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
     parsed.params = tuple(_param_info(parsed, a, launch)
                           for a in [*args.posonlyargs, *args.args])
     if fdef.returns is not None:
-        parsed.returns = _eval_annotation(parsed, fdef.returns)
-        if launch and parsed.returns is not None:
+        if launch and _eval_annotation(parsed, fdef.returns) is not None:
             compile_error(make_loc(filename, fdef.returns), "a kernel returns nothing: "
                                                             "remove the return annotation")
-        if parsed.returns is not None and not isinstance(parsed.returns,
-                                                         (DType, Generic, LineOf)):
-            compile_error(make_loc(filename, fdef.returns),
-                          f"invalid return annotation {ast.unparse(fdef.returns)}: expected "
-                          f"a dtype, a placeholder or Line[...]")
+        parsed.returns = _return_annotation(parsed, fdef.returns)
     _check_nesting(filename, fdef)
     _Whitelist(filename).body(fdef.body, docstring_ok=True)
     _scan(parsed)
