@@ -332,3 +332,6 @@ def _atomic(b: Builder, node: ast.Call, site: CallSite):
     if result is None:
         return Py(None)
     return n.Load(ty=elem, var=result, loc=b.ctx.loc)
+
+
+from . import bits as _bits  # noqa: E402,F401  (registers the integer and bit functions)

@@ -30,7 +30,8 @@ from .types import DType, LineType, bool_, u32
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEYWORDS = frozenset({"kernel", "cube_dim", "shared", "var", "let", "if", "else", "for", "in",
                       "range", "unroll", "while", "break", "continue", "terminate",
-                      "barrier", "comment", "atomic", "math", "true", "false", "plane"})
+                      "barrier", "comment", "atomic", "math", "true", "false", "plane",
+                      "bits"})
 
 
 def implied_type(expr: ir.Expr) -> DType | None:
@@ -58,7 +59,18 @@ def implied_type(expr: ir.Expr) -> DType | None:
         return LineType(expr.elems[0].ty, len(expr.elems)) if len(expr.elems) > 1 else None
     if isinstance(expr, ir.Plane):
         return expr.value.ty
+    if isinstance(expr, ir.Bits):
+        return bits_type(expr.op, [a.ty for a in expr.args])
     return None
+
+
+def bits_type(op: str, arg_types: list) -> DType | LineType | None:
+    """A bit function's result type from its operands' (None for bitcast, whose type
+    the text always states)."""
+    from .ops import OPS, BitOp
+    if op == "bitcast" or op not in ir.BIT_OPS or not arg_types:
+        return None
+    return OPS[BitOp(op)].typing(arg_types)
 
 
 def call_type(func: str, arg_types: list[DType]) -> DType | None:
@@ -140,6 +152,8 @@ class _Printer:
         if isinstance(e, ir.Plane):
             args = [e.value] + ([e.arg] if e.arg is not None else [])
             return f"plane.{e.op}{suffix}({', '.join(self.expr(a) for a in args)})"
+        if isinstance(e, ir.Bits):
+            return f"bits.{e.op}{suffix}({', '.join(self.expr(a) for a in e.args)})"
         raise TypeError(f"cannot print expression {e!r}")
 
     # -- statements --------------------------------------------------------------------
