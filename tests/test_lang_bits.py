@@ -213,6 +213,25 @@ def test_mul_hi_and_saturating_match_python(runtime_client, op, ty):
     np.testing.assert_array_equal(out.numpy(), want, err_msg=f"{op} on {ty.name}")
 
 
+@cube(launch=True)
+def uniform_operand_kernel(x: Array[i32], out: Array[i32]):
+    i = ABSOLUTE_POS
+    k = i32(-7)  # the same for every unit (the cpu runtime keeps it a scalar)
+    out[i * u32(3)] = cubepy.saturating_sub(k, x[i])
+    out[i * u32(3) + u32(1)] = cubepy.mul_hi(k, x[i])
+    out[i * u32(3) + u32(2)] = cubepy.saturating_add(x[i], k)
+
+
+def test_a_uniform_operand_meets_per_unit_values(runtime_client):
+    c = runtime_client
+    x = edge_values(i32, np.random.default_rng(11), DIM)
+    out = c.zeros((DIM * 3,), i32)
+    _launch(uniform_operand_kernel, c, DIM, c.tensor(x), out)
+    want = [[ref_binary("saturating_sub", -7, int(v), i32), ref_binary("mul_hi", -7, int(v), i32),
+             ref_binary("saturating_add", int(v), -7, i32)] for v in x]
+    np.testing.assert_array_equal(out.numpy().reshape(DIM, 3), np.array(want, np.int32))
+
+
 def test_cubecl_and_numba_names_are_the_same_functions(runtime_client):
     c = runtime_client
     x = edge_values(u32, np.random.default_rng(4), DIM)

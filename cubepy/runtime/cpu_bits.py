@@ -95,6 +95,15 @@ def reverse_bits(x):
     return _back(flipped, scalar, arr.dtype)
 
 
+def _pair(a, b, dtype) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The bit patterns of two operands of one type, as arrays of one shape, and
+    whether both were scalars (a scalar operand meets a lane array by broadcasting)."""
+    ua, a_scalar = _pattern(np.asarray(a, dtype))
+    ub, b_scalar = _pattern(np.asarray(b, dtype))
+    ua, ub = np.broadcast_arrays(ua, ub)
+    return ua, ub, a_scalar and b_scalar
+
+
 def _mul_hi_64(ua: np.ndarray, ub: np.ndarray) -> np.ndarray:
     """The high 64 bits of the unsigned 128-bit products (32-bit halves, uint64 sums
     that cannot overflow)."""
@@ -109,9 +118,7 @@ def _mul_hi_64(ua: np.ndarray, ub: np.ndarray) -> np.ndarray:
 def mul_hi(a, b):
     """The high half of the full product (signed for signed types)."""
     dtype = np.result_type(a, b)
-    ua, scalar = _pattern(np.asarray(a, dtype))
-    ub, _ = _pattern(np.asarray(b, dtype))
-    ua, ub = np.broadcast_arrays(ua, ub)
+    ua, ub, scalar = _pair(a, b, dtype)
     signed = dtype.kind == "i"
     if dtype.itemsize == 4:  # the exact product fits in 64 bits
         wide = np.int64 if signed else np.uint64
@@ -127,9 +134,7 @@ def mul_hi(a, b):
 
 def _saturating(a, b, subtract: bool):
     dtype = np.result_type(a, b)
-    ua, scalar = _pattern(np.asarray(a, dtype))
-    ub, _ = _pattern(np.asarray(b, dtype))
-    ua, ub = np.broadcast_arrays(ua, ub)
+    ua, ub, scalar = _pair(a, b, dtype)
     r = ua - ub if subtract else ua + ub  # wraps (unsigned arrays)
     if dtype.kind == "u":
         overflow = ua < ub if subtract else r < ua
