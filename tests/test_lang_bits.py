@@ -517,3 +517,30 @@ def test_mistakes_are_compile_errors_at_the_call(kernel, message):
         kernel.source("cuda")
     assert info.value.filename.endswith("test_lang_bits.py")  # at the user's line
     assert "cubepy." in info.value.source_line or "max(" in info.value.source_line
+
+
+@cube(launch=True)
+def bad_half_bitcast(x: Array[u32], out: Array[f16]):
+    out[ABSOLUTE_POS] = cubepy.bitcast(f16, x[ABSOLUTE_POS])
+
+
+def test_a_16_bit_bitcast_names_the_16_bit_types():
+    with pytest.raises(CompileError, match=r"needs a value of 16 bits, but x is u32 \(32 "
+                                           r"bits\).*f16 and bf16.*no 16-bit integers"):
+        bad_half_bitcast.source("cuda")
+
+
+@pytest.mark.parametrize("ty", INTS, ids=lambda t: t.name)
+def test_the_constant_folder_agrees_with_the_cpu_runtime(ty):
+    """ir/bitops.py (folding) and runtime/cpu_bits.py (running) are two implementations:
+    they agree on edge and random values of every width."""
+    from cubepy.ir.bitops import fold_bits
+    rng = np.random.default_rng(12)
+    xs, ys = edge_values(ty, rng, 48), edge_values(ty, rng, 48)[::-1]
+    for x, y in zip(xs, ys):
+        for op in COUNTS + ("reverse_bits",):
+            want = getattr(cpu_bits, op)(x)
+            result_ty = ty if op == "reverse_bits" else u32
+            assert fold_bits(op, result_ty, ty, (int(x),)) == int(want), (op, x)
+        for op in BINARY:
+            assert fold_bits(op, ty, ty, (int(x), int(y))) == int(getattr(cpu_bits, op)(x, y))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as n
 from ..ir.ops import OPS, BitOp
-from ..ir.types import DType, LineType, dtype_from_name, elem_of, u32
+from ..ir.types import DType, LineType, elem_of, u32
 from .infer import find
 from .intrinsics import CallSite, intrinsic
 from .values import Py
@@ -86,19 +86,10 @@ def _bitcast(b: Builder, node: ast.Call, site: CallSite):
 def _size_message(src: DType, target: DType) -> str:
     if src.is_bool:
         return "bitcast() of a bool: a bool has no defined bits; use u32(x) instead"
-    return (f"bitcast({target.name}, x) needs a value of {target.bits} bits, but x is "
+    head = (f"bitcast({target.name}, x) needs a value of {target.bits} bits, but x is "
             f"{src.name} ({src.bits} bits): bitcast only reinterprets types of the same "
-            f"size; cast first, e.g. bitcast({target.name}, "
-            f"{_same_size_hint(src, target)}(x))")
-
-
-def _same_size_hint(src: DType, target: DType) -> str:
-    """A type of `target`'s size that `src` converts to by an ordinary cast."""
-    if target.bits == 16:  # no 16-bit integers: the other 16-bit float
-        return "bf16" if target.name == "f16" else "f16"
+            f"size")
+    if target.bits == 16 or src.bits == 16:
+        return head + "; the 16-bit types are f16 and bf16 (cubepy has no 16-bit integers)"
     kind = "f" if src.is_float else ("i" if src.is_signed else "u")
-    name = f"{kind}{target.bits}"
-    try:
-        return dtype_from_name(name).name
-    except (KeyError, ValueError):
-        return f"u{target.bits}"
+    return head + f"; convert first, e.g. bitcast({target.name}, {kind}{target.bits}(x))"

@@ -10,8 +10,9 @@
 Sigils keep user names apart from the syntax: `%name` is a local variable (scalar
 parameters included), `@name` a buffer. Expressions are prefix calls named after the IR
 operator (`add`, `lt`, `and`, `neg`, `select`, `shape`), casts are calls of a type
-(`f32(%x)`), math intrinsics are `math.exp(...)`, bit functions `bits.popcount(...)`. Constants carry their type (`1:u32`,
-`0.5:f32`; `+inf`, `-inf`, `+nan` for the special floats); `true`/`false` are bools.
+(`f32(%x)`), math intrinsics are `math.exp(...)`, bit functions `bits.popcount(...)`.
+Constants carry their type (`1:u32`, `0.5:f32`; `+inf`, `-inf`, `+nan` for the special
+floats); `true`/`false` are bools.
 A result type is printed (`add:f32(...)`) only where it differs from the one the
 operands imply, so the text stays short and the round trip stays exact.
 `# line N` after a statement (after the `{` of a compound one) keeps its source line.
