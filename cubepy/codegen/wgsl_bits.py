@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .wgsl_expr import ExprEmitter
 
 _WGSL = get_target("wgsl")
-_COUNTS = (BitOp.POPCOUNT, BitOp.CLZ, BitOp.CTZ)
+_COUNTS = (BitOp.POPCOUNT, BitOp.CLZ, BitOp.CTZ)  # built-ins of the operand type (ffs: below)
 
 
 def wgsl_bits(em: "ExprEmitter", e: n.Bits) -> tuple[str, bool]:

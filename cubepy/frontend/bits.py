@@ -9,7 +9,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as n
-from ..ir.ops import OPS, BitOp
+from ..ir.ops import COUNT_OPS, OPS, BitOp
 from ..ir.types import DType, LineType, elem_of, u32
 from .infer import find
 from .intrinsics import CallSite, intrinsic
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from .build import Builder
 
 _INTEGER_OPS = tuple(op.value for op in BitOp if op is not BitOp.BITCAST)
-_COUNTS = (BitOp.POPCOUNT, BitOp.CLZ, BitOp.CTZ, BitOp.FFS)
 
 
 def _integer_operands(b: Builder, node: ast.Call, name: str) -> list[n.Expr]:
@@ -40,12 +39,14 @@ def _integer_operands(b: Builder, node: ast.Call, name: str) -> list[n.Expr]:
 
 @intrinsic(*_INTEGER_OPS)
 def _bits(b: Builder, node: ast.Call, site: CallSite):
+    """`popcount(x)` ... `saturating_sub(a, b)`: one `Bits` node of the operands' type,
+    or u32 for the counts."""
     name = site.name
     op = BitOp(name)
     b.arity(node, name, OPS[op].arity)
     args = _integer_operands(b, node, name)
     ty = args[0].ty
-    if op in _COUNTS:  # a u32 count (a line of them for a line)
+    if op in COUNT_OPS:  # a u32 count (a line of them for a line)
         line = find(ty)
         if isinstance(line, LineType):
             ty = LineType(u32, line.size)

@@ -10,9 +10,8 @@ import math
 import struct
 
 from .dtype_facts import int_range, wrap
-from .types import DType
-
 from .passes.consteval import NOFOLD
+from .types import DType
 
 
 def _pattern(value: int, ty: DType) -> int:

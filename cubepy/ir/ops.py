@@ -302,7 +302,7 @@ def _count(types: list[DType]) -> DType:
     return LineType(u32, t.size) if isinstance(t, LineType) else u32
 
 
-_COUNTS = (BitOp.POPCOUNT, BitOp.CLZ, BitOp.CTZ, BitOp.FFS)
+COUNT_OPS = (BitOp.POPCOUNT, BitOp.CLZ, BitOp.CTZ, BitOp.FFS)  # their result is a u32
 
 
 def _bit(op: BitOp, arity: int, c: str, msl: str, wgsl: str, numpy: str) -> OpInfo:
@@ -311,7 +311,7 @@ def _bit(op: BitOp, arity: int, c: str, msl: str, wgsl: str, numpy: str) -> OpIn
     `bitcast`'s result type is the type it names (its row types by the operand; the
     frontend and the verifier check the sizes). The fold pass folds them through
     ir/bitops.py, which needs the operand type as well."""
-    return OpInfo(op, arity, _count if op in _COUNTS else _first, None,
+    return OpInfo(op, arity, _count if op in COUNT_OPS else _first, None,
                   {"c": c, "msl": msl, "wgsl": wgsl, "numpy": numpy})
 
 
