@@ -27,7 +27,10 @@ from .lang import (Tensor, Array, Line, Comptime,
                    plane_sum, plane_prod, plane_min, plane_max, plane_all, plane_any,
                    plane_broadcast, plane_shuffle, plane_shuffle_xor, plane_shuffle_up,
                    plane_shuffle_down, plane_inclusive_sum, plane_exclusive_sum,
-                   LocalArray, DynamicSharedMemory)
+                   LocalArray, DynamicSharedMemory,
+                   popcount, clz, ctz, ffs, reverse_bits, mul_hi, saturating_add,
+                   saturating_sub, bitcast, count_ones, popc, leading_zeros,
+                   trailing_zeros, find_first_set, brev, mulhi)
 from .launch_config import CubeCount, CubeDim
 from .timing import BenchResult, bench
 from .autotune import Autotuned, autotune

@@ -177,6 +177,31 @@ DynamicSharedMemory = Intrinsic(
     "DynamicSharedMemory", "DynamicSharedMemory(dtype): shared memory sized at launch by "
     "kernel.launch(..., shared_mem=<bytes>); len() is shared_mem // sizeof(dtype). "
     "DynamicSharedMemory(Line[T], line_size) holds lines.")
+# Integer and bit functions (docs/LANGUAGE.md, "Integer and bit operations"); the
+# CubeCL and Numba names are the same objects under a second name.
+popcount = Intrinsic("popcount", "popcount(x): the number of 1 bits of an integer (u32).")
+clz = Intrinsic("clz", "clz(x): the number of leading 0 bits of an integer (u32; the "
+                "width for 0).")
+ctz = Intrinsic("ctz", "ctz(x): the number of trailing 0 bits of an integer (u32; the "
+                "width for 0).")
+ffs = Intrinsic("ffs", "ffs(x): the 1-based position of the lowest 1 bit (u32; 0 for 0), "
+                "as CUDA's __ffs.")
+reverse_bits = Intrinsic("reverse_bits", "reverse_bits(x): x with its bits in reverse "
+                         "order (same type).")
+mul_hi = Intrinsic("mul_hi", "mul_hi(a, b): the high half of the full product a * b "
+                   "(signed for signed types).")
+saturating_add = Intrinsic("saturating_add", "saturating_add(a, b): a + b clamped to the "
+                           "type's range.")
+saturating_sub = Intrinsic("saturating_sub", "saturating_sub(a, b): a - b clamped to the "
+                           "type's range.")
+bitcast = Intrinsic("bitcast", "bitcast(T, x): the bits of x read as type T, which has "
+                    "x's size (f32 <-> i32/u32, f64 <-> i64/u64, ...).")
+count_ones = popc = popcount  # CubeCL, Numba
+leading_zeros = clz  # CubeCL
+trailing_zeros = ctz  # CubeCL
+find_first_set = ffs  # CubeCL
+brev = reverse_bits  # Numba (CUDA's __brev)
+mulhi = mul_hi  # CUDA's __mulhi, Metal's mulhi
 
 INTRINSICS: dict[str, Intrinsic] = {
     obj.name: obj for obj in list(globals().values()) if isinstance(obj, Intrinsic)}

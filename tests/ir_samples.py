@@ -94,6 +94,9 @@ def every_node_kernel() -> ir.Kernel:
                                operand=binop("pow", load(acc), c(2.0, f32))), loc=L(24)),
         ir.Store(buffer=x.buffer, index=binop("bitxor", builtin("cube_pos"), c(0xFFFFFFFF)),
                  value=ir.Cast(ty=f32, operand=ir.Cast(ty=f64, operand=c(0.1, f32))), loc=L(25)),
+        ir.Store(buffer=x.buffer, index=c(2), value=ir.Bits(  # a bit function, a bitcast
+            ty=f32, op="bitcast", args=(ir.Bits(ty=u32, op="popcount", args=(load(old),)),)),
+            loc=L(26)),
     ]
     return kernel(body, params=(x, y, cnt, n, a), shared=(buf,), cube_dim=(16, 4, 1),
                   name="every_node")

@@ -17,8 +17,8 @@ from cubepy import targets
 from cubepy.abi import compute_abi
 from cubepy.errors import CompileError
 from cubepy.ir import nodes as n
-from cubepy.ir.ops import OPS, LOWERED, AtomicOp, BinaryOp, CompareOp, Helper, LogicalOp, \
-    MathFn, PlaneOp, UnaryOp
+from cubepy.ir.ops import OPS, LOWERED, AtomicOp, BinaryOp, BitOp, CompareOp, Helper, \
+    LogicalOp, MathFn, PlaneOp, UnaryOp
 from cubepy.ir.passes import run_pipeline
 from cubepy.ir.types import bool_, f32, i32, u32
 
@@ -66,6 +66,15 @@ def _one_op_kernel(op) -> n.Kernel:
         call_ty = bool_ if v in ("isnan", "isinf") else f32
         call = n.Call(ty=call_ty, func=v, args=(a, b, a)[:OPS[op].arity])
         body = [n.Store(buffer=flag if call_ty is bool_ else xf, index=pos(), value=call)]
+    elif isinstance(op, BitOp):
+        if op is BitOp.BITCAST:
+            value = n.Bits(ty=i32, op=v, args=(a,))
+        else:
+            ty = u32 if OPS[op].typing([i32]) is u32 else i32
+            value = n.Bits(ty=ty, op=v, args=(k, k)[:OPS[op].arity])
+            if ty is u32:
+                value = n.Cast(ty=i32, operand=value)
+        body = [n.Store(buffer=xi, index=pos(), value=value)]
     elif isinstance(op, AtomicOp):
         old = n.Var("old", i32)
         body = [n.Declare(var=old),
@@ -108,6 +117,7 @@ def test_every_claimed_op_is_generated_and_every_other_is_a_clear_error(name, op
 
 def test_the_toy_target_claims_less_than_the_builtin_ones(toyc):
     assert not any(toyc.supports_op(op) for op in PlaneOp)
+    assert not any(toyc.supports_op(op) for op in BitOp)
     assert [op for op in AtomicOp if toyc.supports_op(op)] == [AtomicOp.ADD]
     assert toyc.spelling(MathFn.RSQRT) == LOWERED  # its override
     assert toyc.spelling(MathFn.EXP) == "expf"  # the C family's default

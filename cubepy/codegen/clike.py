@@ -482,6 +482,9 @@ class CEmitter(BracedWalker):
     def _e_Plane(self, e: n.Plane) -> tuple[str, int]:
         return self.d.plane(self, e)
 
+    def _e_Bits(self, e: n.Bits) -> tuple[str, int]:
+        return self.d.bits(self, e)
+
     def _e_Call(self, e: n.Call) -> tuple[str, int]:
         args = [self.expr(a) for a in e.args]
         return self.d.math(self, e.func, args, [a.ty for a in e.args], e.ty), PRIMARY

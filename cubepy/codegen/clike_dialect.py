@@ -88,6 +88,11 @@ class Dialect:
         from ..errors import compile_error
         compile_error(e.loc, f"plane operations are not supported by the {self.name} target")
 
+    def bits(self, em: "CEmitter", e: n.Bits) -> tuple[str, int]:
+        """An integer or bit function (popcount, clz, ..., bitcast)."""
+        from ..errors import compile_error
+        compile_error(e.loc, f"{e.op} is not supported by the {self.name} target")
+
     int_suffixes = {"i32": "", "u32": "u", "i64": "ll", "u64": "ull"}
 
     def bool_or_int_literal(self, value, ty: DType) -> tuple[str, int]:

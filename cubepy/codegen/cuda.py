@@ -20,6 +20,7 @@ from ..targets import get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from . import clike_helpers as prelude_helpers
+from .clike_bits import cuda_bits
 from .clike_plane import cuda_plane
 from .names import entry_name, field_name
 
@@ -82,6 +83,9 @@ class CudaDialect(Dialect):
 
     def plane(self, em: CEmitter, e: n.Plane) -> tuple[str, int]:
         return cuda_plane(em, e)
+
+    def bits(self, em: CEmitter, e: n.Bits) -> tuple[str, int]:
+        return cuda_bits(em, e)
 
     def unsigned_cast(self, em: CEmitter, index: n.Expr) -> str:
         t = _TYPES["u64" if index.ty.bits == 64 else "u32"]

@@ -21,6 +21,7 @@ from ..targets import get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from . import clike_helpers as prelude_helpers
+from .clike_bits import metal_bits
 from .clike_plane import metal_plane
 from .names import entry_name, field_name
 
@@ -81,6 +82,9 @@ class MetalDialect(Dialect):
 
     def plane(self, em: CEmitter, e: n.Plane) -> tuple[str, int]:
         return metal_plane(em, e)
+
+    def bits(self, em: CEmitter, e: n.Bits) -> tuple[str, int]:
+        return metal_bits(em, e)
 
     def unsigned_cast(self, em: CEmitter, index: n.Expr) -> str:
         return f"{'ulong' if index.ty.bits == 64 else 'uint'}({em.expr(index)})"

@@ -27,10 +27,10 @@ import numpy as np
 from ..abi import KernelABI
 from ..ir import nodes as ir
 from ..ir.dtype_facts import wrap
-from ..ir.ops import LOWERED, ops_of
+from ..ir.ops import LOWERED, BitOp, ops_of
 from ..ir.types import DType
 from ..targets import get_target
-from ..runtime import cpu_atomics, cpu_ops, cpu_plane
+from ..runtime import cpu_atomics, cpu_bits, cpu_ops, cpu_plane
 from .compiled import Compiled, make_compiled
 from .names import comment_text
 from .walker import StatementWalker
@@ -478,6 +478,15 @@ class _Gen(StatementWalker):
         arg = self.expr(e.arg) if e.arg is not None else "None"
         return (f"_plane({e.op!r}, {self.expr(e.value)}, {arg}, _m, _bi_unit_pos, _cl, _B, "
                 f"{self.kernel.units_per_cube})")
+
+    def e_Bits(self, e: ir.Bits) -> str:
+        # "_bits.popcount", ...: runtime/cpu_bits.py (the op table's numpy spelling)
+        self.ns["_bits"] = cpu_bits
+        fn = get_target("cpu").spelling(BitOp(e.op))
+        args = [self.expr(a) for a in e.args]
+        if e.op == "bitcast":
+            args.append(self.dt(e.ty))
+        return f"{fn}({', '.join(args)})"
 
     def e_Call(self, e: ir.Call) -> str:
         fn = _MATH.get(e.func)

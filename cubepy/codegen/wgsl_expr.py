@@ -150,6 +150,9 @@ class ExprEmitter:
             return self._call(e), False
         if isinstance(e, n.Plane):
             return self._plane(e)
+        if isinstance(e, n.Bits):
+            from .wgsl_bits import wgsl_bits
+            return wgsl_bits(self, e)
         compile_error(self._at(e), f"the wgsl target cannot emit {type(e).__name__} expressions")
 
     def _keep_at_runtime(self, e: n.Expr) -> None:

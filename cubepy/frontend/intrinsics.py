@@ -133,13 +133,25 @@ def _py_conversion(b: Builder, node: ast.Call, site: CallSite):
 
 @intrinsic("builtins.max", "builtins.min")
 def _max_min(b: Builder, node: ast.Call, site: CallSite):
-    name, u = site.name, b.ctx.unifier
-    b.arity(node, name, 2)
-    x, y = b.expr(node.args[0]), b.expr(node.args[1])
-    if isinstance(x, Py) and isinstance(y, Py) and is_number(x.value) \
-            and is_number(y.value):
-        return Py(max(x.value, y.value) if name == "max" else min(x.value, y.value))
-    x, y = b.materialize(x, node.args[0]), b.materialize(y, node.args[1])
+    """`max(a, b, ...)` / `min(...)` of two or more values: folded from the left into
+    nested two-operand max/min (each with the NaN rule of docs/LANGUAGE.md)."""
+    name = site.name
+    if len(node.args) < 2:
+        b.error(f"{name}() takes 2 or more values, got {len(node.args)} (a {name} over a "
+                f"sequence is not supported in kernels: write {name}(a, b, c))", node)
+    values = [b.expr(a) for a in node.args]
+    if all(isinstance(v, Py) and is_number(v.value) for v in values):
+        numbers = [v.value for v in values]
+        return Py(max(numbers) if name == "max" else min(numbers))
+    result = values[0]
+    for value, arg in zip(values[1:], node.args[1:]):
+        result = _max_min_pair(b, name, result, value, node.args[0], arg)
+    return result
+
+
+def _max_min_pair(b: Builder, name: str, x, y, xnode: ast.expr, ynode: ast.expr):
+    u = b.ctx.unifier
+    x, y = b.materialize(x, xnode), b.materialize(y, ynode)
     x, y = b.broadcast([x, y], f"in {name}()")
     ty = u.unify(x.ty, y.ty, b.ctx.loc, lambda p, q: (
         f"{name}() of {p} and {q}: cast one, e.g. "
@@ -437,3 +449,4 @@ def _dynamic_shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     ctx.shared.append(n.SharedDecl(ref, size * line, ctx.loc))
     ctx.dynamic_shared = Buf(ref, "shared", size, line=line)
     return ctx.dynamic_shared
+from . import bits as _bits  # noqa: E402,F401  (registers the integer and bit functions)

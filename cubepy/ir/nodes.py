@@ -17,7 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from .ops import OPS, AtomicOp, BinaryOp, CompareOp, LogicalOp, MathFn, PlaneOp, UnaryOp
+from .ops import (OPS, AtomicOp, BinaryOp, BitOp, CompareOp, LogicalOp, MathFn, PlaneOp,
+                  UnaryOp)
 from .types import DType, bool_, u32
 
 
@@ -56,6 +57,8 @@ META_KINDS = ("shape", "stride", "rank", "len", "buffer_len")
 # (isnan/isinf give bool).
 MATH_FUNCS = {op.value: OPS[op].arity for op in MathFn}
 ATOMIC_OPS = tuple(op.value for op in AtomicOp)
+# Integer and bit functions: name -> number of operands (`Bits` nodes).
+BIT_OPS = {op.value: OPS[op].arity for op in BitOp}
 
 
 # ----------------------------------------------------------------------------- values
@@ -178,6 +181,16 @@ class Call(Expr):
     """A math intrinsic, one of MATH_FUNCS."""
 
     func: str = ""
+    args: tuple[Expr, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Bits(Expr):
+    """An integer or bit function, one of BIT_OPS, on integer operands of one type:
+    popcount/clz/ctz/ffs give u32, reverse_bits/mul_hi/saturating_* the operand type;
+    `bitcast` reinterprets its operand's bits as `ty`, a type of the same size."""
+
+    op: str = ""
     args: tuple[Expr, ...] = ()
 
 

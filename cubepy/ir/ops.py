@@ -88,10 +88,21 @@ class PlaneOp(str, Enum):
     __str__ = str.__str__
 
 
-OpEnum = Union[BinaryOp, CompareOp, UnaryOp, LogicalOp, MathFn, AtomicOp, PlaneOp]
+class BitOp(str, Enum):
+    """Integer and bit functions (`cubepy.popcount`, ...): the IR's `Bits` node."""
+
+    POPCOUNT = "popcount"; CLZ = "clz"; CTZ = "ctz"; FFS = "ffs"  # noqa: E702
+    REVERSE_BITS = "reverse_bits"; MUL_HI = "mul_hi"  # noqa: E702
+    SATURATING_ADD = "saturating_add"; SATURATING_SUB = "saturating_sub"  # noqa: E702
+    BITCAST = "bitcast"
+
+    __str__ = str.__str__
+
+
+OpEnum = Union[BinaryOp, CompareOp, UnaryOp, LogicalOp, MathFn, AtomicOp, PlaneOp, BitOp]
 KINDS: dict[str, type[Enum]] = {"binary": BinaryOp, "compare": CompareOp, "unary": UnaryOp,
                                 "logical": LogicalOp, "math": MathFn, "atomic": AtomicOp,
-                                "plane": PlaneOp}
+                                "plane": PlaneOp, "bits": BitOp}
 Spelling = Union[str, Callable]
 
 
@@ -283,13 +294,53 @@ def _plane() -> list[OpInfo]:
             for op in PlaneOp]
 
 
+def _count(types: list[DType]) -> DType:
+    """popcount/clz/ctz/ffs give a u32 count (as CubeCL and Rust; a line of them for a
+    line)."""
+    from .types import LineType, u32
+    t = types[0]
+    return LineType(u32, t.size) if isinstance(t, LineType) else u32
+
+
+COUNT_OPS = (BitOp.POPCOUNT, BitOp.CLZ, BitOp.CTZ, BitOp.FFS)  # their result is a u32
+
+
+def _bit(op: BitOp, arity: int, c: str, msl: str, wgsl: str, numpy: str) -> OpInfo:
+    """One integer/bit function: the C family's is CUDA's 32-bit intrinsic (the 64-bit
+    and unsigned forms are picked in codegen/clike_bits.py), the others as named.
+    `bitcast`'s result type is the type it names (its row types by the operand; the
+    frontend and the verifier check the sizes). The fold pass folds them through
+    ir/bitops.py, which needs the operand type as well."""
+    return OpInfo(op, arity, _count if op in COUNT_OPS else _first, None,
+                  {"c": c, "msl": msl, "wgsl": wgsl, "numpy": numpy})
+
+
+_B = BitOp
+_BIT_ROWS = [
+    _bit(_B.POPCOUNT, 1, "__popc", "popcount", "countOneBits", "_bits.popcount"),
+    _bit(_B.CLZ, 1, "__clz", "clz", "countLeadingZeros", "_bits.clz"),
+    # CUDA has no ctz: __clz(__brev(x)) (32 for 0, as the others)
+    _bit(_B.CTZ, 1, LOWERED, "ctz", "countTrailingZeros", "_bits.ctz"),
+    # Metal: ctz(x) + 1 (0 for 0) in a helper; WGSL: firstTrailingBit(x) + 1
+    _bit(_B.FFS, 1, "__ffs", LOWERED, "firstTrailingBit", "_bits.ffs"),
+    _bit(_B.REVERSE_BITS, 1, "__brev", "reverse_bits", "reverseBits", "_bits.reverse_bits"),
+    _bit(_B.MUL_HI, 2, "__mulhi", "mulhi", Helper("mul_hi"), "_bits.mul_hi"),
+    _bit(_B.SATURATING_ADD, 2, LOWERED, "addsat", Helper("saturating_add"),
+         "_bits.saturating_add"),
+    _bit(_B.SATURATING_SUB, 2, LOWERED, "subsat", Helper("saturating_sub"),
+         "_bits.saturating_sub"),
+    # CUDA: __float_as_int, __int_as_float, __double_as_longlong, ... by the types
+    _bit(_B.BITCAST, 1, LOWERED, "as_type", "bitcast", "_bits.bitcast"),
+]
+
+
 OPS: Mapping = _OpTable(_binary() + _compare() + _unary() + _logical() + _MATH_ROWS
-                        + _atomic() + _plane())
+                        + _atomic() + _plane() + _BIT_ROWS)
 
 
 def info(op, kind: str | None = None) -> OpInfo:
     """The table row of `op`: an enum member, or an IR op name with its `kind`
-    ("binary", "compare", "unary", "logical", "math", "atomic", "plane")."""
+    ("binary", "compare", "unary", "logical", "math", "atomic", "plane", "bits")."""
     if kind is not None:
         op = KINDS[kind](op)
     elif not isinstance(op, Enum):

@@ -247,6 +247,15 @@ class _Reader:
             args = tuple(self.expr(a) for a in args if a is not None)
             ty = call_type(func, [a.ty for a in args]) or bool_
             return self.typed(ir.Call(ty=ty, func=func, args=args, loc=loc), ty_tok)
+        if kind == "bits":
+            name_tok, ty_tok, *args = c
+            op = str(name_tok)
+            if op not in ir.BIT_OPS:
+                self.fail(name_tok, f"unknown bit function {op}")
+            if op == "bitcast" and ty_tok is None:
+                self.fail(name_tok, "bits.bitcast needs its result type: bits.bitcast:f32(...)")
+            args = tuple(self.expr(a) for a in args if a is not None)
+            return self.typed(ir.Bits(ty=args[0].ty, op=op, args=args, loc=loc), ty_tok)
         if kind == "plane":
             name_tok, ty_tok, value, arg = c
             op = str(name_tok)

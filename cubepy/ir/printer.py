@@ -10,8 +10,9 @@
 Sigils keep user names apart from the syntax: `%name` is a local variable (scalar
 parameters included), `@name` a buffer. Expressions are prefix calls named after the IR
 operator (`add`, `lt`, `and`, `neg`, `select`, `shape`), casts are calls of a type
-(`f32(%x)`), math intrinsics are `math.exp(...)`. Constants carry their type (`1:u32`,
-`0.5:f32`; `+inf`, `-inf`, `+nan` for the special floats); `true`/`false` are bools.
+(`f32(%x)`), math intrinsics are `math.exp(...)`, bit functions `bits.popcount(...)`.
+Constants carry their type (`1:u32`, `0.5:f32`; `+inf`, `-inf`, `+nan` for the special
+floats); `true`/`false` are bools.
 A result type is printed (`add:f32(...)`) only where it differs from the one the
 operands imply, so the text stays short and the round trip stays exact.
 `# line N` after a statement (after the `{` of a compound one) keeps its source line.
@@ -31,7 +32,7 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEYWORDS = frozenset({"kernel", "cube_dim", "shared", "var", "let", "if", "else", "for", "in",
                       "range", "unroll", "while", "break", "continue", "terminate",
                       "barrier", "comment", "atomic", "math", "true", "false", "plane",
-                      "local"})
+                      "local", "bits"})
 
 
 def implied_type(expr: ir.Expr) -> DType | None:
@@ -59,7 +60,18 @@ def implied_type(expr: ir.Expr) -> DType | None:
         return LineType(expr.elems[0].ty, len(expr.elems)) if len(expr.elems) > 1 else None
     if isinstance(expr, ir.Plane):
         return expr.value.ty
+    if isinstance(expr, ir.Bits):
+        return bits_type(expr.op, [a.ty for a in expr.args])
     return None
+
+
+def bits_type(op: str, arg_types: list) -> DType | LineType | None:
+    """A bit function's result type from its operands' (None for bitcast, whose type
+    the text always states)."""
+    from .ops import OPS, BitOp
+    if op == "bitcast" or op not in ir.BIT_OPS or not arg_types:
+        return None
+    return OPS[BitOp(op)].typing(arg_types)
 
 
 def call_type(func: str, arg_types: list[DType]) -> DType | None:
@@ -141,6 +153,8 @@ class _Printer:
         if isinstance(e, ir.Plane):
             args = [e.value] + ([e.arg] if e.arg is not None else [])
             return f"plane.{e.op}{suffix}({', '.join(self.expr(a) for a in args)})"
+        if isinstance(e, ir.Bits):
+            return f"bits.{e.op}{suffix}({', '.join(self.expr(a) for a in e.args)})"
         raise TypeError(f"cannot print expression {e!r}")
 
     # -- statements --------------------------------------------------------------------

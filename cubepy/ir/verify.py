@@ -8,7 +8,7 @@ from __future__ import annotations
 from . import nodes as ir
 from .dtype_facts import fits
 from .ops import OPS, MathFn, PlaneOp
-from .printer import call_type, print_expr
+from .printer import bits_type, call_type, print_expr
 from .types import DType, LineType, bool_, u32
 
 
@@ -341,6 +341,27 @@ class _Verifier:
         self.same(e, e.value.ty, e, f"result of plane.{e.op}")
         if (e.op in ("all", "any")) != e.ty.is_bool and not wants_arg:
             self.fail(e, f"plane.{e.op} of {e.ty}")
+
+    def e_bits(self, e: ir.Bits) -> None:
+        for a in e.args:
+            self.expr(a)
+        if e.op not in ir.BIT_OPS:
+            self.fail(e, f"unknown bit function {e.op!r}")
+        arity = ir.BIT_OPS[e.op]
+        if len(e.args) != arity:
+            self.fail(e, f"bits.{e.op} takes {arity} operands, got {len(e.args)}")
+        first = e.args[0].ty
+        if e.op == "bitcast":
+            if first.bits != e.ty.bits or first.is_bool or e.ty.is_bool \
+                    or isinstance(first, LineType) != isinstance(e.ty, LineType) \
+                    or getattr(first, "size", 1) != getattr(e.ty, "size", 1):
+                self.fail(e, f"bitcast of {first} to {e.ty}: not the same size")
+            return
+        if not first.is_int:
+            self.fail(e, f"bits.{e.op} of {first}, not an integer")
+        for a in e.args[1:]:
+            self.same(a, first, e, f"operand of bits.{e.op}")
+        self.same(e, bits_type(e.op, [a.ty for a in e.args]), e, f"result of bits.{e.op}")
 
     def e_call(self, e: ir.Call) -> None:
         for a in e.args:

@@ -87,6 +87,12 @@ def fold_expr(e: ir.Expr) -> ir.Expr:
                 and type(e.if_true.value) is type(e.if_false.value):
             return e.if_true
         return e
+    if isinstance(e, ir.Bits):
+        if all(isinstance(a, ir.Const) for a in e.args):
+            from ..bitops import fold_bits
+            return _const(e, fold_bits(e.op, e.ty, e.args[0].ty,
+                                       tuple(a.value for a in e.args)))
+        return e
     if isinstance(e, ir.Cast):
         if e.operand.ty is e.ty:
             return e.operand

@@ -12,7 +12,7 @@ from typing import Callable, Iterator
 from ... import errors
 from ...targets import ALL_TYPE_NAMES, PORTABLE, Target, get_target
 from .. import nodes as ir
-from ..ops import (OPS, BinaryOp, CompareOp, LogicalOp, MathFn, PlaneOp,
+from ..ops import (OPS, BinaryOp, BitOp, CompareOp, LogicalOp, MathFn, PlaneOp,
                    UnaryOp)
 from ..types import DType
 from ..visit import child_exprs, walk_exprs, walk_stmts
@@ -99,6 +99,9 @@ def _unclaimed(e: ir.Expr, t: Target) -> str | None:
     elif isinstance(e, ir.Call):
         if not t.supports_op(MathFn(e.func)):
             return f"math function {e.func}"
+    elif isinstance(e, ir.Bits):
+        if not t.supports_op(BitOp(e.op)):
+            return f"{e.op}"
     elif type(e) in _EXPR_OPS and not t.supports_op(_EXPR_OPS[type(e)](e.op)):
         return f"operator {e.op}"
     return None
