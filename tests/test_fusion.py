@@ -344,3 +344,12 @@ def test_fused_kernels_compile_with_nvcc_naga_and_clang(tmp_path):
             checked += 1
     if checked == 0:
         pytest.skip("no nvcc, clang++ or wgpu here")
+
+
+def test_fusion_mlp_example(runtime_client, capsys):
+    from examples_loader import load_example
+    example = load_example("fusion_mlp")
+    assert example.main(["--runtime", runtime_client.runtime, "--batch", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "check:   OK" in out
+    assert out.count("[matmul]") == 3 and "fuses matmul, add, max" in out

@@ -52,7 +52,7 @@ class BuiltKernel:
         return self.kernel.name
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Step:
     """A cached kernel launch: parameters bound by node position in the graph."""
 
@@ -60,6 +60,8 @@ class _Step:
     params: tuple[tuple[str, int], ...]  # (parameter, position of the node it reads)
     outputs: tuple[tuple[str, int], ...]  # (parameter, position of the node it writes)
     cube_count: tuple[int, int, int]
+    # target -> its _Compiled, remembered so that a launch does not hash the IR again
+    compiled: dict = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- structure
@@ -202,7 +204,11 @@ def _steps(order: list[Node], roots: list[Node], evaluated: dict, fuse: bool
 
 def _launch(step: _Step, client, values: list) -> None:
     from ..kernel import _make_packer
-    compiled, executable = _compile(step.kernel, client)
+    compiled = step.compiled.get(client.target)
+    executable = compiled.executables.get(client) if compiled is not None else None
+    if executable is None:
+        compiled, executable = _compile(step.kernel, client)
+        step.compiled[client.target] = compiled
     by_name = {name: values[p] for name, p in step.params}
     for name, p in step.outputs:
         out = values[p]
