@@ -8,9 +8,10 @@
 2. relu(a @ b + bias) against the matmul alone (both cubepy.fusion; 4096^3 f32 on a
    GPU, 256^3 on cpu): what the fused add and max cost on top of the matmul.
 
-Times are device times per evaluation (cubepy.bench: CUDA events / WebGPU timestamps,
-median of 20, with the graph recorded inside the timed call, as a training loop does),
-bytes moved are each plan's reads and writes (fusion.explain). Writes
+Times are device times per call (cubepy.bench: CUDA events / WebGPU timestamps, median
+of 20) of functions traced once with fusion.compile, as torch.compile traces; "fused,
+eager" records and plans the graph again at every call (fusion.eval). Bytes moved are
+each plan's reads and writes (fusion.explain). Writes
 fusion_<tag>.json and .md.
 """
 from __future__ import annotations
@@ -79,9 +80,13 @@ def elementwise(client, n: int, reps: int) -> dict:
     expect = chain(host, np)
     got = fz.eval(chain(fz.asarray(xt), fz)).numpy()
     row["max_abs_error"] = float(np.abs(got - expect).max())
-    ms = {"cubepy fused": _time(client, lambda: fz.eval(chain(fz.asarray(xt), fz)), reps),
-          "cubepy unfused": _time(client, lambda: fz.eval(chain(fz.asarray(xt), fz),
-                                                         fuse=False), reps)}
+    fused_fn = fz.compile(lambda t: chain(t, fz))
+    unfused_fn = fz.compile(lambda t: chain(t, fz), fuse=False)
+    ms = {"cubepy fused": _time(client, lambda: fused_fn(xt), reps),
+          "cubepy unfused": _time(client, lambda: unfused_fn(xt), reps),
+          # recorded and planned again at every call (fusion.eval), not traced once
+          "cubepy fused, eager": _time(client, lambda: fz.eval(chain(fz.asarray(xt), fz)),
+                                       reps)}
     torch, device = _torch_for(client)
     if torch is not None:
         tx = torch.from_numpy(host).to(device)
@@ -96,8 +101,7 @@ def elementwise(client, n: int, reps: int) -> dict:
         except Exception as exc:  # no Triton / compiler for this device
             row["torch.compile"] = f"unavailable: {type(exc).__name__}: {exc}"[:200]
     row["ms"] = ms
-    row["GB/s"] = {k: round(row["bytes_moved"].get(k.replace("cubepy ", ""), 2 * n * 4)
-                            / v / 1e6, 1) for k, v in ms.items()}
+    row["GB/s"] = {k: round(_moved(row, k) / v / 1e6, 1) for k, v in ms.items()}
     row["fused_vs_unfused"] = ms["cubepy unfused"] / ms["cubepy fused"]
     if "torch.compile" in ms:
         row["fused_vs_torch_compile"] = ms["cubepy fused"] / ms["torch.compile"]
@@ -111,14 +115,21 @@ def matmul_epilogue(client, size: int, reps: int) -> dict:
     bias = client.tensor(rng.standard_normal(size).astype(np.float32))
     A, B, C = fz.asarray(a), fz.asarray(b), fz.asarray(bias)
     plan = fz.explain(fz.relu(A @ B + C))
-    ms = {"matmul alone": _time(client, lambda: fz.eval(fz.asarray(a) @ fz.asarray(b)), reps),
-          "relu(a @ b + bias)": _time(client, lambda: fz.eval(
-              fz.relu(fz.asarray(a) @ fz.asarray(b) + fz.asarray(bias))), reps)}
+    alone = fz.compile(lambda x, y: x @ y)
+    fused = fz.compile(lambda x, y, z: fz.relu(x @ y + z))
+    ms = {"matmul alone": _time(client, lambda: alone(a, b), reps),
+          "relu(a @ b + bias)": _time(client, lambda: fused(a, b, bias), reps)}
     flops = 2 * size ** 3
     return {"size": size, "kernels": len(plan), "fused_ops": plan.kernels[0].fused_ops,
             "bytes_moved": plan.bytes_moved, "ms": ms,
             "TFLOP/s": {k: round(flops / v / 1e9, 2) for k, v in ms.items()},
             "epilogue_ratio": ms["relu(a @ b + bias)"] / ms["matmul alone"]}
+
+
+def _moved(row: dict, name: str) -> int:
+    """Bytes a variant moves: its plan's (fused / unfused), else one read and one write."""
+    key = name.replace("cubepy ", "").replace(", eager", "")
+    return row["bytes_moved"].get(key, 2 * row["elements"] * 4)
 
 
 def markdown(report: dict) -> str:
@@ -127,7 +138,7 @@ def markdown(report: dict) -> str:
              f"## 10-op element-wise chain, {e['elements']:,} f32", "",
              "| | ms | GB/s | bytes moved |", "|---|---|---|---|"]
     for k, v in e["ms"].items():
-        moved = e["bytes_moved"].get(k.replace("cubepy ", ""), 2 * e["elements"] * 4)
+        moved = _moved(e, k)
         lines.append(f"| {k} | {v:.3f} | {e['GB/s'][k]} | {moved:,} |")
     lines += ["", f"Fused is {e['fused_vs_unfused']:.2f}x faster than unfused "
               f"({e['kernels']['fused']} kernel vs {e['kernels']['unfused']})."]

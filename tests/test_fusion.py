@@ -353,3 +353,35 @@ def test_fusion_mlp_example(runtime_client, capsys):
     out = capsys.readouterr().out
     assert "check:   OK" in out
     assert out.count("[matmul]") == 3 and "fuses matmul, add, max" in out
+
+
+def test_compile_traces_once_per_signature_and_replays(runtime_client):
+    c = runtime_client
+    calls = []
+
+    def mlp_layer(x, w, b):
+        calls.append(1)
+        return fz.relu(x @ w + b), (x * 2.0).sum(axis=1)
+
+    fast = fz.compile(mlp_layer)
+    for rows in (8, 8, 5):
+        x, w, b = rand(rows, 16), rand(16, 4), rand(4)
+        y, s = fast(c.tensor(x), c.tensor(w), c.tensor(b))
+        np.testing.assert_allclose(y.numpy(), np.maximum(x @ w + b, 0), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(s.numpy(), (x * 2).sum(1), rtol=1e-5, atol=1e-5)
+    assert len(calls) == 2 and len(fast.programs) == 2  # rows 8 (twice), then 5
+    unfused = fz.compile(lambda x: fz.exp(x) * 2.0 + 1.0, fuse=False)
+    x = rand(40)
+    np.testing.assert_allclose(unfused(c.tensor(x)).numpy(), np.exp(x) * 2 + 1, rtol=1e-5)
+    assert len(unfused.programs[next(iter(unfused.programs))].steps) == 3
+
+
+def test_compile_captures_closure_tensors_and_refuses_non_tensor_results(runtime_client):
+    c = runtime_client
+    w = rand(6, 3)
+    W = lazy(c, w)
+    project = fz.compile(lambda x: x @ W)
+    x = rand(2, 6)
+    np.testing.assert_allclose(project(c.tensor(x)).numpy(), x @ w, rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeError, match="must return lazy tensors"):
+        fz.compile(lambda x: 3.0)(c.tensor(x))

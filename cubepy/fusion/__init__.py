@@ -15,8 +15,8 @@ and code generators as @cube kernels, cached by structure (docs/FUSION.md).
 from __future__ import annotations
 
 from .explain import Explanation, KernelReport, explain
-from .lazy import (MATH, LazyTensor, asarray, binary, broadcast_shapes, compare, math_fn,
-                   matmul, maximum, minimum, reduce, where)
+from .lazy import (MATH, LazyTensor, asarray, binary, broadcast_shapes, compare, compile,
+                   math_fn, matmul, maximum, minimum, reduce, where)
 
 
 def eval(*tensors, fuse: bool = True):  # noqa: A001 (the numpy-style name)
@@ -95,7 +95,7 @@ round = MATH["round"]  # noqa: A001
 trunc = MATH["trunc"]
 erf = MATH["erf"]
 
-__all__ = ["LazyTensor", "asarray", "eval", "explain", "Explanation", "KernelReport",
+__all__ = ["LazyTensor", "asarray", "eval", "compile", "explain", "Explanation", "KernelReport",
            "where", "maximum", "minimum", "matmul", "sum", "max", "min", "prod", "mean",
            "relu", "sigmoid", "pow", "abs", "transpose", "reshape", "broadcast_shapes",
            "compare", "math_fn", *MATH]

@@ -6,6 +6,7 @@ of a computed value costs nothing until a kernel reads it.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -13,12 +14,17 @@ from typing import Any, Optional
 from ..ir.types import DType
 
 
+_SERIAL = itertools.count()
+
+
 @dataclass(eq=False)
 class Node:
-    """A value of the graph: `shape` and `dtype` of the tensor it produces."""
+    """A value of the graph: `shape` and `dtype` of the tensor it produces. `serial`
+    orders nodes by creation, which is an order where inputs come first."""
 
     shape: tuple[int, ...]
     dtype: DType
+    serial: int = field(default_factory=_SERIAL.__next__, init=False, repr=False)
 
     @property
     def inputs(self) -> tuple["Node", ...]:
@@ -112,24 +118,24 @@ COMPUTE = (Reduce, MatMul)  # nodes that get a kernel of their own shape
 
 
 def topological(roots: list[Node], stop=()) -> list[Node]:
-    """Every node the roots depend on, each after its inputs (iterative: graphs of
-    thousands of ops do not hit Python's recursion limit). Nodes whose id is in `stop`
-    (already evaluated) are listed but not entered."""
-    order: list[Node] = []
-    seen: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(roots)]
+    """Every node the roots depend on, each after its inputs (by creation order, which
+    puts inputs first; no recursion, so graphs of thousands of ops are fine). Nodes whose
+    id is in `stop` (already evaluated) are listed but not entered."""
+    seen: dict[int, Node] = {}
+    stack = list(roots)
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
+        node = stack.pop()
+        key = id(node)
+        if key in seen:
             continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        if id(node) not in stop:
-            stack.extend((i, False) for i in reversed(node.inputs) if id(i) not in seen)
-    return order
+        seen[key] = node
+        if key not in stop:
+            stack.extend(node.inputs)
+    return sorted(seen.values(), key=_serial)
+
+
+def _serial(node: Node) -> int:
+    return node.serial
 
 
 @dataclass

@@ -234,6 +234,12 @@ def _shape_arg(shape) -> tuple[int, ...]:
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy's broadcast of `shapes` (ValueError naming them when they do not)."""
+    first = shapes[0]
+    if all(s == first or s == () for s in shapes[1:]):  # the common cases, quickly
+        return first
+    if first == () and len(shapes) == 2:
+        return shapes[1]
     try:
         return tuple(int(s) for s in np.broadcast_shapes(*shapes))
     except ValueError:
@@ -247,6 +253,12 @@ def _float_of(dtype: DType) -> DType:
 
 def _operand(x, like: Optional[LazyTensor]) -> tuple[Node, Any]:
     """(node, client) of an operand: a LazyTensor, a Python number or an array."""
+    tp = type(x)
+    if tp is LazyTensor:
+        return x.node, x.client
+    if tp is float:
+        dtype = like.dtype if like is not None and like.dtype.is_float else f32
+        return Scalar((), dtype, value=x), None
     if isinstance(x, LazyTensor):
         return x.node, x.client
     if isinstance(x, (bool, np.bool_)):
@@ -278,6 +290,9 @@ def _combine(args: Iterable) -> tuple[list[Node], Any]:
 
 
 def _result_type(nodes: list[Node]) -> DType:
+    first = nodes[0].dtype
+    if all(n.dtype is first for n in nodes):
+        return first
     tensors = [n for n in nodes if not isinstance(n, Scalar)] or nodes
     dtypes = {n.dtype for n in tensors}
     if len(dtypes) == 1:
@@ -452,3 +467,51 @@ def _make_math(name: str):
 
 
 MATH = {name: _make_math(name) for name in _MATH_UNARY}
+
+
+def compile(fn=None, *, fuse: bool = True):  # noqa: A001 (torch.compile's name)
+    """`fn` (a function of tensors written with lazy-tensor operations) traced once per
+    argument signature (shape, strides, dtype and client of each argument) and replayed
+    without recording: each call binds the new arguments and launches the planned
+    kernels. Returns DeviceTensors. Tensors the function reads besides its arguments
+    (weights in a closure) are captured at the first trace, as torch.compile captures
+    them; Python numbers in it are constants of the kernels.
+
+        fast = fusion.compile(lambda x, y: fusion.relu(x @ y))
+        out = fast(a, b)          # a, b: cubepy tensors or arrays the client accepts
+    """
+    if fn is None:
+        return lambda f: compile(f, fuse=fuse)
+    import functools
+    import threading
+
+    from .runner import run_program, trace
+    programs: dict = {}
+    lock = threading.Lock()
+
+    @functools.wraps(fn)
+    def compiled(*args, client=None):
+        tensors = [_as_tensor(a, client) for a in args]
+        if not tensors:
+            raise TypeError("a fusion.compile function takes at least one tensor")
+        c = tensors[0].client
+        key = tuple((t.shape, t.strides, t.dtype, id(t.client)) for t in tensors)
+        program = programs.get(key)
+        if program is None:
+            with lock:
+                program = programs.get(key)
+                if program is None:
+                    program = programs[key] = trace(fn, c, tensors, fuse)
+        return run_program(program, c, tensors)
+
+    compiled.programs = programs  # traced signatures (for tests and introspection)
+    return compiled
+
+
+def _as_tensor(x, client):
+    from ..runtime.base import DeviceTensor
+    if type(x) is DeviceTensor:
+        return x
+    if isinstance(x, LazyTensor):
+        return x.eval()
+    return asarray(x, client).node.tensor

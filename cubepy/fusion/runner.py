@@ -248,3 +248,66 @@ def evaluate(tensors: list, fuse: bool = True) -> None:
     pos = {id(node): i for i, node in enumerate(order)}
     for t in tensors:
         t._value = values[pos[id(t.node)]]
+
+
+# ----------------------------------------------------------------------------- compile
+
+@dataclass(eq=False)
+class _Program:
+    """A traced function: its kernels, and where each value of the graph comes from."""
+
+    steps: tuple[_Step, ...]
+    size: int  # number of graph positions
+    fixed: dict  # position -> a tensor the function captured (weights, constants)
+    args: tuple[tuple[int, int], ...]  # (argument index, position)
+    outputs: tuple[int, ...]  # positions of the results
+    allocations: tuple[tuple[int, tuple, Any], ...]  # (position, shape, dtype) per output
+    single: bool  # the function returned one tensor, not a tuple
+
+
+def trace(fn, client, tensors: list, fuse: bool) -> _Program:
+    """Runs `fn` on lazy leaves over `tensors` and plans what it returns."""
+    from .lazy import LazyTensor
+    leaves = [LazyTensor(Leaf(t.shape, t.dtype, tensor=t), client) for t in tensors]
+    result = fn(*leaves)
+    single = not isinstance(result, (tuple, list))
+    results = [result] if single else list(result)
+    if not results or not all(isinstance(r, LazyTensor) for r in results):
+        raise TypeError("a fusion.compile function must return lazy tensors (one, or a "
+                        "tuple of them)")
+    roots = [r.node for r in results]
+    evaluated = {id(node): t for node, t in list(_EVALUATED.items())}
+    order = walk(roots, evaluated)
+    pos = {id(node): i for i, node in enumerate(order)}
+    steps = _steps(order, roots, evaluated, fuse)
+    arg_pos = tuple((i, pos[id(leaf.node)]) for i, leaf in enumerate(leaves)
+                    if id(leaf.node) in pos)
+    args_at = {p for _, p in arg_pos}
+    fixed = {}
+    for p, node in enumerate(order):
+        if p in args_at:
+            continue
+        tensor = evaluated.get(id(node))
+        if tensor is None and isinstance(node, Leaf):
+            tensor = node.tensor
+        if tensor is not None:
+            fixed[p] = tensor
+    allocations = tuple((p, order[p].shape, order[p].dtype)
+                        for step in steps for _, p in step.outputs)
+    return _Program(steps, len(order), fixed, arg_pos, tuple(pos[id(r)] for r in roots),
+                    allocations, single)
+
+
+def run_program(program: _Program, client, tensors: list):
+    values: list = [None] * program.size
+    for p, t in program.fixed.items():
+        values[p] = t
+    for i, p in program.args:
+        values[p] = tensors[i]
+    for p, shape, dtype in program.allocations:
+        values[p] = client.empty(shape, dtype)
+    for step in program.steps:
+        if step.cube_count[0] * step.cube_count[1] * step.cube_count[2] > 0:
+            _launch(step, client, values)
+    outs = tuple(values[p] for p in program.outputs)
+    return outs[0] if program.single else outs
