@@ -385,3 +385,18 @@ def test_compile_captures_closure_tensors_and_refuses_non_tensor_results(runtime
     np.testing.assert_allclose(project(c.tensor(x)).numpy(), x @ w, rtol=1e-5, atol=1e-5)
     with pytest.raises(TypeError, match="must return lazy tensors"):
         fz.compile(lambda x: 3.0)(c.tensor(x))
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min", "mean"])
+def test_long_reductions_with_few_outputs_are_split_across_cubes(runtime_client, op):
+    """A whole-tensor or few-row reduction over many elements runs in two kernels: many
+    cubes write partial results, a second reduction combines them (with the epilogue)."""
+    x = rand(3, 70000)
+    X = lazy(runtime_client, x)
+    y = getattr(X * 0.5, op)(axis=1)
+    plan = fz.explain(y)
+    assert [k.kind for k in plan.kernels] == ["reduce", "reduce"]
+    assert plan.kernels[0].cube_count[0] > 3 * 8
+    np.testing.assert_allclose(y.numpy(), getattr(x * 0.5, op)(axis=1), rtol=1e-4, atol=1e-3)
+    total = (X * X).sum()
+    np.testing.assert_allclose(total.numpy(), (x * x).sum(), rtol=1e-4)

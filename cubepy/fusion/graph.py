@@ -114,6 +114,12 @@ class MatMul(Node):
         return (self.a, self.b)
 
 
+@dataclass(eq=False)
+class Partials(Node):
+    """The partial results of a reduction split across cubes: shape (outputs, chunks),
+    in the accumulator's type. Made by the planner, never by users."""
+
+
 COMPUTE = (Reduce, MatMul)  # nodes that get a kernel of their own shape
 
 

@@ -310,22 +310,31 @@ def reduction_units(length: int) -> int:
     return min(UNITS, max(32, 1 << max(0, length - 1).bit_length()))
 
 
-def reduce_kernel(name: str, node: Reduce, epilogue: Node, materialized: dict
+def reduce_kernel(name: str, node: Reduce, epilogue: Optional[Node], materialized: dict,
+                  split: int = 1, binds: tuple[Node, ...] = ()
                   ) -> tuple[KernelBuilder, n.Kernel, int]:
     """A cube per output element: its units stride over the reduced elements (the
     producer expression evaluated in the read), combine through shared memory, and
-    unit 0 writes `epilogue` (the reduction's consumers) at that element."""
+    unit 0 writes `epilogue` (the reduction's consumers) at that element.
+
+    With `split` > 1 (few outputs, long reductions) `split` cubes share each output, each
+    reducing one chunk, and write their partial results (in the accumulator's type, no
+    epilogue) at `output * split + chunk`; a second reduction combines them. `binds`
+    are nodes that stand for this reduction's result in the epilogue (the reduction the
+    partials came from). Returns (builder, kernel, number of cubes)."""
     kb = KernelBuilder(name)
     src = node.src
     kept = tuple(d for d in range(len(src.shape)) if d not in node.axes)
     kept_shape = tuple(src.shape[d] for d in kept)
     red_shape = tuple(src.shape[d] for d in node.axes)
     length = math.prod(red_shape)
-    units = reduction_units(length)
+    chunk = -(-length // split)
+    units = reduction_units(chunk)
     acc_t = accumulator_type(node.dtype)
-    out_ref = kb.add_param("out0", epilogue.dtype)
-    o = n.Builtin(ty=u32, name="cube_pos")
+    out_ref = kb.add_param("out0", acc_t if split > 1 else epilogue.dtype)
+    cube = n.Builtin(ty=u32, name="cube_pos")
     u = n.Builtin(ty=u32, name="unit_pos_x")
+    o = kb.let("o", _div(cube, split)) if split > 1 else cube
     acc = kb.fresh("acc", acc_t)
     kb.emit(n.Assign(var=acc, value=n.Const(ty=acc_t, value=_INIT[node.op](acc_t)),
                      declare=True))
@@ -343,7 +352,16 @@ def reduce_kernel(name: str, node: Reduce, epilogue: Node, materialized: dict
             v = n.Cast(ty=acc_t, operand=v)
         kb.emit(n.Assign(var=acc, value=n.Binary(ty=acc_t, op=_COMBINE[node.op],
                                                  lhs=n.Load(ty=acc_t, var=acc), rhs=v)))
-    kb.emit(n.For(var=r, start=u, stop=_c(length), step=_c(units), body=n.Block(tuple(body))))
+    if split > 1:
+        start = kb.let("start", _add(_mul(_mod(cube, split), chunk), u))
+        stop = kb.let(
+            "stop", n.Binary(ty=u32, op="min", lhs=_add(_mul(_mod(cube, split), chunk),
+                                                        _c(chunk)), rhs=_c(length)))
+        kb.emit(n.For(var=r, start=start, stop=stop, step=_c(units),
+                      body=n.Block(tuple(body))))
+    else:
+        kb.emit(n.For(var=r, start=u, stop=_c(length), step=_c(units),
+                      body=n.Block(tuple(body))))
     tile = kb.add_shared(acc_t, units)
     kb.emit(n.Store(buffer=tile, index=u, value=n.Load(ty=acc_t, var=acc)))
     kb.emit(n.Barrier())
@@ -359,12 +377,18 @@ def reduce_kernel(name: str, node: Reduce, epilogue: Node, materialized: dict
     kb.fused_ops.append(node.op)
     with kb.block() as tail:
         total = n.Index(ty=acc_t, buffer=tile, index=_c(0))
-        kb.bound[id(node)] = kb.let("total", total if acc_t is node.dtype
-                                    else n.Cast(ty=node.dtype, operand=total))
-        at = Idx.of_flat(o, epilogue.shape)
-        kb.emit(n.Store(buffer=out_ref, index=o, value=kb.value(epilogue, at, materialized)))
+        if split > 1:
+            kb.emit(n.Store(buffer=out_ref, index=cube, value=total))
+        else:
+            value = kb.let("total", total if acc_t is node.dtype
+                           else n.Cast(ty=node.dtype, operand=total))
+            for bound in (node,) + tuple(binds):
+                kb.bound[id(bound)] = value
+            at = Idx.of_flat(o, epilogue.shape)
+            kb.emit(n.Store(buffer=out_ref, index=o,
+                            value=kb.value(epilogue, at, materialized)))
     kb.if_(n.Compare(ty=bool_, op="eq", lhs=u, rhs=_c(0)), tail)
-    return kb, kb.build((units, 1, 1)), math.prod(kept_shape)
+    return kb, kb.build((units, 1, 1)), math.prod(kept_shape) * split
 
 
 def matmul_kernel(name: str, node: MatMul, epilogue: Node, materialized: dict

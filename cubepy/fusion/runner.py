@@ -17,8 +17,9 @@ from typing import Any
 from ..errors import LaunchError
 from ..ir import nodes as n
 from ..lru import LRU
-from .graph import Leaf, Map, MatMul, Node, Reduce, Scalar, View, topological
-from .irgen import contiguous_strides, elementwise_kernel, matmul_kernel, reduce_kernel
+from .graph import Leaf, Map, MatMul, Node, Partials, Reduce, Scalar, View, topological
+from .irgen import (accumulator_type, contiguous_strides, elementwise_kernel, matmul_kernel,
+                    reduce_kernel)
 from .planner import PlannedKernel, plan
 
 # Nodes already evaluated -> their tensor (weak: forgotten with the node).
@@ -54,11 +55,13 @@ class BuiltKernel:
 
 @dataclass(eq=False)
 class _Step:
-    """A cached kernel launch: parameters bound by node position in the graph."""
+    """A cached kernel launch: parameters bound by node position in the graph (positions
+    past the graph's nodes are the plan's temporaries, such as a split reduction's
+    partial results)."""
 
     kernel: n.Kernel
     params: tuple[tuple[str, int], ...]  # (parameter, position of the node it reads)
-    outputs: tuple[tuple[str, int], ...]  # (parameter, position of the node it writes)
+    outputs: tuple[tuple[str, int, tuple, Any], ...]  # (parameter, position, shape, dtype)
     cube_count: tuple[int, int, int]
     # target -> its _Compiled, remembered so that a launch does not hash the IR again
     compiled: dict = field(default_factory=dict)
@@ -117,17 +120,45 @@ def _elements_per_unit(total: int) -> int:
     return 1
 
 
-def build(k: PlannedKernel, materialized: dict) -> BuiltKernel:
+def reduction_split(node: Reduce) -> int:
+    """How many cubes share each output of a reduction: 1, unless there are few outputs
+    (under 1024) and long rows (64Ki elements or more), where one cube per output would
+    leave the GPU idle; then enough chunks of at least 4096 elements for about 1024
+    cubes."""
+    outputs = max(1, math.prod(node.shape))
+    length = math.prod(node.src.shape[d] for d in node.axes)
+    if outputs >= 1024 or length < 65536:
+        return 1
+    return max(2, min(-(-1024 // outputs), length // 4096))
+
+
+def build(k: PlannedKernel, materialized: dict) -> list[BuiltKernel]:
+    """The kernels of a planned kernel: one, or two for a split reduction."""
     if k.kind == "elementwise":
         total = math.prod(k.outputs[0].shape)
         kb, kernel, units = elementwise_kernel("fused", k.outputs, materialized,
                                                _elements_per_unit(total))
-        count = (-(-units // kernel.cube_dim[0]), 1, 1)
-    elif k.kind == "reduce":
-        kb, kernel, cubes = reduce_kernel("fused", k.compute, k.outputs[0], materialized)
-        count = (cubes, 1, 1)
-    else:
+        return [_built(k, kb, kernel, (-(-units // kernel.cube_dim[0]), 1, 1))]
+    if k.kind == "matmul":
         kb, kernel, count = matmul_kernel("fused", k.compute, k.outputs[0], materialized)
+        return [_built(k, kb, kernel, count)]
+    node = k.compute
+    split = reduction_split(node)
+    if split == 1:
+        kb, kernel, cubes = reduce_kernel("fused", node, k.outputs[0], materialized)
+        return [_built(k, kb, kernel, (cubes, 1, 1))]
+    outputs = max(1, math.prod(node.shape))
+    partials = Partials((outputs, split), accumulator_type(node.dtype))
+    kb, kernel, cubes = reduce_kernel("fused", node, None, materialized, split=split)
+    first = _built(PlannedKernel("reduce", [partials], node), kb, kernel, (cubes, 1, 1))
+    materialized[id(partials)] = _Placeholder(partials)
+    combine = Reduce((outputs,), node.dtype, op=node.op, src=partials, axes=(1,))
+    kb, kernel, cubes = reduce_kernel("fused", combine, k.outputs[0], materialized,
+                                      binds=(node,))
+    return [first, _built(k, kb, kernel, (cubes, 1, 1))]
+
+
+def _built(k: PlannedKernel, kb, kernel: n.Kernel, count) -> BuiltKernel:
     name = _name(k.kind, [op for op in kb.fused_ops if op != "matmul"])
     kernel = n.Kernel(name, kernel.params, kernel.shared, kernel.body, kernel.cube_dim)
     return BuiltKernel(k, kernel, kb.inputs, list(k.outputs), kb.fused_ops, count)
@@ -146,10 +177,10 @@ def build_all(roots: list[Node], evaluated: dict, fuse: bool) -> list[BuiltKerne
     materialized: dict = dict(evaluated)
     built = []
     for k in plan(roots, evaluated, fuse):
-        b = build(k, materialized)
-        built.append(b)
-        for node in b.outputs:
-            materialized[id(node)] = _Placeholder(node)
+        for b in build(k, materialized):
+            built.append(b)
+            for node in b.outputs:
+                materialized[id(node)] = _Placeholder(node)
     return built
 
 
@@ -192,14 +223,19 @@ def source_of(kernel: n.Kernel, target: str) -> str:
 # ----------------------------------------------------------------------------- running
 
 def _steps(order: list[Node], roots: list[Node], evaluated: dict, fuse: bool
-           ) -> tuple[_Step, ...]:
+           ) -> tuple[tuple[_Step, ...], int]:
+    """The plan's launches, and how many value slots they use."""
     pos = {id(node): i for i, node in enumerate(order)}
     steps = []
     for b in build_all(roots, evaluated, fuse):
+        for o in b.outputs:
+            if id(o) not in pos:  # a temporary of the plan
+                pos[id(o)] = len(pos)
         params = tuple((name, pos[id(node)]) for name, node in b.inputs)
-        outputs = tuple((f"out{k}", pos[id(o)]) for k, o in enumerate(b.outputs))
+        outputs = tuple((f"out{k}", pos[id(o)], o.shape, o.dtype)
+                        for k, o in enumerate(b.outputs))
         steps.append(_Step(b.kernel, params, outputs, b.cube_count))
-    return tuple(steps)
+    return tuple(steps), len(pos)
 
 
 def _launch(step: _Step, client, values: list) -> None:
@@ -210,9 +246,8 @@ def _launch(step: _Step, client, values: list) -> None:
         compiled, executable = _compile(step.kernel, client)
         step.compiled[client.target] = compiled
     by_name = {name: values[p] for name, p in step.params}
-    for name, p in step.outputs:
-        out = values[p]
-        by_name[name] = out
+    for name, p, _, _ in step.outputs:
+        by_name[name] = values[p]
     args = tuple(by_name[p.name] for p in step.kernel.params)
     packer = getattr(compiled, "packer", None)
     if packer is None:
@@ -232,19 +267,22 @@ def evaluate(tensors: list, fuse: bool = True) -> None:
     evaluated = {id(node): t for node, t in list(_EVALUATED.items())}
     order = walk(roots, evaluated)
     key = (structure(order, roots, evaluated), client.target, fuse)
-    steps = _PLANS.get(key)
-    if steps is None:
-        steps = _steps(order, roots, evaluated, fuse)
-        _PLANS.put(key, steps)
+    cached = _PLANS.get(key)
+    if cached is None:
+        cached = _steps(order, roots, evaluated, fuse)
+        _PLANS.put(key, cached)
+    steps, size = cached
     values: list = [evaluated.get(id(node)) or (node.tensor if isinstance(node, Leaf)
                                                  else None) for node in order]
+    values += [None] * (size - len(values))
     for step in steps:
-        for _, p in step.outputs:
-            values[p] = client.empty(order[p].shape, order[p].dtype)
+        for _, p, shape, dtype in step.outputs:
+            values[p] = client.empty(shape, dtype)
         if math.prod(step.cube_count) > 0:
             _launch(step, client, values)
-        for _, p in step.outputs:
-            _EVALUATED[order[p]] = values[p]
+        for _, p, _, _ in step.outputs:
+            if p < len(order):
+                _EVALUATED[order[p]] = values[p]
     pos = {id(node): i for i, node in enumerate(order)}
     for t in tensors:
         t._value = values[pos[id(t.node)]]
@@ -279,7 +317,7 @@ def trace(fn, client, tensors: list, fuse: bool) -> _Program:
     evaluated = {id(node): t for node, t in list(_EVALUATED.items())}
     order = walk(roots, evaluated)
     pos = {id(node): i for i, node in enumerate(order)}
-    steps = _steps(order, roots, evaluated, fuse)
+    steps, size = _steps(order, roots, evaluated, fuse)
     arg_pos = tuple((i, pos[id(leaf.node)]) for i, leaf in enumerate(leaves)
                     if id(leaf.node) in pos)
     args_at = {p for _, p in arg_pos}
@@ -292,9 +330,9 @@ def trace(fn, client, tensors: list, fuse: bool) -> _Program:
             tensor = node.tensor
         if tensor is not None:
             fixed[p] = tensor
-    allocations = tuple((p, order[p].shape, order[p].dtype)
-                        for step in steps for _, p in step.outputs)
-    return _Program(steps, len(order), fixed, arg_pos, tuple(pos[id(r)] for r in roots),
+    allocations = tuple((p, shape, dtype)
+                        for step in steps for _, p, shape, dtype in step.outputs)
+    return _Program(steps, size, fixed, arg_pos, tuple(pos[id(r)] for r in roots),
                     allocations, single)
 
 
