@@ -300,6 +300,20 @@ class Client:
         handle = self._allocating(lambda: self._alloc(size, dtype), size, dtype)
         return DeviceTensor(self, handle, shape, _contiguous_strides(shape), dtype, size)
 
+    def empty_cache(self) -> None:
+        """Returns memory held for reuse to the device (the cuda runtime pools freed
+        buffers); a no-op where nothing is held."""
+
+    def _empty_uninitialised(self, shape, dtype: DType) -> DeviceTensor:
+        """A tensor whose contents are unspecified, for a kernel that writes every
+        element before anything reads it (skips the zeroing where a runtime can)."""
+        size = math.prod(shape)
+        handle = self._allocating(lambda: self._alloc_uninitialised(size, dtype), size, dtype)
+        return DeviceTensor(self, handle, shape, _contiguous_strides(shape), dtype, size)
+
+    def _alloc_uninitialised(self, size: int, dtype: DType) -> Any:
+        return self._alloc(size, dtype)
+
     def _allocating(self, make, size: int, dtype: DType) -> Any:
         """`make()`, with running out of memory reported as a LaunchError."""
         self.check_alive()
