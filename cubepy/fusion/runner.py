@@ -277,7 +277,7 @@ def evaluate(tensors: list, fuse: bool = True) -> None:
     values += [None] * (size - len(values))
     for step in steps:
         for _, p, shape, dtype in step.outputs:
-            values[p] = client.empty(shape, dtype)
+            values[p] = client._empty_uninitialised(shape, dtype)
         if math.prod(step.cube_count) > 0:
             _launch(step, client, values)
         for _, p, _, _ in step.outputs:
@@ -343,7 +343,7 @@ def run_program(program: _Program, client, tensors: list):
     for i, p in program.args:
         values[p] = tensors[i]
     for p, shape, dtype in program.allocations:
-        values[p] = client.empty(shape, dtype)
+        values[p] = client._empty_uninitialised(shape, dtype)
     for step in program.steps:
         if step.cube_count[0] * step.cube_count[1] * step.cube_count[2] > 0:
             _launch(step, client, values)
