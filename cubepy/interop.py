@@ -303,10 +303,16 @@ def _refuse_host_on_cuda(client, x):
                    f"the GPU or use cubepy.client('cpu')")
 
 
+def _evaluate_lazy(client, x):
+    return x.__cubepy_tensor__(client), None
+
+
 def _classify(tp: type, runtime: str) -> Callable | None:
     """The adapter for arrays of type `tp` on `runtime`, or None for a non-array."""
     if issubclass(tp, _DeviceTensor or _device_tensor()):
         return None
+    if hasattr(tp, "__cubepy_tensor__"):  # a fusion.LazyTensor: evaluated, then passed
+        return _evaluate_lazy
     torch = sys.modules.get("torch")
     is_torch = torch is not None and issubclass(tp, torch.Tensor)
     is_numpy = issubclass(tp, np.ndarray)

@@ -34,6 +34,7 @@ KERNELS: dict[str, list[tuple[str, tuple[int, int, int], dict, dict]]] = {
         ("fused_matmul_add_relu_kernel", (16, 16, 1), _F32, {}),
         ("relu_backward", (256, 1, 1), _F32, {}),
     ],
+    "fusion_mlp": "fused",  # kernels made by cubepy.fusion: see _fused_sections
     "vectorized_bias_relu": [
         ("bias_relu", (64, 1, 1), _F32, {"x": 4, "bias": 4, "out": 4}),
         ("row_sums", (64, 1, 1), _F32, {"x": 4}),
@@ -85,11 +86,38 @@ def _kernel_section(module, kernel: str, dim, placeholders: dict, line_sizes: di
     return f"### `{kernel}`\n\n{spec}:\n\n" + "\n\n".join(tabs)
 
 
+def _fused_sections(module) -> list[str]:
+    """The kernels cubepy.fusion makes of the example's `forward` (batch 64, cpu
+    client), each for every target and as IR."""
+    import numpy as np
+
+    import cubepy
+    import cubepy.fusion as fz
+    from cubepy.fusion.runner import _EVALUATED, build_all, source_of
+    from cubepy.ir.printer import print_kernel
+    client = cubepy.client("cpu")
+    rng = np.random.default_rng(0)
+    x = fz.asarray(client.tensor(rng.random((64, module.LAYERS[0]), dtype=np.float32)))
+    params = [(fz.asarray(client.tensor(w)), fz.asarray(client.tensor(b)))
+              for w, b in module.init_params(rng)]
+    out = module.forward(x, params)
+    evaluated = {id(node): t for node, t in list(_EVALUATED.items())}
+    sections = []
+    for built in build_all([out.node], evaluated, True):
+        tabs = [f'=== "{title}"\n\n' + _fence(source_of(built.kernel, target), lang, "    ")
+                for title, target, lang in TARGETS]
+        tabs.append('=== "IR"\n\n' + _fence(print_kernel(built.kernel), "text", "    "))
+        sections.append(f"### `{built.name}`\n\nfuses {', '.join(built.fused_ops)}:\n\n"
+                        + "\n\n".join(tabs))
+    return sections
+
+
 def page(name: str) -> str:
     """The gallery page of examples/NAME.py."""
     module = _load(name)
     title, _, rest = (module.__doc__ or name).strip().partition("\n")
-    sections = [_kernel_section(module, *k) for k in KERNELS[name]]
+    sections = (_fused_sections(module) if KERNELS[name] == "fused"
+                else [_kernel_section(module, *k) for k in KERNELS[name]])
     return "\n\n".join([
         f"# {title.rstrip('.')}",
         f"<!-- Generated at build time by docs/gen_gallery.py from examples/{name}.py. -->",
