@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import cubepy
-from cubepy import f16, f32
+from cubepy import CubeCount, CubeDim, f16, f32
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from benchmarks.kernels import (elementwise, layernorm, matmul, reduce_sum,  # noqa: E402
@@ -61,6 +61,47 @@ def test_softmax_autotuned_with_large_values(runtime_client):
     x, out = runtime_client.tensor(x_h), runtime_client.zeros(x_h.shape, f32)
     softmax.run(runtime_client, x, out)
     np.testing.assert_allclose(out.numpy(), softmax.reference(x_h), rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("cols", [256, 1024, 4096])
+def test_softmax_in_registers_every_plan(runtime_client, cols):
+    """Every (units, lines per unit) split of the register-resident softmax."""
+    rng = np.random.default_rng(cols)
+    x_h = (rng.standard_normal((6, cols)) * 4).astype(np.float32)
+    lines = cols // 4
+    plans = softmax.register_plans(lines)
+    assert plans and all(u * p == lines for u, p in plans)
+    for units, per_unit in plans:
+        if units > runtime_client.limits.max_units_per_cube:
+            continue
+        out = runtime_client.zeros(x_h.shape, f32)
+        softmax.softmax_in_registers.launch(
+            runtime_client, CubeCount(6), CubeDim(units),
+            runtime_client.tensor(x_h).with_line_size(4), out.with_line_size(4), per_unit)
+        np.testing.assert_allclose(out.numpy(), softmax.reference(x_h), rtol=1e-4,
+                                   atol=1e-7, err_msg=f"{units} units x {per_unit}")
+
+
+@pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])
+@pytest.mark.parametrize("cols", [512, 4096])
+def test_layernorm_in_registers_every_plan(runtime_client, dtype, cols):
+    if dtype not in runtime_client.limits.dtypes:
+        pytest.skip(f"{runtime_client.device} has no {dtype}")
+    rng = np.random.default_rng(cols)
+    x_h = (rng.standard_normal((5, cols)) * 3 + 1).astype(dtype.numpy)
+    w_h, b_h = (rng.standard_normal(cols).astype(dtype.numpy) for _ in range(2))
+    n = layernorm.line_size_for(cols, dtype)
+    c = runtime_client
+    for units, per_unit in softmax.register_plans(cols // n):
+        y = c.zeros(x_h.shape, dtype)
+        layernorm.layernorm_in_registers.launch(
+            c, CubeCount(5), CubeDim(units), *(c.tensor(a).with_line_size(n)
+                                                for a in (x_h, w_h, b_h)),
+            y.with_line_size(n), 1e-5, per_unit)
+        tol = 1e-4 if dtype == f32 else 2e-2
+        np.testing.assert_allclose(y.numpy().astype(np.float64),
+                                   layernorm.reference(x_h, w_h, b_h).astype(np.float64),
+                                   rtol=tol, atol=tol, err_msg=f"{units} x {per_unit}")
 
 
 @pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])

@@ -5,14 +5,20 @@ variance of `x - mean` (no cancellation, unlike `E[x^2] - E[x]^2`), once to writ
 `(x - mean) * rstd * weight + bias`. The second and third reads hit L2 on a GPU for rows
 of a few hundred KiB. `cube_sum` reduces a value over the cube: `plane_sum` within each
 plane, then the planes' partials through shared memory.
+
+When the row splits evenly into at most 8 lines per unit (every size the benchmark
+runs), `layernorm_in_registers` reads it once into a LocalArray and computes the mean,
+the variance and the output from the registers: one read and one write of the row, the
+traffic of a copy.
 """
 from __future__ import annotations
 
 import numpy as np
 
 import cubepy
-from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, CubeCount,
-                    CubeDim, Float, Line, SharedMemory, Tensor, cube, f32, sync_cube, unroll)
+from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Comptime,
+                    CubeCount, CubeDim, Float, Line, LocalArray, SharedMemory, Tensor, cube,
+                    f32, sync_cube, unroll)
 from cubepy import math
 
 UNITS = 256
@@ -64,6 +70,53 @@ def layernorm(x: Tensor[Line[Float]], weight: Tensor[Line[Float]], bias: Tensor[
         y[base + j] = Float(v * f32(weight[j]) + f32(bias[j]))
 
 
+@cube(launch=True)
+def layernorm_in_registers(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
+                           bias: Tensor[Line[Float]], y: Tensor[Line[Float]], eps: f32,
+                           per_unit: Comptime[int]):
+    """layernorm for rows of exactly `per_unit * CUBE_DIM` lines, held in registers."""
+    width = x.line_size()
+    cols = x.shape(1)
+    base = CUBE_POS * (per_unit * CUBE_DIM)
+    row = LocalArray(Line[Float], per_unit, x.line_size())
+    s = f32(0.0)
+    for k in unroll(range(per_unit)):
+        v = x[base + UNIT_POS + k * CUBE_DIM]
+        row[k] = v
+        s += line_total(f32(v), width)
+    mean = cube_sum(s) / f32(cols)
+    q = f32(0.0)
+    for k in unroll(range(per_unit)):
+        d = f32(row[k]) - mean
+        q += line_total(d * d, width)
+    rstd = math.rsqrt(cube_sum(q) / f32(cols) + eps)
+    for k in unroll(range(per_unit)):
+        j = UNIT_POS + k * CUBE_DIM
+        z = (f32(row[k]) - mean) * rstd
+        y[base + j] = Float(z * f32(weight[j]) + f32(bias[j]))
+
+
+_CHOSEN: dict = {}  # (client id, rows, lines, dtype) -> the fastest register plan
+
+
+def register_plan(client, rows: int, lines: int, args: tuple) -> tuple[int, int] | None:
+    """(units, lines per unit) holding the row in registers, the fastest measured once
+    per shape on a GPU (softmax.register_plans lists the candidates)."""
+    from .softmax import register_plans
+    plans = register_plans(lines)
+    if len(plans) < 2 or client.runtime == "cpu":
+        return plans[0] if plans else None
+    key = (id(client), rows, lines, args[0].dtype)
+    if key not in _CHOSEN:
+        times = {}
+        for units, per_unit in plans:
+            times[(units, per_unit)] = cubepy.bench(
+                layernorm_in_registers.launch_unchecked, client, CubeCount(rows),
+                CubeDim(units), *args, per_unit, warmup=1, reps=5, flush=False).median_ms
+        _CHOSEN[key] = min(times, key=times.get)
+    return _CHOSEN[key]
+
+
 def line_size_for(cols: int, dtype) -> int:
     widest = 8 if dtype == cubepy.f16 else 4
     for n in (8, 4, 2):
@@ -77,6 +130,14 @@ def run(client, x, weight, bias, y, eps: float = 1e-5, checked: bool = True,
     """y = layer_norm(x) over the last axis of the 2-D tensor x."""
     rows, cols = x.shape
     n = line_size_for(cols, x.dtype)
+    args = (x.with_line_size(n), weight.with_line_size(n), bias.with_line_size(n),
+            y.with_line_size(n), eps)
+    plan = register_plan(client, rows, cols // n, args) if units == UNITS else None
+    if plan is not None:
+        launch = layernorm_in_registers.launch if checked else \
+            layernorm_in_registers.launch_unchecked
+        launch(client, CubeCount(rows), CubeDim(plan[0]), *args, plan[1])
+        return
     launch = layernorm.launch if checked else layernorm.launch_unchecked
     launch(client, CubeCount(rows), CubeDim(units), x.with_line_size(n),
            weight.with_line_size(n), bias.with_line_size(n), y.with_line_size(n), eps)
