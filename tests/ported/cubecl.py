@@ -319,3 +319,76 @@ def cubecl_plane_broadcast(client):
         out[0] = x[2]
         return out
     _plane_case(client, kernel_broadcast, np.arange(32), expected)
+
+
+# ----------------------------------------------------------------------------- branch.rs: match
+
+@cube(launch=True)
+def kernel_switch_simple(output: Array[Float], case: u32):
+    match case:
+        case 0:
+            output[0] = Float(1.0)
+        case 1:
+            output[0] = Float(3.0)
+        case _:
+            output[0] = Float(5.0)
+
+
+@cube(launch=True)
+def kernel_switch_value_expr(output: Array[Float], case: u32):
+    if UNIT_POS == 0:
+        match case:  # CubeCL's `let value = match case { ... }`: an arm per value
+            case 0:
+                value = Float(1.0)
+            case 1:
+                value = Float(3.0)
+            case _:
+                value = Float(5.0)
+        output[0] = value
+
+
+@cube(launch=True)
+def kernel_switch_or_arm(output: Array[Float], case: u32):
+    if UNIT_POS == 0:
+        match case:
+            case 0:
+                value = Float(1.0)
+            case 1 | 2:
+                value = Float(3.0)
+            case _:
+                value = Float(5.0)
+        output[0] = value
+
+
+class _Cases:
+    CASE_0 = 0
+    CASE_1 = 1
+
+
+@cube(launch=True)
+def kernel_switch_const(output: Array[Float], case: u32):
+    if UNIT_POS == 0:
+        match case:
+            case _Cases.CASE_0:
+                value = Float(1.0)
+            case _Cases.CASE_1:
+                value = Float(3.0)
+            case _:
+                value = Float(5.0)
+        output[0] = value
+
+
+def _switch(client, kernel, case: int, launch_unchecked: bool = False) -> float:
+    handle = client.tensor(np.array([0.0, 1.0], np.float32))
+    launch = kernel.launch_unchecked if launch_unchecked else kernel.launch
+    launch(client, CubeCount(1), CubeDim(1), handle, case)
+    return float(handle.numpy()[0])
+
+
+@ported(TESTS + "branch.rs::test_switch_statement/used_as_value/default/or_branch/const")
+def cubecl_switch(client):
+    assert _switch(client, kernel_switch_simple, 0, launch_unchecked=True) == 1.0
+    assert _switch(client, kernel_switch_value_expr, 1) == 3.0
+    assert _switch(client, kernel_switch_value_expr, 5) == 5.0
+    assert _switch(client, kernel_switch_or_arm, 2) == 3.0
+    assert _switch(client, kernel_switch_const, 1) == 3.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from cubepy import (ABSOLUTE_POS, CUBE_COUNT_X, CUBE_DIM_X, CUBE_DIM_Y, CUBE_POS_X,
+                    DynamicSharedMemory,
                     PLANE_DIM, UNIT_POS_PLANE, UNIT_POS_X, UNIT_POS_Y, Array, CubeCount, CubeDim, Numeric,
                     SharedMemory, atomic_add, cube, f32, f64, i32, i64, plane_broadcast,
                     plane_shuffle_down, plane_shuffle_up, plane_shuffle_xor, sync_cube, u32,
@@ -261,3 +262,52 @@ def cupyx_shfl_xor(client):
         if p == 32:
             assert (expected == np.arange(32).sum()).all()
         np.testing.assert_array_equal(a.numpy(), expected.astype(dtype.numpy))
+
+
+# ----------------------------------------------------------------------------- min / max of three
+
+@cube(launch=True)
+def min3(x: Array[i32], y: Array[i32], z: Array[i32], r: Array[i32]):
+    tid = CUBE_DIM_X * CUBE_POS_X + UNIT_POS_X
+    r[tid] = min(x[tid], y[tid], z[tid])
+
+
+@cube(launch=True)
+def max3(x: Array[i32], y: Array[i32], z: Array[i32], r: Array[i32]):
+    tid = CUBE_DIM_X * CUBE_POS_X + UNIT_POS_X
+    r[tid] = max(x[tid], y[tid], z[tid])
+
+
+@ported(RAW + "test_min/test_max")
+def cupyx_min_max(client):
+    x, y, z = (shaped_random((1024,), np.int32, seed=s) for s in (0, 1, 2))
+    for kernel, expected in ((min3, np.minimum(x, np.minimum(y, z))),
+                             (max3, np.maximum(x, np.maximum(y, z)))):
+        r = client.tensor(shaped_random((1024,), np.int32, seed=3))
+        kernel.launch(client, CubeCount(8), CubeDim(128), client.tensor(x), client.tensor(y),
+                      client.tensor(z), r)
+        assert bool((r.numpy() == expected).all())
+
+
+# ----------------------------------------------------------------------------- dynamic shared memory
+
+@cube(launch=True)
+def shared_memory_dynamic(x: Array[i32], y: Array[i32]):
+    tid = UNIT_POS_X
+    ntid = CUBE_DIM_X
+    bid = CUBE_POS_X
+    i = tid + bid * ntid
+    smem = DynamicSharedMemory(i32)  # jit.shared_memory(numpy.int32, None)
+    smem[tid] = x[i]
+    sync_cube()
+    y[i] = smem[ntid - tid - 1]
+
+
+@ported(RAW + "test_shared_memory_dynamic")
+def cupyx_shared_memory_dynamic(client):
+    x = shaped_random((1024,), np.int32, seed=0)
+    y = client.tensor(shaped_random((1024,), np.int32, seed=1))
+    shared_memory_dynamic.launch(client, CubeCount(32), CubeDim(32), client.tensor(x), y,
+                                 shared_mem=128)
+    expected = x.reshape(32, 32)[:, ::-1].ravel()
+    assert bool((y.numpy() == expected).all())
