@@ -24,6 +24,7 @@ from .lang import (Tensor, Array, Line, Comptime,
                    terminate, sync_cube, SharedMemory, unroll, select,
                    atomic_add, atomic_sub, atomic_min, atomic_max, atomic_and, atomic_or,
                    atomic_xor, atomic_exchange, atomic_compare_exchange,
+                   atomic_load, atomic_store, atomic_inc, atomic_dec,
                    plane_sum, plane_prod, plane_min, plane_max, plane_all, plane_any,
                    plane_broadcast, plane_shuffle, plane_shuffle_xor, plane_shuffle_up,
                    plane_shuffle_down, plane_inclusive_sum, plane_exclusive_sum)

@@ -125,9 +125,10 @@ class _Verifier:
         elif isinstance(s, (ir.Store, ir.AtomicOp)):
             self.buffer(s.buffer, s)
             self.index(s.index, s)
-            self.expr(s.value)
-            self.same(s.value, self.value_type(s.buffer), s,
-                      f"value stored to {s.buffer.name}")
+            if s.value is not None:  # an atomic load has none (checked in atomic())
+                self.expr(s.value)
+                self.same(s.value, self.value_type(s.buffer), s,
+                          f"value stored to {s.buffer.name}")
             if isinstance(s, ir.AtomicOp):
                 if self.line_sizes.get(s.buffer.name, 1) > 1:
                     self.fail(s, f"atomic {s.op} on the line buffer {s.buffer.name}")
@@ -181,6 +182,10 @@ class _Verifier:
             self.fail(s, f"unknown atomic operation {s.op!r}")
         if s.buffer.elem.is_bool:
             self.fail(s, f"atomic {s.op} on a bool buffer")
+        if (s.value is None) != (s.op == "load"):
+            self.fail(s, f"atomic {s.op}: value {'missing' if s.value is None else 'not allowed'}")
+        if s.op == "store" and s.result is not None:
+            self.fail(s, "atomic store gives no value")
         if (s.compare is not None) != (s.op == "compare_exchange"):
             self.fail(s, f"atomic {s.op}: compare value "
                          f"{'missing' if s.compare is None else 'not allowed'}")
