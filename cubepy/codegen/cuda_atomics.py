@@ -27,7 +27,10 @@ def cuda_atomic(em: "CEmitter", s: n.AtomicOp, ptr: str, value: str | None,
                 compare: str | None) -> str:
     """The CUDA expression of atomic `s` on `ptr` (`&buf[i]`), giving the old value."""
     t, op = s.buffer.elem, s.op
-    if t.name not in _TARGET.atomic_dtypes.get(op, ()):
+    if (t.name in ("f16", "bf16") and op not in ("add", "sub")) or t.is_bool or (
+            op in ("inc", "dec") and t.name != "u32") or (
+            t.is_float and op in ("and", "or", "xor")) or (
+            t.name == "f64" and op == "compare_exchange"):
         compile_error(s.loc, f"atomic_{op} on {t.name} is not supported by the CUDA target")
     if op == "load":
         return f"*(volatile {_TYPES[t.name]}*){ptr}"
@@ -49,7 +52,7 @@ def cuda_atomic(em: "CEmitter", s: n.AtomicOp, ptr: str, value: str | None,
     if op == "exchange":  # f64: the bits through the 64-bit exchange
         return (f"__longlong_as_double((long long)atomicExch(({_ULL}*){ptr}, "
                 f"({_ULL})__double_as_longlong({value})))")
-    if op == "compare_exchange":  # f32
+    if op == "compare_exchange":  # f32 (hand-built IR; the frontend offers no float CAS)
         return f"{_cas_f32_helper(em)}({ptr}, {compare}, {value})"
     return f"{_float_minmax_helper(em, op, t.name)}({ptr}, {value})"  # min/max
 
