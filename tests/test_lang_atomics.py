@@ -433,3 +433,65 @@ def test_cuda_64_bit_and_half_atomics_compile_with_nvcc(tmp_path, checked):
                            targets=("cuda",), checked=checked)["cuda"]
     assert "cube_atomic_max_f64" in src and "atomicAdd(&h[0]" in src
     assert "atomicAdd(&b[0]" in src and "atomicCAS((unsigned long long*)" in src
+
+
+# -- Line buffers: one atomic per element -----------------------------------------------
+
+@cubepy.cube(launch=True)
+def line_atomics(acc: Array[cubepy.Line[f32]], top: Array[cubepy.Line[i32]],
+                 v: Array[cubepy.Line[f32]], old: Array[cubepy.Line[f32]]):
+    i = ABSOLUTE_POS
+    old[i] = cubepy.atomic_add(acc, i % u32(2), v[i])
+    cubepy.atomic_max(top, 0, i32(i))  # a scalar operand is broadcast to the line
+
+
+def test_atomics_on_line_buffers_are_elementwise(runtime_client):
+    c = runtime_client
+    n = 4
+    v = (np.arange(N * n, dtype=np.float32) % 97).reshape(N, n)
+    acc = c.tensor(np.zeros(2 * n, np.float32)).with_line_size(n)
+    top = c.tensor(np.full(n, -5, np.int32)).with_line_size(n)
+    old = c.zeros(N * n, f32).with_line_size(n)
+    line_atomics.launch(c, COUNT, DIM, acc, top, c.tensor(v.ravel()).with_line_size(n), old)
+    want = np.stack([v[0::2].sum(0), v[1::2].sum(0)])
+    np.testing.assert_array_equal(acc.numpy().reshape(2, n), want)
+    assert top.numpy().tolist() == [N - 1] * n
+    got = old.numpy().reshape(N, n)
+    for line in (0, 1):  # per element, the sorted old values step by the added values
+        for k in range(n):
+            olds = np.sort(got[line::2, k])
+            np.testing.assert_array_equal(np.sort(np.diff(np.append(olds, want[line, k]))),
+                                          np.sort(v[line::2, k]))
+
+
+@cubepy.cube(launch=True)
+def half2_add(h: Array[cubepy.Line[f16]], v: Array[cubepy.Line[f16]]):
+    cubepy.atomic_add(h, 0, v[ABSOLUTE_POS])
+
+
+def test_f16_line_add_is_cudas_half2_add(runtime_client):
+    c = runtime_client
+    v = np.tile(np.array([1.0, -0.5], np.float16), N)
+    if not _wide_runtime(c):
+        with pytest.raises(CompileError, match=r"WGSL has no atomic_add on f16"):
+            half2_add.source("wgsl", cube_dim=DIM, line_sizes={"h": 2, "v": 2})
+        return
+    h = c.tensor(np.array([2.0, 300.0], np.float16)).with_line_size(2)
+    half2_add.launch(c, COUNT, DIM, h, c.tensor(v).with_line_size(2))
+    assert h.numpy().tolist() == [2.0 + N, 300.0 - 0.5 * N]
+
+
+@pytest.mark.nvcc
+def test_f16_line_add_compiles_with_nvcc(tmp_path):
+    src = validate_sources(half2_add, tmp_path, targets=("cuda",),
+                           line_sizes={"h": 2, "v": 2})["cuda"]
+    assert src.count("atomicAdd(&h[") == 2  # element by element
+
+
+@pytest.mark.nvcc
+@pytest.mark.clang
+def test_line_atomics_compile_everywhere(tmp_path):
+    sources = validate_sources(line_atomics, tmp_path,
+                               line_sizes={"acc": 4, "top": 4, "v": 4, "old": 4})
+    assert sources["cuda"].count("atomicAdd(&acc[") == 4
+    assert sources["metal"].count("atomic_fetch_max_explicit(&top[") == 4

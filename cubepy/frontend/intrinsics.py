@@ -308,22 +308,21 @@ def _atomic(b: Builder, node: ast.Call, site: CallSite):
     if not isinstance(buf, Buf):
         b.error(f"{name}() takes a tensor, an array or shared memory first", node.args[0])
     elem = buf.ref.elem
-    if buf.line > 1:
-        b.error(f"{name}() on a Line buffer ({buf.ref.name!r}) is not supported",
-                node.args[0])
+    if buf.line > 1 and buf.kind == "shared":
+        b.error(f"{name}() on a shared Line buffer ({buf.ref.name!r}) is not supported; "
+                f"use a Line tensor or a shared buffer of single elements", node.args[0])
     _check_atomic_elem(b, name, op, buf, node.args[0])
     index = b.index(node.args[1])
     values = []
     for a in node.args[2:]:
         with b.at(a):
-            v = b.rvalue(a)
-            b.unify_elem(buf, v, f"use in {name}()")
+            v = b.unify_elem(buf, b.rvalue(a), f"use in {name}()")  # a scalar: broadcast
         values.append(v)
     result = None
     if site.want_value:
         if op == "store":
             b.error("atomic_store() gives no value", node)
-        result = b.new_var("old", elem)
+        result = b.new_var("old", buf.value_type)  # a line buffer: one atomic per element
         b.use(result)
     compare = values[0] if op == "compare_exchange" else None
     b.emit(n.AtomicOp(op=op, buffer=buf.ref, index=index,
@@ -331,7 +330,7 @@ def _atomic(b: Builder, node: ast.Call, site: CallSite):
                       result=result, loc=b.ctx.loc))
     if result is None:
         return Py(None)
-    return n.Load(ty=elem, var=result, loc=b.ctx.loc)
+    return n.Load(ty=result.ty, var=result, loc=b.ctx.loc)
 
 
 def _check_atomic_elem(b: Builder, name: str, op: str, buf: Buf, where: ast.AST) -> None:
