@@ -157,6 +157,11 @@ def wide_ints(s: Array[i64], u: Array[u64], old: Array[i64]):
     cubepy.atomic_and(u, 2, ~bit)
     cubepy.atomic_max(u, 3, u64(i) << u64(40))
     cubepy.atomic_min(u, 4, u64(i) + (u64(1) << u64(40)))
+    cubepy.atomic_add(u, 5, u64(i) << u64(35))
+    cubepy.atomic_sub(u, 6, u64(1))  # wraps below zero
+    cubepy.atomic_exchange(u, 7, u64(9))
+    cubepy.atomic_compare_exchange(u, 8, u64(0), u64(i) + u64(1))
+    cubepy.atomic_store(s, 6, cubepy.atomic_load(s, 7) + i64(1))
 
 
 def test_64_bit_integer_atomics(runtime_client):
@@ -164,8 +169,8 @@ def test_64_bit_integer_atomics(runtime_client):
     if not _wide_runtime(c):
         _wgpu_refuses_64_bit(c, wide_ints, "i64")
         return
-    s = c.tensor(np.array([5, 0, 0, 0, 0, -1], np.int64))
-    u = c.tensor(np.array([0, 0, 2**64 - 1, 0, 2**64 - 1], np.uint64))
+    s = c.tensor(np.array([5, 0, 0, 0, 0, -1, 0, -(1 << 40)], np.int64))
+    u = c.tensor(np.array([0, 0, 2**64 - 1, 0, 2**64 - 1, 0, 0, 0, 0], np.uint64))
     old = c.zeros(N, i64)
     wide_ints.launch(c, COUNT, DIM, s, u, old)
     big = (np.arange(N, dtype=np.int64) + 1) * (1 << 33)
@@ -177,7 +182,11 @@ def test_64_bit_integer_atomics(runtime_client):
     olds = np.sort(old.numpy())
     assert olds[0] == 5
     np.testing.assert_array_equal(np.sort(np.diff(np.append(olds, got[0]))), big)
-    assert u.numpy().tolist() == [2**64 - 1, 0, 0, (N - 1) << 40, 1 << 40]
+    assert got[6:] == [-(1 << 40) + 1, -(1 << 40)]
+    got_u = u.numpy().tolist()
+    assert got_u[:8] == [2**64 - 1, 0, 0, (N - 1) << 40, 1 << 40,
+                         sum(k << 35 for k in range(N)), 2**64 - N, 9]
+    assert 1 <= got_u[8] <= N  # exactly one unit's swap succeeded
 
 
 @cubepy.cube(launch=True)

@@ -257,9 +257,11 @@ def _wrap_helper(em: CEmitter, op: str, space: str) -> str:
     return em.helper(name, f"""
 {{fn}} uint {name}({space} atomic_uint* p, uint limit) {{
     uint old = atomic_load_explicit(p, {_RELAXED});
-    while (!atomic_compare_exchange_weak_explicit(p, &old, {wanted}, {_RELAXED},
-                                                  {_RELAXED})) {{
-    }}
+    uint wanted;
+    do {{  // a failed exchange reloads old
+        wanted = {wanted};
+    }} while (!atomic_compare_exchange_weak_explicit(p, &old, wanted, {_RELAXED},
+                                                    {_RELAXED}));
     return old;
 }}""")
 
