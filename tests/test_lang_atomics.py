@@ -504,3 +504,23 @@ def test_line_atomics_compile_everywhere(tmp_path):
                                line_sizes={"acc": 4, "top": 4, "v": 4, "old": 4})
     assert sources["cuda"].count("atomicAdd(&acc[") == 4
     assert sources["metal"].count("atomic_fetch_max_explicit(&top[") == 4
+
+
+# -- the IR verifier's rules for the new forms ------------------------------------------
+
+def test_verifier_rejects_malformed_load_and_store():
+    from cubepy.ir import nodes as ir
+    from cubepy.ir.verify import IRVerifyError, verify
+    from ir_samples import c, kernel
+    x = ir.Param("x", "array", u32)
+    r = ir.Var("r", u32)
+    cases = {
+        "value not allowed": [ir.AtomicOp(op="load", buffer=x.buffer, index=c(0),
+                                          value=c(1))],
+        "value missing": [ir.AtomicOp(op="inc", buffer=x.buffer, index=c(0))],
+        "gives no value": [ir.Declare(var=r), ir.AtomicOp(
+            op="store", buffer=x.buffer, index=c(0), value=c(1), result=r)],
+    }
+    for needle, body in cases.items():
+        with pytest.raises(IRVerifyError, match=needle):
+            verify(kernel(body, params=(x,)))
