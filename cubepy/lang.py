@@ -144,6 +144,16 @@ atomic_exchange = Intrinsic("atomic_exchange", "atomic_exchange(buffer, index, v
 atomic_compare_exchange = Intrinsic(
     "atomic_compare_exchange", "atomic_compare_exchange(buffer, index, expected, value): "
     "stores value if the element equals expected; returns the old value.")
+atomic_load = Intrinsic("atomic_load", "atomic_load(buffer, index): the element, read "
+                        "atomically (relaxed; never cached in a register).")
+atomic_store = Intrinsic("atomic_store", "atomic_store(buffer, index, value): stores "
+                         "value atomically (relaxed); gives no value.")
+atomic_inc = Intrinsic("atomic_inc", "atomic_inc(buffer, index, limit): u32 only; stores "
+                       "0 if the element is >= limit, else element + 1 (CUDA's atomicInc); "
+                       "returns the old value.")
+atomic_dec = Intrinsic("atomic_dec", "atomic_dec(buffer, index, limit): u32 only; stores "
+                       "limit if the element is 0 or > limit, else element - 1 (CUDA's "
+                       "atomicDec); returns the old value.")
 
 # name -> docstring (docs/LANGUAGE.md, "Plane operations", has the semantics)
 _PLANE_DOCS = {

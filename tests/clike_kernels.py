@@ -202,10 +202,15 @@ def atomics(T: DType, ops=n.ATOMIC_OPS) -> n.Kernel:
     for op in ops:
         if T is f32 and op in ("and", "or", "xor"):
             continue
+        if op in ("inc", "dec") and T is not u32:  # CUDA's wrapping ops: u32 only
+            continue
+        if op == "store":  # gives no value
+            body.append(n.AtomicOp(op=op, buffer=buf, index=C(3, u32), value=ld(acc)))
+            continue
         old = n.Var(f"old_{op}", T)
         body.append(n.Declare(var=old))
         body.append(n.AtomicOp(op=op, buffer=buf, index=B("mod", pos(), C(16, u32)),
-                               value=C(1, T), result=old,
+                               value=None if op == "load" else C(1, T), result=old,
                                compare=C(0, T) if op == "compare_exchange" else None))
         body.append(n.Assign(var=acc, value=B("add", ld(acc), ld(old))))
     body.append(n.AtomicOp(op="add", buffer=buf, index=C(0, u32), value=ld(acc)))

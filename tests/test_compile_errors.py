@@ -503,7 +503,7 @@ def test_atomic_on_f16():
     def make():
         @cube(launch=True)
         def k(a: Array[f16]):
-            cubepy.atomic_add(a, 0, f16(1.0))  # E:atomicf16
+            cubepy.atomic_max(a, 0, f16(1.0))  # E:atomicf16
         return k
     check(compile_error(make), "atomicf16", "a, 0", "f16")
 

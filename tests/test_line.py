@@ -279,12 +279,14 @@ def test_isnan_and_isinf_of_lines_give_bool_lines(runtime_client, n):
     np.testing.assert_array_equal(out.numpy(), np.isnan(x) * 11 + np.isinf(x) * 2)
 
 
-def test_atomic_on_a_line_buffer():
+def test_atomic_on_a_shared_line_buffer():
+    # (atomics on a Line tensor are elementwise: tests/test_lang_atomics.py)
     @cube(launch=True)
-    def k(x: Array[Line[u32]]):
-        cubepy.atomic_add(x, 0, u32(1))
-    err = _error(k, x=2)
-    assert "atomic_add()" in str(err) and "Line buffer" in str(err)
+    def k(x: Array[u32]):
+        s = cubepy.SharedMemory(Line[u32], 4, 2)
+        cubepy.atomic_add(s, 0, u32(1))
+    err = _error(k)
+    assert "atomic_add()" in str(err) and "shared Line buffer" in str(err)
 
 
 def test_mixing_line_element_types():

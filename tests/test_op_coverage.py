@@ -78,7 +78,9 @@ def _one_op_kernel(op) -> n.Kernel:
     elif isinstance(op, AtomicOp):
         old = n.Var("old", i32)
         body = [n.Declare(var=old),
-                n.AtomicOp(op=v, buffer=xi, index=C(0, u32), value=C(1, i32), result=old,
+                n.AtomicOp(op=v, buffer=xi, index=C(0, u32),
+                           value=None if op is AtomicOp.LOAD else C(1, i32),
+                           result=None if op is AtomicOp.STORE else old,
                            compare=C(0, i32) if op is AtomicOp.COMPARE_EXCHANGE else None),
                 n.Store(buffer=xi, index=pos(), value=ld(old))]
     else:
@@ -183,8 +185,10 @@ def test_resolved_spellings_equal_the_old_tables():
     wgsl_helpers = {op.value for op in MathFn
                     if isinstance(targets.get_target("wgsl").spelling(op), Helper)}
     assert wgsl_helpers == {"pow", "hypot", "erf"}
-    assert _named("cuda", AtomicOp) == {**OLD_CUDA_ATOMICS, "compare_exchange": "atomicCAS"}
-    assert _named("wgsl", AtomicOp) == OLD_WGSL_ATOMICS
+    assert _named("cuda", AtomicOp) == {**OLD_CUDA_ATOMICS, "compare_exchange": "atomicCAS",
+                                        "inc": "atomicInc", "dec": "atomicDec"}
+    assert _named("wgsl", AtomicOp) == {**OLD_WGSL_ATOMICS, "load": "atomicLoad",
+                                        "store": "atomicStore"}
     assert _named("metal", PlaneOp) == OLD_METAL_PLANE
     assert _named("wgsl", PlaneOp) == OLD_WGSL_PLANE
 

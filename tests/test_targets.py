@@ -24,6 +24,9 @@ OLD_ATOMIC_FLOAT_OK = ("add", "sub", "exchange", "min", "max")
 OLD_ATOMIC_OPS = ("add", "sub", "min", "max", "and", "or", "xor", "exchange",
                   "compare_exchange")
 OLD_PLANE_TYPES = {"i32", "u32", "f32", "f16", "bool"}
+NEW_ATOMIC_OPS = ("load", "store", "inc", "dec")  # added with the atomics breadth
+WIDE_LOAD_STORE = {"cuda": {"i64", "u64", "f64"}, "cpu": {"i64", "u64", "f64"},
+                   "wgsl": set(), "metal": set()}
 
 
 def test_builtin_targets_in_order():
@@ -38,9 +41,19 @@ def test_target_tables_match_the_old_ones(name):
     assert t.dtypes == ALL - set(OLD_UNSUPPORTED[name])
     assert dict(t.replacements) == OLD_UNSUPPORTED[name]
     assert t.title == OLD_TITLES[name]
-    assert {op: set(d) for op, d in t.atomic_dtypes.items()} == {
-        op: {"i32", "u32"} | ({"f32"} if op in OLD_ATOMIC_FLOAT_OK else set())
-        for op in OLD_ATOMIC_OPS}
+    old_atomics = {op: {"i32", "u32"} | ({"f32"} if op in OLD_ATOMIC_FLOAT_OK else set())
+                   for op in OLD_ATOMIC_OPS}
+    got = {op: set(d) for op, d in t.atomic_dtypes.items()}
+    if name in ("wgsl", "metal"):
+        assert {op: got[op] for op in OLD_ATOMIC_OPS} == old_atomics
+    else:  # CUDA and the cpu runtime add 64-bit, f64 and half atomics
+        assert all(got[op] >= types for op, types in old_atomics.items())
+        assert got == {op: set(d) - ({"bf16"} if name == "cpu" else set())
+                       for op, d in targets.WIDE_ATOMICS.items()}
+    assert {op: got[op] for op in NEW_ATOMIC_OPS} == {
+        "load": {"i32", "u32", "f32"} | WIDE_LOAD_STORE[name],
+        "store": {"i32", "u32", "f32"} | WIDE_LOAD_STORE[name],
+        "inc": {"u32"}, "dec": {"u32"}}
     assert t.plane_ops == set(OLD_PLANE) and t.plane_dtypes == OLD_PLANE_TYPES
     assert t.line_sizes == (1, 2, 4, 8)
     assert t.bool_storage_bytes == (4 if name == "wgsl" else 1)
@@ -122,7 +135,7 @@ def test_op_enums_and_ir_names_equal_the_old_tables():
     assert tuple(ops.UnaryOp) == nodes.UNARY_OPS == ("neg", "bitnot", "not", "abs")
     assert tuple(ops.LogicalOp) == nodes.LOGICAL_OPS == ("and", "or")
     assert nodes.MATH_FUNCS == OLD_MATH
-    assert tuple(ops.AtomicOp) == nodes.ATOMIC_OPS == OLD_ATOMIC_OPS
+    assert tuple(ops.AtomicOp) == nodes.ATOMIC_OPS == OLD_ATOMIC_OPS + NEW_ATOMIC_OPS
     assert nodes.PLANE_OPS == OLD_PLANE
     assert ops.BinaryOp.ADD == "add" and f"{ops.BinaryOp.ADD}" == "add"
 

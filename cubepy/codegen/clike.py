@@ -152,7 +152,7 @@ class CEmitter(BracedWalker):
 
     def stmt_atomicop(self, s: n.AtomicOp) -> None:
         ptr = f"&{self.buffer(s.buffer)}[{self.expr(s.index)}]"
-        value = self.expr(s.value)
+        value = self.expr(s.value) if s.value is not None else None
         compare = self.expr(s.compare) if s.compare is not None else None
         call = self.d.atomic(self, s, ptr, value, compare)
         cond = self.bounds_check(s.buffer, s.index)

@@ -73,8 +73,9 @@ class Dialect:
     def abs(self, em: "CEmitter", a: str, ty: DType) -> str:
         raise NotImplementedError
 
-    def atomic(self, em: "CEmitter", stmt: n.AtomicOp, ptr: str, value: str,
+    def atomic(self, em: "CEmitter", stmt: n.AtomicOp, ptr: str, value: Optional[str],
                compare: Optional[str]) -> str:
+        """The expression of atomic `stmt` on `ptr`; `value` is None for a load."""
         raise NotImplementedError
 
     def atomic_load(self, ptr: str) -> str:

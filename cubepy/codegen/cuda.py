@@ -8,13 +8,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import math
-import re
 
 from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.dtype_facts import SPELLING
-from ..ir.ops import LOWERED, AtomicOp, MathFn
+from ..ir.ops import LOWERED, MathFn
 from ..ir.types import DType, f32, f64
 from ..targets import get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
@@ -22,6 +21,7 @@ from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
 from . import clike_helpers as prelude_helpers
 from .clike_bits import cuda_bits
 from .clike_plane import cuda_plane
+from .cuda_atomics import cuda_atomic
 from .names import entry_name, field_name
 
 if TYPE_CHECKING:
@@ -49,9 +49,8 @@ _HALF = {"f16": ("__half2float", "__float2half_rn", "__double2half"),
 _RESERVED = frozenset(set(_MATH_F32.values()) | {v[:-1] for v in _MATH_F32.values()} | {
     "isnan", "isinf", "fmax", "fmin", "fabs", "rint", "llabs", "atomicAdd", "atomicSub",
     "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch",
-    "atomicCAS", "__syncthreads", "cube_info_t", "info", "uint", "half"})
-
-_SIMPLE = re.compile(r"^[\w.\[\]]+$")
+    "atomicCAS", "atomicInc", "atomicDec", "__syncthreads", "cube_info_t", "info", "uint",
+    "half"})
 
 
 class CudaDialect(Dialect):
@@ -181,40 +180,9 @@ class CudaDialect(Dialect):
                "one": f"1.0{lit}", "half": f"0.5{lit}"}
         return em.helper(name, prelude_helpers.float_divmod_text(kind, name, t, ops))
 
-    def atomic(self, em: CEmitter, s: n.AtomicOp, ptr: str, value: str,
+    def atomic(self, em: CEmitter, s: n.AtomicOp, ptr: str, value: str | None,
                compare: str | None) -> str:
-        t = s.buffer.elem
-        op = s.op
-        neg = value if _SIMPLE.match(value) else f"({value})"
-        if t.name in ("i32", "u32"):
-            if op == "compare_exchange":
-                return f"atomicCAS({ptr}, {compare}, {value})"
-            return f"{_TARGET.spelling(AtomicOp(op))}({ptr}, {value})"
-        if t.name in ("f32", "f64"):
-            if op == "add":
-                return f"atomicAdd({ptr}, {value})"
-            if op == "sub":
-                return f"atomicAdd({ptr}, -{neg})"
-            if op == "exchange" and t is f32:
-                return f"atomicExch({ptr}, {value})"
-            if t is f32 and op in ("min", "max", "compare_exchange"):
-                h = _atomic_f32_helper(em, op)
-                args = f"{ptr}, {compare}, {value}" if compare is not None else f"{ptr}, {value}"
-                return f"{h}({args})"
-        if t.name in ("i64", "u64"):
-            ull = "unsigned long long"
-            p = ptr if t.name == "u64" else f"({ull}*){ptr}"
-            v = value if t.name == "u64" else f"({ull}){neg}"
-            back = "" if t.name == "u64" else "(long long)"
-            if op in ("min", "max"):
-                return f"atomic{op.capitalize()}({ptr}, {value})"
-            if op == "compare_exchange":
-                c = compare if t.name == "u64" else f"({ull})({compare})"
-                return f"{back}atomicCAS({p}, {c}, {v})"
-            if op == "sub":
-                return f"{back}atomicAdd({p}, 0ull - ({ull}){neg})"
-            return f"{back}{_TARGET.spelling(AtomicOp(op))}({p}, {v})"  # add/and/or/xor/exch
-        compile_error(s.loc, f"atomic_{op} on {t.name} is not supported by the CUDA target")
+        return cuda_atomic(em, s, ptr, value, compare)
 
 
 def _int_minmax_helper(em: CEmitter, op: str) -> str:
@@ -235,27 +203,6 @@ def _int_minmax_helper(em: CEmitter, op: str) -> str:
 def _math_name(func: str, ty: DType) -> str:
     name = _MATH_F32[func]
     return name if ty is f32 else name[:-1]
-
-
-def _atomic_f32_helper(em: CEmitter, op: str) -> str:
-    if op == "compare_exchange":
-        return em.helper("cube_atomic_cas_f32", """
-{fn} float cube_atomic_cas_f32(float* p, float expected, float v) {
-    return __int_as_float(atomicCAS((int*)p, __float_as_int(expected), __float_as_int(v)));
-}""")
-    name = f"cube_atomic_{op}_f32"
-    return em.helper(name, f"""
-{{fn}} float {name}(float* p, float v) {{
-    int old = *(volatile int*)p;
-    while (true) {{
-        const float current = __int_as_float(old);
-        const int wanted = __float_as_int(f{op}f(current, v));
-        if (wanted == old) return current;
-        const int seen = atomicCAS((int*)p, old, wanted);
-        if (seen == old) return current;
-        old = seen;
-    }}
-}}""")
 
 
 def emit_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:

@@ -151,12 +151,18 @@ class MetalDialect(Dialect):
                "half": f"{t}(0.5)"}
         return em.helper(name, prelude_helpers.float_divmod_text(kind, name, t, ops))
 
-    def atomic(self, em: CEmitter, s: n.AtomicOp, ptr: str, value: str,
+    def atomic(self, em: CEmitter, s: n.AtomicOp, ptr: str, value: str | None,
                compare: str | None) -> str:
         t, op = s.buffer.elem, s.op
         space = "device" if s.buffer.space == "global" else "threadgroup"
         if t.name not in _ATOMIC_TYPES:
             compile_error(s.loc, f"Metal has no atomics on {t.name}")
+        if op == "load":
+            return self.atomic_load(ptr)
+        if op == "store":
+            return self.atomic_store(ptr, value or "")
+        if op in ("inc", "dec"):
+            return f"{_wrap_helper(em, op, space)}({ptr}, {value})"
         if op == "compare_exchange":
             return f"{_cas_helper(em, t, space)}({ptr}, {compare}, {value})"
         spelled = _TARGET.spelling(AtomicOp(op))  # atomic_fetch_<op>_explicit, ...
@@ -241,6 +247,25 @@ def _cas_helper(em: CEmitter, t: DType, space: str) -> str:
     while (!atomic_compare_exchange_weak_explicit(p, &old, v, {_RELAXED}, {_RELAXED})) {{
         if (old != expected) break;  // a real mismatch: old holds the current value
     }}
+    return old;
+}}""")
+
+
+def _wrap_helper(em: CEmitter, op: str, space: str) -> str:
+    """atomic_inc/atomic_dec on u32 with CUDA's wrap-around (Metal has neither): inc
+    stores old >= limit ? 0 : old + 1, dec (old == 0 || old > limit) ? limit : old - 1."""
+    suffix = "" if space == "device" else "_tg"
+    name = f"cube_atomic_{op}_u32{suffix}"
+    wanted = ("old >= limit ? 0u : old + 1u" if op == "inc"
+              else "(old == 0u || old > limit) ? limit : old - 1u")
+    return em.helper(name, f"""
+{{fn}} uint {name}({space} atomic_uint* p, uint limit) {{
+    uint old = atomic_load_explicit(p, {_RELAXED});
+    uint wanted;
+    do {{  // a failed exchange reloads old
+        wanted = {wanted};
+    }} while (!atomic_compare_exchange_weak_explicit(p, &old, wanted, {_RELAXED},
+                                                    {_RELAXED}));
     return old;
 }}""")
 

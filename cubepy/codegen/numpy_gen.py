@@ -250,7 +250,8 @@ class _Gen(StatementWalker):
             self.line(f"_store({name}, {idx}, {val}, _m, _L)")
 
     def stmt_atomicop(self, s: ir.AtomicOp) -> None:
-        idx, val = self.expr(s.index), self.expr(s.value)
+        idx = self.expr(s.index)
+        val = self.expr(s.value) if s.value is not None else "None"  # a load has none
         cmp = self.expr(s.compare) if s.compare is not None else "None"
         name = self.buf(s.buffer.name)
         extra = ""

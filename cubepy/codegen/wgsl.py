@@ -253,7 +253,8 @@ class _WgslEmitter(BracedWalker):
             if s.compare is None:
                 compile_error(s.loc, "atomic_compare_exchange needs an expected value")
             args.append(self.expr(s.compare, True))
-        args.append(self.expr(s.value, True))
+        if s.value is not None:  # an atomic load has none
+            args.append(self.expr(s.value, True))
         call = f"{fn}({', '.join(args)})"
         if s.result is None:
             self.line(f"{call};")

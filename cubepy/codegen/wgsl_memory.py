@@ -95,7 +95,8 @@ _NATIVE = {op.value: name for op in AtomicOp
            if (name := get_target("wgsl").spelling(op)) not in (None, LOWERED)}
 # The <kind> of every per-buffer helper name, cube_<kind>_<stem>.
 HELPER_KINDS = ("load", "store") + tuple(f"atomic_{op}" for op in (*_NATIVE,
-                                                                   "compare_exchange"))
+                                                                   "compare_exchange",
+                                                                   "inc", "dec"))
 _F32_COMBINE = {"add": "bitcast<f32>(old) + v", "sub": "bitcast<f32>(old) - v",
                 "min": "cube_min_f32(bitcast<f32>(old), v)",
                 "max": "cube_max_f32(bitcast<f32>(old), v)"}
@@ -108,9 +109,19 @@ def atomic_helper(prelude: PreludeBuilder, b: BufferView, op: str, checked: bool
     name = f"cube_atomic_{op}_{b.stem}"
     t = b.elem
     slot = f"&{b.name}[i]"
+    if op in ("load", "store"):
+        return _load_store_helper(prelude, b, op, checked)
     params = f"i: u32, expected: {t}, v: {t}" if op == "compare_exchange" else f"i: u32, v: {t}"
     guard = f"    if (i >= {b.bound}) {{ return {ZERO[t]}; }}\n" if checked else ""
-    if b.storage == "atomic_f32":
+    if op in _WRAP:  # u32 only
+        body = (f"    var old = atomicLoad({slot});\n"
+                "    loop {\n"
+                f"        let r = atomicCompareExchangeWeak({slot}, old, {_WRAP[op]});\n"
+                "        if (r.exchanged) { break; }\n"
+                "        old = r.old_value;\n"
+                "    }\n"
+                "    return old;\n")
+    elif b.storage == "atomic_f32":
         if op == "exchange":
             body = f"    return bitcast<f32>(atomicExchange({slot}, bitcast<u32>(v)));\n"
         elif op == "compare_exchange":
@@ -147,3 +158,23 @@ def atomic_helper(prelude: PreludeBuilder, b: BufferView, op: str, checked: bool
     else:
         body = f"    return {_NATIVE[op]}({slot}, v);\n"
     return prelude.add(name, f"fn {name}({params}) -> {t} {{\n{guard}{body}}}")
+
+
+# atomic_inc/atomic_dec (CUDA's wrap-around at the limit v), as compare-exchange loops
+_WRAP = {"inc": "select(old + 1u, 0u, old >= v)",
+         "dec": "select(old - 1u, v, old == 0u || old > v)"}
+
+
+def _load_store_helper(prelude: PreludeBuilder, b: BufferView, op: str,
+                       checked: bool) -> str:
+    """`cube_atomic_load_<buf>(i)` / `cube_atomic_store_<buf>(i, v)`: atomicLoad and
+    atomicStore (relaxed), skipped (load: 0) out of range in a checked launch."""
+    name = f"cube_atomic_{op}_{b.stem}"
+    t = b.elem
+    if op == "load":
+        guard = f"    if (i >= {b.bound}) {{ return {ZERO[t]}; }}\n" if checked else ""
+        return prelude.add(name, f"fn {name}(i: u32) -> {t} {{\n{guard}"
+                                 f"    return {read_slot(b, 'i')};\n}}")
+    guard = f"    if (i >= {b.bound}) {{ return; }}\n" if checked else ""
+    return prelude.add(name, f"fn {name}(i: u32, v: {t}) {{\n{guard}"
+                             f"    {write_slot(b, 'i', 'v')}\n}}")

@@ -307,11 +307,14 @@ def _shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     return Buf(ref, "shared", size, line=line)
 
 
+_ATOMIC_ARITY = {"compare_exchange": 4, "load": 2}  # others: (buffer, index, value)
+
+
 @intrinsic(*(f"atomic_{op}" for op in n.ATOMIC_OPS))
 def _atomic(b: Builder, node: ast.Call, site: CallSite):
     name = site.name
     op = name[len("atomic_"):]
-    b.arity(node, name, 4 if op == "compare_exchange" else 3)
+    b.arity(node, name, _ATOMIC_ARITY.get(op, 3))
     b.no_side_effects(name, node)
     buf = b.expr(node.args[0])
     if not isinstance(buf, Buf):
@@ -321,33 +324,47 @@ def _atomic(b: Builder, node: ast.Call, site: CallSite):
                 f"one unit, so no other unit can race on it; read and write it instead",
                 node.args[0])
     elem = buf.ref.elem
-    if buf.line > 1:
-        b.error(f"{name}() on a Line buffer ({buf.ref.name!r}) is not supported",
-                node.args[0])
-    allowed = _listed(PORTABLE.atomic_dtypes.get(op, ()))
-    if elem not in allowed:
-        ints = [t.name for t in allowed if not t.is_float]
-        floats = [t.name for t in allowed if t.is_float]
-        b.error(f"{name}() needs {_or_list(ints)} elements"
-                f"{f' (or {_or_list(floats)})' if floats else ''}, but {buf.ref.name!r} "
-                f"holds {elem.name}", node.args[0])
+    if buf.line > 1 and buf.kind == "shared":
+        b.error(f"{name}() on a shared Line buffer ({buf.ref.name!r}) is not supported; "
+                f"use a Line tensor or a shared buffer of single elements", node.args[0])
+    _check_atomic_elem(b, name, op, buf, node.args[0])
     index = b.index(node.args[1])
     values = []
     for a in node.args[2:]:
         with b.at(a):
-            v = b.rvalue(a)
-            b.unify_elem(buf, v, f"use in {name}()")
+            v = b.unify_elem(buf, b.rvalue(a), f"use in {name}()")  # a scalar: broadcast
         values.append(v)
     result = None
     if site.want_value:
-        result = b.new_var("old", elem)
+        if op == "store":
+            b.error("atomic_store() gives no value", node)
+        result = b.new_var("old", buf.value_type)  # a line buffer: one atomic per element
         b.use(result)
     compare = values[0] if op == "compare_exchange" else None
-    b.emit(n.AtomicOp(op=op, buffer=buf.ref, index=index, value=values[-1], compare=compare,
+    b.emit(n.AtomicOp(op=op, buffer=buf.ref, index=index,
+                      value=values[-1] if values else None, compare=compare,
                       result=result, loc=b.ctx.loc))
     if result is None:
         return Py(None)
-    return n.Load(ty=elem, var=result, loc=b.ctx.loc)
+    return n.Load(ty=result.ty, var=result, loc=b.ctx.loc)
+
+
+def _check_atomic_elem(b: Builder, name: str, op: str, buf: Buf, where: ast.AST) -> None:
+    """A CompileError unless some built-in target has atomic `op` on the buffer's
+    element type. Types only some targets have (i64 on CUDA) pass here; the legalize
+    pass names a target that lacks one."""
+    elem = buf.ref.elem
+    if elem.name in PORTABLE.atomic_dtypes_anywhere.get(op, ()):
+        return
+    everywhere = _listed(PORTABLE.atomic_dtypes.get(op, ()))
+    ints = [t.name for t in everywhere if not t.is_float]
+    floats = [t.name for t in everywhere if t.is_float]
+    some = [t.name for t in _listed(PORTABLE.atomic_dtypes_anywhere.get(op, ()))
+            if t not in everywhere]
+    b.error(f"{name}() needs {_or_list(ints)} elements"
+            f"{f' (or {_or_list(floats)})' if floats else ''}"
+            f"{f'; {_or_list(some)} on some targets' if some else ''}, but "
+            f"{buf.ref.name!r} holds {elem.name}", where)
 
 
 # -- local arrays ---------------------------------------------------------------------

@@ -254,12 +254,13 @@ class Store(Stmt):
 @dataclass(frozen=True, kw_only=True)
 class AtomicOp(Stmt):
     """An atomic read-modify-write of `buffer[index]`; the old value goes to `result`
-    (None when unused). `compare` is set for compare_exchange only."""
+    (None when unused). `compare` is set for compare_exchange only; `value` is None for
+    load only (inc/dec: the wrap limit); store has no result."""
 
     op: str = ""  # one of ATOMIC_OPS
     buffer: BufferRef
     index: Expr
-    value: Expr
+    value: Optional[Expr] = None
     compare: Optional[Expr] = None
     result: Optional[Var] = None
 

@@ -75,6 +75,8 @@ class MathFn(str, Enum):
 class AtomicOp(str, Enum):
     ADD = "add"; SUB = "sub"; MIN = "min"; MAX = "max"; AND = "and"; OR = "or"  # noqa: E702
     XOR = "xor"; EXCHANGE = "exchange"; COMPARE_EXCHANGE = "compare_exchange"  # noqa: E702
+    # relaxed load/store; inc/dec wrap at a limit as CUDA's atomicInc/atomicDec do
+    LOAD = "load"; STORE = "store"; INC = "inc"; DEC = "dec"  # noqa: E702
 
     __str__ = str.__str__
 
@@ -247,18 +249,25 @@ _MATH_ROWS = [
 def _atomic() -> list[OpInfo]:
     c = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
          "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor", "exchange": "atomicExch",
-         "compare_exchange": "atomicCAS"}
+         "compare_exchange": "atomicCAS", "load": LOWERED, "store": LOWERED,
+         "inc": "atomicInc", "dec": "atomicDec"}  # load/store: volatile accesses
     msl = {v: f"atomic_fetch_{v}_explicit" for v in ("add", "sub", "min", "max", "and",
                                                        "or", "xor")}
     msl.update(exchange="atomic_exchange_explicit",
-               compare_exchange="atomic_compare_exchange_weak_explicit")
+               compare_exchange="atomic_compare_exchange_weak_explicit",
+               load="atomic_load_explicit", store="atomic_store_explicit",
+               inc=LOWERED, dec=LOWERED)
     wgsl = {"add": "atomicAdd", "sub": "atomicSub", "min": "atomicMin", "max": "atomicMax",
             "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor",
-            "exchange": "atomicExchange", "compare_exchange": LOWERED}
+            "exchange": "atomicExchange", "compare_exchange": LOWERED,
+            "load": "atomicLoad", "store": "atomicStore", "inc": LOWERED, "dec": LOWERED}
+    # min/max on floats: np.fmin/np.fmax in cpu_atomics (a NaN operand is ignored)
     numpy = {"add": "np.add", "sub": "np.subtract", "min": "np.minimum",
              "max": "np.maximum", "and": "np.bitwise_and", "or": "np.bitwise_or",
-             "xor": "np.bitwise_xor", "exchange": LOWERED, "compare_exchange": LOWERED}
-    return [OpInfo(op, 3 if op is AtomicOp.COMPARE_EXCHANGE else 2, _first, None,
+             "xor": "np.bitwise_xor", "exchange": LOWERED, "compare_exchange": LOWERED,
+             "load": LOWERED, "store": LOWERED, "inc": LOWERED, "dec": LOWERED}
+    arity = {AtomicOp.COMPARE_EXCHANGE: 3, AtomicOp.LOAD: 1}
+    return [OpInfo(op, arity.get(op, 2), _first, None,
                    {"c": c[op.value], "msl": msl[op.value], "wgsl": wgsl[op.value],
                     "numpy": numpy[op.value]}) for op in AtomicOp]
 

@@ -178,7 +178,8 @@ class _Reader:
             result_tree, op_tok, buf_tok, index, value, compare = c[:6]
             result = self.varref(result_tree) if result_tree is not None else None
             return ir.AtomicOp(op=str(op_tok), buffer=self.buffer(buf_tok),
-                               index=self.expr(index), value=self.expr(value),
+                               index=self.expr(index),
+                               value=self.expr(value) if value is not None else None,
                                compare=self.expr(compare) if compare is not None else None,
                                result=result, loc=loc)
         if kind == "if_":

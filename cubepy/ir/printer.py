@@ -183,7 +183,9 @@ class _Printer:
             self.emit(depth, f"@{s.buffer.name}[{self.expr(s.index)}] = "
                              f"{self.expr(s.value)}{loc}")
         elif isinstance(s, ir.AtomicOp):
-            args = [f"@{s.buffer.name}[{self.expr(s.index)}]", self.expr(s.value)]
+            args = [f"@{s.buffer.name}[{self.expr(s.index)}]"]
+            if s.value is not None:
+                args.append(self.expr(s.value))
             if s.compare is not None:
                 args.append(self.expr(s.compare))
             head = "" if s.result is None else f"{self.var_ref(s.result)} = "

@@ -131,12 +131,11 @@ class _Verifier:
         elif isinstance(s, (ir.Store, ir.AtomicOp)):
             self.buffer(s.buffer, s)
             self.index(s.index, s)
-            self.expr(s.value)
-            self.same(s.value, self.value_type(s.buffer), s,
-                      f"value stored to {s.buffer.name}")
-            if isinstance(s, ir.AtomicOp):
-                if self.line_sizes.get(s.buffer.name, 1) > 1:
-                    self.fail(s, f"atomic {s.op} on the line buffer {s.buffer.name}")
+            if s.value is not None:  # an atomic load has none (checked in atomic())
+                self.expr(s.value)
+                self.same(s.value, self.value_type(s.buffer), s,
+                          f"value stored to {s.buffer.name}")
+            if isinstance(s, ir.AtomicOp):  # on a line buffer: elementwise (lines.py)
                 self.atomic(s)
         elif isinstance(s, ir.If):
             self.cond(s.cond, s)
@@ -189,17 +188,22 @@ class _Verifier:
             self.fail(s, f"atomic {s.op} on a bool buffer")
         if s.buffer.space == "local":
             self.fail(s, f"atomic {s.op} on the local array {s.buffer.name}")
+        if (s.value is None) != (s.op == "load"):
+            self.fail(s, f"atomic {s.op}: value {'missing' if s.value is None else 'not allowed'}")
+        if s.op == "store" and s.result is not None:
+            self.fail(s, "atomic store gives no value")
         if (s.compare is not None) != (s.op == "compare_exchange"):
             self.fail(s, f"atomic {s.op}: compare value "
                          f"{'missing' if s.compare is None else 'not allowed'}")
+        value_type = self.value_type(s.buffer)
         if s.compare is not None:
             self.expr(s.compare)
-            self.same(s.compare, s.buffer.elem, s, "compare value")
+            self.same(s.compare, value_type, s, "compare value")
         if s.result is not None:
             self.written(s.result, s)
-            if s.result.ty is not s.buffer.elem:
+            if s.result.ty != value_type:
                 self.fail(s, f"atomic result {s.result.name} is {s.result.ty}, buffer "
-                             f"holds {s.buffer.elem}")
+                             f"holds {value_type}")
 
     # -- expressions -------------------------------------------------------------------
     def expr(self, e: ir.Expr) -> None:

@@ -10,6 +10,11 @@ Groups are independent, so the k-th operation of every group runs in one vectori
 step ("rounds"); a group longer than a threshold runs on its own with `ufunc.accumulate`,
 which is sequential. Without a used result, `ufunc.at` does the whole update (it applies
 duplicates in order).
+
+Float min/max ignore a NaN operand (np.fmin/np.fmax), as the GPU targets' fminf/fmaxf
+loops do: a NaN value leaves the element unchanged and a NaN element takes the value.
+`inc`/`dec` wrap at the limit as CUDA's atomicInc/atomicDec; `load` reads, `store` is an
+exchange whose old value nobody reads.
 """
 from __future__ import annotations
 
@@ -21,15 +26,26 @@ from .cpu_ops import ufuncs
 ndarray = np.ndarray
 
 _UFUNCS = ufuncs(AtomicOp)  # add sub min max and or xor (ir/ops.py)
+_FLOAT_UFUNCS = {**_UFUNCS, "min": np.fmin, "max": np.fmax}  # a NaN operand is ignored
+
+
+def _ufunc(op: str, dtype):
+    """The ufunc applying `op` to elements of `dtype`, or None (exchange, cas, inc...)."""
+    return (_FLOAT_UFUNCS if dtype.kind == "f" else _UFUNCS).get(op)
 
 
 def _step(op: str, cur, v, cmp):
-    """The new value of an element holding `cur` after one operation with operand v."""
+    """The new value of an element holding `cur` after one operation with operand v
+    (arrays: unsigned wrap-around in the unused branch of inc/dec stays silent)."""
     if op == "exchange":
         return v
     if op == "compare_exchange":
         return np.where(cur == cmp, v, cur)
-    return _UFUNCS[op](cur, v)
+    if op == "inc":
+        return np.where(cur >= v, 0, cur + 1).astype(cur.dtype)
+    if op == "dec":
+        return np.where((cur == 0) | (cur > v), v, cur - 1).astype(cur.dtype)
+    return _ufunc(op, cur.dtype)(cur, v)
 
 
 def atomic(op: str, buf: ndarray, idx, val, cmp, m, want_old: bool, lanes: int,
@@ -52,14 +68,20 @@ def atomic(op: str, buf: ndarray, idx, val, cmp, m, want_old: bool, lanes: int,
     flat = idx[sel].astype(np.int64)
     if base is not None:
         flat = flat + base[sel]
+    if op == "load":
+        out = np.zeros(lanes, dtype)
+        out[sel] = buf[flat]
+        return out
+    if op == "store":
+        op, want_old = "exchange", False
     vals = np.broadcast_to(np.asarray(val, dtype), (lanes,))[sel]
     cmps = None
     if op == "compare_exchange":
         cmps = np.broadcast_to(np.asarray(cmp, dtype), (lanes,))[sel]
 
     if not want_old:
-        if op in _UFUNCS:
-            _UFUNCS[op].at(buf, flat, vals)
+        if _ufunc(op, dtype) is not None:
+            _ufunc(op, dtype).at(buf, flat, vals)
             return None
         if op == "exchange":
             buf[flat] = vals  # numpy keeps the last of duplicates: the serial result
@@ -106,21 +128,20 @@ def _serial(op: str, buf: ndarray, flat: ndarray, vals: ndarray, cmps) -> ndarra
     for g in np.flatnonzero(counts > threshold):
         lo, hi = first[g], first[g] + counts[g]
         seg = sv[lo:hi]
-        if op in _UFUNCS:
-            acc = _UFUNCS[op].accumulate(np.concatenate(([cur[g]], seg)).astype(buf.dtype))
+        if _ufunc(op, buf.dtype) is not None:
+            acc = _ufunc(op, buf.dtype).accumulate(np.concatenate(([cur[g]], seg)).astype(buf.dtype))
             old[lo:hi] = acc[:-1]
             cur[g] = acc[-1]
         elif op == "exchange":
             old[lo] = cur[g]
             old[lo + 1:hi] = seg[:-1]
             cur[g] = seg[-1]
-        else:  # compare_exchange: inherently serial
-            c = cur[g]
+        else:  # compare_exchange, inc, dec: inherently serial
+            c = cur[g:g + 1]
             for j in range(lo, hi):
-                old[j] = c
-                if c == sc[j]:
-                    c = sv[j]
-            cur[g] = c
+                old[j] = c[0]
+                c = _step(op, c, sv[j:j + 1], sc[j:j + 1] if sc is not None else None)
+            cur[g] = c[0]
     buf[sf[first]] = cur
     result = np.empty(k, buf.dtype)
     result[order] = old

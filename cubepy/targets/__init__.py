@@ -157,10 +157,25 @@ def targets_for_runtime(runtime: str) -> tuple[Target, ...]:
 ALL_TYPE_NAMES = frozenset(t.name for t in ALL_DTYPES)
 INTS32 = frozenset({"i32", "u32"})
 # Atomic ops an f32 element supports on every built-in target (native or a CAS loop).
-ATOMIC_FLOAT_OPS = ("add", "sub", "exchange", "min", "max")
+ATOMIC_FLOAT_OPS = ("add", "sub", "exchange", "min", "max", "load", "store")
+# atomic_inc/atomic_dec wrap at a limit (CUDA's atomicInc/atomicDec): u32 only.
+_WRAPPING_OPS = ("inc", "dec")
 STANDARD_ATOMICS: Mapping[str, frozenset[str]] = MappingProxyType({
-    op.value: INTS32 | ({"f32"} if op.value in ATOMIC_FLOAT_OPS else set())
+    op.value: (frozenset({"u32"}) if op.value in _WRAPPING_OPS else
+               INTS32 | ({"f32"} if op.value in ATOMIC_FLOAT_OPS else set()))
     for op in AtomicOp})
+# What CUDA adds: 64-bit integers (every op but inc/dec), f64 (add/sub native, sm_60+;
+# min/max as 64-bit CAS loops; exchange, load, store), f16/bf16 add/sub (atomicAdd on
+# __half sm_70+, __nv_bfloat16 sm_80+). The cpu runtime has the same, bf16 aside.
+_WIDE_ATOMICS = {"add": {"i64", "u64", "f64", "f16", "bf16"},
+                 "sub": {"i64", "u64", "f64", "f16", "bf16"},
+                 "min": {"i64", "u64", "f64"}, "max": {"i64", "u64", "f64"},
+                 "and": {"i64", "u64"}, "or": {"i64", "u64"}, "xor": {"i64", "u64"},
+                 "exchange": {"i64", "u64", "f64"},
+                 "compare_exchange": {"i64", "u64"},
+                 "load": {"i64", "u64", "f64"}, "store": {"i64", "u64", "f64"}}
+WIDE_ATOMICS: Mapping[str, frozenset[str]] = MappingProxyType({
+    op: types | _WIDE_ATOMICS.get(op, set()) for op, types in STANDARD_ATOMICS.items()})
 ALL_PLANE_OPS = frozenset(op.value for op in PlaneOp)
 STANDARD_PLANE_DTYPES = frozenset({"i32", "u32", "f32", "f16", "bool"})
 STANDARD_LINE_SIZES = (1, 2, 4, 8)
@@ -177,16 +192,22 @@ class Portable:
     plane_ops: frozenset[str]
     plane_dtypes: frozenset[str]
     line_sizes: tuple[int, ...]
+    # atomic op -> element types some built-in target has (the frontend accepts these;
+    # the legalize pass names the target that lacks one)
+    atomic_dtypes_anywhere: Mapping[str, frozenset[str]] = field(
+        default_factory=lambda: MappingProxyType({}))
 
 
 def _portable(targets: tuple[Target, ...]) -> Portable:
     atomics = {op.value: frozenset.intersection(*(t.atomic_dtypes.get(op.value, frozenset())
                                                  for t in targets)) for op in AtomicOp}
+    anywhere = {op.value: frozenset().union(*(t.atomic_dtypes.get(op.value, frozenset())
+                                              for t in targets)) for op in AtomicOp}
     sizes = set.intersection(*(set(t.line_sizes) for t in targets))
     return Portable(MappingProxyType(atomics),
                     frozenset.intersection(*(t.plane_ops for t in targets)),
                     frozenset.intersection(*(t.plane_dtypes for t in targets)),
-                    tuple(sorted(sizes)))
+                    tuple(sorted(sizes)), MappingProxyType(anywhere))
 
 
 from . import cuda, wgsl, metal, cpu  # noqa: E402,F401  (registers the built-in targets)

@@ -1,16 +1,18 @@
 """The cpu runtime's target: numpy code run in this process. Its source is an
 implementation detail (not offered by Kernel.source or `cubepy emit`). Its atomics are
-the frontend's (i32/u32, and f32 for add/sub/exchange/min/max): the runtime's old claim
-of i64/u64 atomics was never reachable."""
+CUDA's (32- and 64-bit integers, f16/f32/f64 add and sub, f32/f64 min/max/exchange), less
+bf16, which it does not have: it is the reference the GPU runtimes are tested against."""
 from __future__ import annotations
 
-from . import (ALL_PLANE_OPS, ALL_TYPE_NAMES, DEFAULT_SHARED_BYTES, STANDARD_ATOMICS,
+from . import (ALL_PLANE_OPS, ALL_TYPE_NAMES, DEFAULT_SHARED_BYTES, WIDE_ATOMICS,
                STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, Target, register)
+
+_ATOMICS = {op: types - {"bf16"} for op, types in WIDE_ATOMICS.items()}
 
 CPU = register(Target(
     name="cpu", title="the cpu runtime", family="numpy", short="py", lexer="python",
     shows_source=False, dtypes=ALL_TYPE_NAMES - {"bf16"}, replacements={"bf16": "f32 or f16"},
-    atomic_dtypes=STANDARD_ATOMICS, plane_ops=ALL_PLANE_OPS,
+    atomic_dtypes=_ATOMICS, plane_ops=ALL_PLANE_OPS,
     plane_dtypes=STANDARD_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,
     bool_storage_bytes=1, default_shared_bytes=DEFAULT_SHARED_BYTES,
     needs_cube_count=False, reserved=frozenset(),

@@ -27,6 +27,9 @@ def _drop_unread(block: ir.Block, read: set[str]) -> ir.Block:
     def fn(s: ir.Stmt) -> list[ir.Stmt]:
         if isinstance(s, (ir.Declare, ir.Assign)) and s.var.name not in read:
             return []  # values are pure: dropping the assignment changes nothing else
+        if isinstance(s, ir.AtomicOp) and s.op == "load" and (
+                s.result is None or s.result.name not in read):
+            return []  # a relaxed load nobody reads changes nothing
         if isinstance(s, ir.AtomicOp) and s.result is not None and s.result.name not in read:
             return [dataclasses.replace(s, result=None)]
         return [s]

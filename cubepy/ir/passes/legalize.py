@@ -2,9 +2,10 @@
 first use (WGSL: no f64, i64, u64, bf16; Metal: no f64; cpu: no bf16), and so are the
 ops it does not claim (an atomic or plane op on a type it lacks, a math function with
 no spelling). The facts are each Target record's `dtypes`, `replacements`, atomic and
-plane tables and op spellings (cubepy/targets/); the built-in targets claim every op
-the frontend accepts, so only a target with less (a test's toy target) meets the second
-kind of error here rather than as a failure inside its code generator."""
+plane tables and op spellings (cubepy/targets/); the built-in targets claim every op on
+the portable set (i32/u32/f32); the frontend also accepts what only some targets have
+(64-bit, f16 and bf16 atomics on CUDA and the cpu runtime), so WGSL, Metal and a test's
+toy target meet the second kind of error here rather than inside their code generator."""
 from __future__ import annotations
 
 from typing import Callable, Iterator
@@ -65,7 +66,7 @@ def _claims_everything(t: Target) -> bool:
     """Whether `t` has every op, and every atomic and plane type the frontend allows."""
     return (all(t.supports_op(op) for op in OPS)
             and all(t.atomic_dtypes.get(op, frozenset()) >= types
-                    for op, types in PORTABLE.atomic_dtypes.items())
+                    for op, types in PORTABLE.atomic_dtypes_anywhere.items())
             and t.plane_dtypes >= PORTABLE.plane_dtypes)
 
 
@@ -78,9 +79,11 @@ def _check_ops(kernel: ir.Kernel, t: Target) -> None:
     for s in walk_stmts(kernel.body):
         if isinstance(s, ir.AtomicOp):
             elem = s.buffer.elem.name
-            if elem not in t.atomic_dtypes.get(s.op, frozenset()):
+            has = t.atomic_dtypes.get(s.op, frozenset())
+            if elem not in has:
+                listed = ", ".join(sorted(has)) or "no element type"
                 errors.compile_error(s.loc, f"{t.title} has no atomic_{s.op} on {elem} "
-                                            f"(buffer '{s.buffer.name}')")
+                                            f"(buffer '{s.buffer.name}'; it takes {listed})")
         for top in child_exprs(s):
             for e in walk_exprs(top):
                 what = _unclaimed(e, t)

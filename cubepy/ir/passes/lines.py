@@ -9,6 +9,8 @@ pipeline, rewrites the kernel so that no LineType remains:
 - a line read `x[i]` becomes the element reads `x[i * n + k]`, a line store `x[i] = v`
   the n element stores (the index is computed once, into a temporary); a line index is
   first clamped so that `i * n + k` cannot wrap around into the buffer;
+- an atomic on a line buffer becomes one atomic per element, its old values going to
+  the result's parts;
 - every other line expression is rebuilt per element k (a broadcast gives the scalar);
 - `v[k]` (an `Extract`) is element k's scalar, element k of a `MakeLine` its k-th
   scalar;
@@ -240,6 +242,9 @@ class _Scalarizer:
             out += [ir.Store(buffer=s.buffer, index=self.element_index(index, size, k),
                              value=values[k], loc=loc) for k in range(size)]
             return out
+        if isinstance(s, ir.AtomicOp) and s.buffer.space == "global" \
+                and s.buffer.name in self.sizes:
+            return self.atomic(s, self.sizes[s.buffer.name])
         changes = {}
         for f in dataclasses.fields(s):
             v = getattr(s, f.name)
@@ -248,6 +253,38 @@ class _Scalarizer:
             elif isinstance(v, ir.Block):
                 changes[f.name] = self.block(v)
         return [dataclasses.replace(s, **changes) if changes else s]
+
+
+    def atomic(self, s: ir.AtomicOp, size: int) -> list[ir.Stmt]:
+        """An atomic on a line buffer: one atomic per element, each atomic on its own
+        (as CUDA's atomicAdd on __half2 is), the old values into the result's parts.
+        Operands are computed before the first element's atomic changes memory."""
+        loc, out = s.loc, []
+        index = self.hoist(_clamp(self.scalar(s.index), size), s.buffer.name)
+        if not isinstance(index, (ir.Const, ir.Load)):  # it reads memory
+            tmp = ir.Var(self.fresh(f"{s.buffer.name}_line"), index.ty)
+            self.temps.append(tmp)
+            out.append(ir.Assign(var=tmp, value=index, loc=loc))
+            index = ir.Load(ty=tmp.ty, var=tmp, loc=loc)
+        operands = {}
+        for field in ("value", "compare"):
+            e = getattr(s, field)
+            if e is None:
+                continue
+            parts = [self.element(e, k) for k in range(size)]
+            if _crosses(e) or any(isinstance(x, ir.Index) and x.buffer == s.buffer
+                                  for x in walk_exprs(e)):
+                pre, parts = self.settle(parts, f"{s.buffer.name}_{field}", loc)
+                out += pre
+            operands[field] = parts
+        results = self.split(s.result) if s.result is not None else (None,) * size
+        for k in range(size):
+            out.append(ir.AtomicOp(
+                op=s.op, buffer=s.buffer, index=self.element_index(index, size, k),
+                value=operands["value"][k] if "value" in operands else None,
+                compare=operands["compare"][k] if "compare" in operands else None,
+                result=results[k], loc=loc))
+        return out
 
 
 def _zero(ty):
