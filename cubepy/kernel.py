@@ -404,6 +404,7 @@ class CubeFunction:
                          describe(spec))
         compiled = self._compile(spec, client.target, checked)
         _check_shared_memory(self.__name__, client, compiled.kernel)
+        _check_index_ranks(compiled.kernel, params, args)
         executable = compiled.executables.get(client)
         if executable is None:
             start = time.perf_counter()
@@ -565,6 +566,18 @@ def _bind_buffer(kernel: str, client, p: ParamInfo, a, generics, line_sizes) -> 
 
 
 _U32_MAX = int_range(u32)[1]
+
+
+def _check_index_ranks(kernel, params, args) -> None:
+    """LaunchError when a tensor the kernel indexes as t[i, j, ...] has another rank than
+    the number of indices (the rank is part of the launch plan's key: checked once)."""
+    ranks = {p.name: p.rank for p in kernel.params if p.rank is not None}
+    for p, a in zip(params, args):
+        want = ranks.get(p.name)
+        if want is not None and len(a.shape) != want:
+            raise LaunchError(f"parameter {p.name!r} has rank {len(a.shape)} (shape "
+                              f"{a.shape}), but the kernel indexes it with {want} indices "
+                              f"({p.name}[{', '.join('ijklmnop'[:want])}])", p.name)
 
 
 def _bind_scalar(client, p: ParamInfo, a, generics) -> None:

@@ -12,6 +12,7 @@ top-level statement holding its first use.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from contextlib import contextmanager
 
 from ..errors import compile_error, how_to_bind
@@ -22,13 +23,14 @@ from ..spec import Specialization
 from .calls import CallMixin
 from .context import FrontendContext
 from .exprs import ExprMixin
+from .indexing import IndexMixin
 from .finalize import const_value, finalize_kernel
 from .infer import TVar, find
 from .parse import ParsedFunction, make_loc
 from .values import Buf, Dead, Py, Tup, is_number
 
 
-class Builder(ExprMixin, CallMixin):
+class Builder(ExprMixin, CallMixin, IndexMixin):
     """Builds one kernel for one specialisation. Never mutates the ast."""
 
     def __init__(self, parsed: ParsedFunction, spec: Specialization):
@@ -245,7 +247,7 @@ class Builder(ExprMixin, CallMixin):
             return self.store_element(target, buf, self.materialize(value, value_node))
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", target.value)
-        index = self.index(target.slice)
+        index = self.buffer_index(buf, target.slice)
         expr = self.materialize(value, value_node)  # a literal's errors point at it
         expr = self.unify_elem(buf, expr, "store")
         self.write(buf, index, expr)
@@ -308,7 +310,8 @@ class Builder(ExprMixin, CallMixin):
             if not isinstance(buf, Buf):
                 self.error("only tensors, arrays and shared memory can be indexed",
                            target.value)
-            index = self.index(target.slice)  # built once: the target is evaluated once
+            index = self.buffer_index(buf, target.slice)  # built once: the target is
+            # evaluated once
             cur = self.read(buf, index)
             new = self.binop(node.op, cur, self.expr(node.value), node)
             new = self.unify_elem(buf, new, "store")
@@ -460,6 +463,8 @@ class Builder(ExprMixin, CallMixin):
                 frame.scope[p.name] = Buf(n.BufferRef(p.name, dtype, "global"), p.kind,
                                           line=line)
         self.body(parsed.tree.body)
+        params = [dataclasses.replace(p, rank=self.ctx.index_ranks[p.name][0])
+                  if p.name in self.ctx.index_ranks else p for p in params]
         body = n.Block(tuple(self.ctx.blocks[0]))
         self.ctx.unifier.run_checks()
         body = finalize_kernel(body)

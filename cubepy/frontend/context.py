@@ -57,6 +57,8 @@ class FrontendContext:
     shared: list[n.SharedDecl] = field(default_factory=list)
     inline_stack: list[Any] = field(default_factory=list)  # device functions being inlined
     used_loop_names: set[str] = field(default_factory=set)  # loop variables seen so far
+    index_ranks: dict[str, tuple[int, n.Loc]] = field(default_factory=dict)  # tensor ->
+    # the number of indices of its t[i, j, ...] and where it was first seen
     side_effect_ban: Optional[str] = None  # set only by banning_side_effects
     _shared_name: Optional[str] = None  # set only by naming_shared
 

@@ -93,6 +93,7 @@ _ALLOWED = (
     ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift,
     ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.Invert, ast.Not, ast.UAdd, ast.USub,
     ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
+    ast.Slice,  # only in x[a:b] (a view)
 )
 
 _REJECTED: dict[type, str] = {
@@ -119,7 +120,6 @@ _REJECTED: dict[type, str] = {
     ast.List: "lists are not supported in kernels: use SharedMemory or a Tensor/Array",
     ast.Dict: "dicts are not supported in kernels",
     ast.Set: "sets are not supported in kernels",
-    ast.Slice: "slices are not supported: index with one integer",
     ast.NamedExpr: "the walrus operator (:=) is not supported in kernels",
     ast.Delete: "del is not supported in kernels",
     ast.Import: "import is not supported inside kernels: import at module level",
