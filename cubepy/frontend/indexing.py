@@ -7,7 +7,7 @@ a view adds its start), so no code generator knows about any of it. Offsets are 
 arithmetic: an i32 index is converted to u32 (a negative index does not wrap around
 as in Python; it becomes a huge offset). A checked launch checks the flat index
 against the buffer (memory safety), not each dimension nor a view's end
-(docs/LANGUAGE.md, "Indexing and views").
+(docs/LANGUAGE.md, "Multi-dimensional indexing and views").
 """
 from __future__ import annotations
 
