@@ -135,6 +135,30 @@ def test_one_index_tuple_is_strided_flat_stays(runtime_client):
     np.testing.assert_array_equal(out.numpy(), flat[::2] + flat[:8])
 
 
+def test_unchecked_launch_through_strides(runtime_client):
+    c = runtime_client
+    flat = np.arange(48, dtype=np.float32)
+    x = strided(c.tensor(flat), (8, 6), (1, 8))
+    out = c.zeros((48,), f32)
+    gather2d.launch_unchecked(c, CubeCount(1), CubeDim(DIM), x, out)
+    np.testing.assert_array_equal(out.numpy(), host_view(flat, (8, 6), (1, 8)).reshape(-1))
+
+
+@cube(launch=True)
+def count_pairs(keys: Array[u32], hist: Tensor[i32]):
+    k = keys[ABSOLUTE_POS]
+    atomic_add(hist, (k // hist.shape[1], k % hist.shape[1]), i32(1))  # as in Numba
+
+
+def test_atomics_take_a_tuple_index(runtime_client):
+    c = runtime_client
+    keys = (np.arange(DIM, dtype=np.uint32) * 5) % 12
+    base = c.zeros((12,), i32)
+    hist = strided(base, (3, 4), (1, 3))  # column-major
+    count_pairs.launch(c, CubeCount(1), CubeDim(DIM), c.tensor(keys), hist)
+    np.testing.assert_array_equal(hist.numpy().reshape(-1), np.bincount(keys, minlength=12))
+
+
 # -- views --------------------------------------------------------------------------------
 @cube(launch=True)
 def array_views(x: Array[f32], out: Array[f32], a: u32, b: u32):
@@ -257,6 +281,43 @@ def test_shared_3d_atomics(runtime_client):
     got = out.numpy()
     np.testing.assert_array_equal(got[:24], np.bincount(keys, minlength=24))
     assert list(got[24:]) == [234, 1241, 24]
+
+
+TILE_SHAPE = (4, 2, 8)  # a compile-time tuple names a shape too
+
+
+@cube(launch=True)
+def shared_global_shape(out: Array[u32]):
+    s = SharedMemory(u32, TILE_SHAPE)
+    i = UNIT_POS
+    s[i // u32(16), (i // u32(8)) % u32(2), i % u32(8)] = i * u32(3)
+    sync_cube()
+    out[i] = s[i % u32(4), u32(1), i // u32(8)] if i < u32(32) else s.rank()
+
+
+def test_shared_shape_from_a_constant_tuple(runtime_client):
+    c = runtime_client
+    out = c.zeros((64,), u32)
+    shared_global_shape.launch(c, CubeCount(1), CubeDim(64), out)
+    flat = np.arange(64, dtype=np.uint32) * 3
+    want = flat.reshape(TILE_SHAPE)
+    i = np.arange(32)
+    np.testing.assert_array_equal(out.numpy()[:32], want[i % 4, 1, i // 8])
+    assert (out.numpy()[32:] == 3).all()
+
+
+@cube(launch=True)
+def negative_runtime_bound(x: Array[f32], out: Array[u32], k: i32):
+    if UNIT_POS == 0:
+        out[0] = len(x[:k])
+        out[1] = len(x[k:])
+
+
+def test_negative_runtime_bounds_clamp(runtime_client):
+    c = runtime_client
+    out = c.zeros((2,), u32)
+    negative_runtime_bound.launch(c, CubeCount(1), CubeDim(1), c.zeros((10,), f32), out, -1)
+    assert list(out.numpy()) == [10, 0]  # no wrap-around: -1 is a huge u32, clamped
 
 
 @cube(launch=True)
