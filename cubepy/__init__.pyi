@@ -194,10 +194,14 @@ class Line(_TypingGeneric[_E]):
 
 
 class _Buffer(_TypingGeneric[_E]):
-    """What Tensor, Array and SharedMemory share: a flat index and a length (in lines for
-    a Line buffer). Slices and tuple indices are not in the language, so not here."""
+    """What Tensor, Array and SharedMemory share: a flat index, 1-D views `x[a:b]` and a
+    length (in lines for a Line buffer)."""
 
+    @overload
     def __getitem__(self, index: SupportsIndex, /) -> _E: ...
+    @overload
+    def __getitem__(self, index: slice, /) -> Self:
+        """`x[a:b]`, `x[a:]`, `x[:b]`: a 1-D view of the flat elements a..b-1."""
     def __setitem__(self, index: SupportsIndex, value: _E | _Number, /) -> None: ...
     def __len__(self) -> int: ...
     def len(self) -> u32: ...
@@ -206,23 +210,45 @@ class _Buffer(_TypingGeneric[_E]):
         """The line size, a compile-time int (1 for a scalar buffer)."""
 
 
-class Tensor(_Buffer[_E]):
-    """`Tensor[T]`: a strided n-d buffer parameter, indexed by a flat element index."""
+class _Dims:
+    """`t.shape` / `t.stride`: called, `t.shape(d)`, or indexed, `t.shape[d]`."""
 
-    def shape(self, dim: SupportsIndex, /) -> u32: ...
-    def stride(self, dim: SupportsIndex, /) -> u32: ...
+    def __call__(self, dim: SupportsIndex, /) -> u32: ...
+    def __getitem__(self, dim: SupportsIndex, /) -> u32: ...
+
+
+class _ShapedBuffer(_Buffer[_E]):
+    """Tensor and SharedMemory: `x[i, j, ...]` (through the strides) besides the flat
+    `x[k]`, and a shape."""
+
+    @overload  # type: ignore[override]
+    def __getitem__(self, index: SupportsIndex, /) -> _E: ...
+    @overload
+    def __getitem__(self, index: slice, /) -> Self: ...
+    @overload
+    def __getitem__(self, index: tuple[SupportsIndex, ...], /) -> _E: ...
+    def __setitem__(self, index: SupportsIndex | tuple[SupportsIndex, ...],  # type: ignore[override]
+                    value: _E | _Number, /) -> None: ...
+    shape: _Dims
+    stride: _Dims
     def rank(self) -> u32: ...
+
+
+class Tensor(_ShapedBuffer[_E]):
+    """`Tensor[T]`: a strided n-d buffer parameter: `t[k]` is a flat element index,
+    `t[i, j, ...]` goes through the strides."""
 
 
 class Array(_Buffer[_E]):
     """`Array[T]`: a contiguous 1-d buffer parameter."""
 
 
-class SharedMemory(_Buffer[_E]):
-    """SharedMemory(T, size[, line_size]): an array shared by the units of one cube."""
+class SharedMemory(_ShapedBuffer[_E]):
+    """SharedMemory(T, size[, line_size]): an array shared by the units of one cube;
+    `size` may be a shape, `(rows, cols)`, indexed `s[i, j]` (row-major)."""
 
     @overload
-    def __new__(cls, dtype: type[_E], size: int, /) -> "SharedMemory[_E]": ...
+    def __new__(cls, dtype: type[_E], size: int | tuple[int, ...], /) -> "SharedMemory[_E]": ...
     @overload
     def __new__(cls, dtype: type[Line[_E]], size: int, line_size: int,
                 /) -> "SharedMemory[Line[_E]]": ...
