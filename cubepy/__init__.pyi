@@ -221,13 +221,13 @@ class _ShapedBuffer(_Buffer[_E]):
     """Tensor and SharedMemory: `x[i, j, ...]` (through the strides) besides the flat
     `x[k]`, and a shape."""
 
-    @overload  # type: ignore[override]
+    @overload
     def __getitem__(self, index: SupportsIndex, /) -> _E: ...
     @overload
     def __getitem__(self, index: slice, /) -> Self: ...
     @overload
     def __getitem__(self, index: tuple[SupportsIndex, ...], /) -> _E: ...
-    def __setitem__(self, index: SupportsIndex | tuple[SupportsIndex, ...],  # type: ignore[override]
+    def __setitem__(self, index: SupportsIndex | tuple[SupportsIndex, ...],
                     value: _E | _Number, /) -> None: ...
     shape: _Dims
     stride: _Dims
