@@ -422,10 +422,11 @@ class CubeFunction:
 _MISSING = object()
 
 
-def build_kernel(parsed: ParsedFunction, spec: Specialization) -> ir.Kernel:
+def build_kernel(parsed: ParsedFunction, spec: Specialization,
+                 checked: bool = True) -> ir.Kernel:
     """frontend.build_kernel, loaded at first use so that `import cubepy` stays light."""
     from .frontend.build import build_kernel as build
-    return build(parsed, spec)
+    return build(parsed, spec, checked)
 
 
 def run_pipeline(kernel: ir.Kernel, target: str | None) -> ir.Kernel:
@@ -438,7 +439,7 @@ def _compile_spec(parsed: ParsedFunction, spec: Specialization, target: str,
                   checked: bool) -> Specialised:
     """Builds, runs the passes and generates the code of one specialisation (once: the
     runtimes take the generated record)."""
-    kernel = run_pipeline(build_kernel(parsed, spec), target)
+    kernel = run_pipeline(build_kernel(parsed, spec, checked=checked), target)
     from .codegen import generate
     from .targets import get_target
     abi = compute_abi(kernel, checked, needs_cube_count=get_target(target).needs_cube_count)

@@ -346,26 +346,48 @@ def test_shared_views(runtime_client):
 
 # -- checked launches ---------------------------------------------------------------------
 @cube(launch=True)
-def out_of_range(x: Tensor[f32], v_out: Array[f32], out: Tensor[f32]):
+def out_of_range(x: Tensor[f32], got: Array[f32], out: Tensor[f32], k: i32,
+                 past_buffer: Comptime[bool]):
     if UNIT_POS == 0:
-        v_out[0] = x[9, 9]  # past the buffer: reads 0
         v = x[2:]
-        v_out[1] = v[100]  # past the buffer: reads 0
-        v_out[2] = v[len(v)]  # past the view, inside the buffer: the buffer is checked
-        out[7, 7] = 5.0  # past the buffer: dropped
+        w = out[0:1]
+        if past_buffer:  # undefined in an unchecked launch: only run checked
+            got[0] = x[9, 9]
+            got[3] = v[100]
+            out[7, 7] = 5.0
+        got[1] = x[0, 9]  # past dimension 1, inside the buffer (offset 9)
+        got[2] = v[len(v)]  # past the view, inside the buffer (element 8)
+        got[4] = x[1, k]  # k = -1: no wrap-around; offset 4 - 1 in u32 arithmetic
+        got[5] = x[1, 2]
+        out[0, 3] = 6.0  # past dimension 1, inside the buffer (offset 3)
+        w[1] = 8.0  # past the view, inside the buffer (element 1)
         out[1, 0] = 1.0
 
 
-def test_checked_launch_catches_flat_offsets_past_the_buffer(runtime_client):
+@pytest.mark.parametrize("checked", [True, False])
+def test_checked_launch_checks_each_dimension_and_view(runtime_client, checked):
     c = runtime_client
     host = np.arange(1, 13, dtype=np.float32)
-    narrow = strided(c.tensor(host), (2, 4), (4, 1))  # 8 of the buffer's 12 elements
+    x = strided(c.tensor(host), (2, 4), (4, 1))  # 8 of the buffer's 12 elements
     out = c.zeros((2, 2), f32)
-    v_out = c.zeros((3,), f32)
-    out_of_range.launch(c, CubeCount(1), CubeDim(1), narrow, v_out, out)
-    # v = x[2:] spans elements 2..7 (len(x) is 8): v[6] is buffer element 8
-    np.testing.assert_array_equal(v_out.numpy(), [0, 0, host[8]])
-    np.testing.assert_array_equal(out.numpy(), [[0, 0], [1, 0]])
+    got = c.zeros((6,), f32)
+    if checked:
+        out_of_range.launch(c, CubeCount(1), CubeDim(1), x, got, out, -1, past_buffer=True)
+        # every index past its dimension or view reads 0 and its store is dropped
+        np.testing.assert_array_equal(got.numpy(), [0, 0, 0, 0, 0, host[6]])
+        np.testing.assert_array_equal(out.numpy(), [[0, 0], [1, 0]])
+    else:
+        out_of_range.launch_unchecked(c, CubeCount(1), CubeDim(1), x, got, out, -1,
+                                      past_buffer=False)
+        np.testing.assert_array_equal(got.numpy(), [0, host[9], host[8], 0, host[3], host[6]])
+        np.testing.assert_array_equal(out.numpy(), [[0, 8], [1, 6]])
+
+
+def test_checked_source_guards_only_in_checked_builds():
+    checked = out_of_range.source("cuda", past_buffer=False)
+    unchecked = out_of_range.source("cuda", checked=False, past_buffer=False)
+    assert "4294967295" in checked and "x_shape[1u]" in checked
+    assert "4294967295" not in unchecked and "x_shape" not in unchecked
 
 
 # -- the user's mistakes ------------------------------------------------------------------
@@ -453,6 +475,12 @@ def line_tensor_2d(x: Tensor[Line[f32]]):
 
 
 @cube(launch=True)
+def shared_constant_past_dim(x: Array[f32]):
+    s = SharedMemory(f32, (4, 4))
+    s[0, 4] = x[0]
+
+
+@cube(launch=True)
 def shape_two(x: Tensor[u32]):
     x[0] = x.shape[0, 1]
 
@@ -469,6 +497,7 @@ def shape_two(x: Tensor[u32]):
     (negative_bound, r"negative slice bound -4"),
     (shared_runtime_dim, r"needs d known at compile time, 0 to 1"),
     (shape_two, r"x.shape\[d\] takes one dimension"),
+    (shared_constant_past_dim, r"index 4 is out of range for dimension 1 of 's', of size 4"),
 ])
 def test_mistakes_are_compile_errors(kernel, message):
     with pytest.raises(CompileError, match=message) as info:

@@ -33,8 +33,9 @@ from .values import Buf, Dead, Py, Tup, is_number
 class Builder(ExprMixin, CallMixin, IndexMixin):
     """Builds one kernel for one specialisation. Never mutates the ast."""
 
-    def __init__(self, parsed: ParsedFunction, spec: Specialization):
+    def __init__(self, parsed: ParsedFunction, spec: Specialization, checked: bool = True):
         self.ctx = FrontendContext.for_kernel(parsed, spec)
+        self.ctx.checked = checked
 
     # -- locations and errors ---------------------------------------------------------
     @contextmanager
@@ -472,7 +473,10 @@ class Builder(ExprMixin, CallMixin, IndexMixin):
                         self.ctx.spec.cube_dim, parsed.loc)
 
 
-def build_kernel(parsed: ParsedFunction, spec: Specialization) -> n.Kernel:
-    """Builds the typed IR of a kernel for one specialisation (raises CompileError)."""
-    return Builder(parsed, spec).kernel()
+def build_kernel(parsed: ParsedFunction, spec: Specialization,
+                 checked: bool = True) -> n.Kernel:
+    """Builds the typed IR of a kernel for one specialisation (raises CompileError).
+    `checked` (a bounds-checked launch) adds the per-dimension and per-view index checks
+    (frontend/indexing.py); the buffer-length checks are the code generators'."""
+    return Builder(parsed, spec, checked).kernel()
 

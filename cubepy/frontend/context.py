@@ -59,6 +59,7 @@ class FrontendContext:
     used_loop_names: set[str] = field(default_factory=set)  # loop variables seen so far
     index_ranks: dict[str, tuple[int, n.Loc]] = field(default_factory=dict)  # tensor ->
     # the number of indices of its t[i, j, ...] and where it was first seen
+    checked: bool = True  # a bounds-checked launch: indices are checked per dimension
     side_effect_ban: Optional[str] = None  # set only by banning_side_effects
     _shared_name: Optional[str] = None  # set only by naming_shared
 

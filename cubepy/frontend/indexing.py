@@ -5,8 +5,10 @@ multi-dimensional SharedMemory, 1-D views `x[a:b]` / `x[a:]`, and the shape quer
 Everything lowers to the flat index the IR already has (offset = sum(i_k * stride_k),
 a view adds its start), so no code generator knows about any of it. Offsets are u32
 arithmetic: an i32 index is converted to u32 (a negative index does not wrap around
-as in Python; it becomes a huge offset). A checked launch checks the flat index
-against the buffer (memory safety), not each dimension nor a view's end
+as in Python; it becomes a huge one). For a checked launch each index is also checked
+against its dimension (a view's index against the view's length): a failing one makes
+the flat index OUT_OF_RANGE, which the code generators' buffer check then refuses
+(read 0, store dropped), so one mechanism serves every target
 (docs/LANGUAGE.md, "Multi-dimensional indexing and views").
 """
 from __future__ import annotations
@@ -16,11 +18,12 @@ import dataclasses
 import math
 
 from ..ir import nodes as n
-from ..ir.types import DType, u32
+from ..ir.types import DType, bool_, u32
 from .infer import find
 from .values import Buf, Py, is_number
 
 _SHAPE_METHODS = ("shape", "stride")
+OUT_OF_RANGE = 2**32 - 1  # a flat index past every buffer (lengths are at most 2**32 - 1)
 
 
 class IndexMixin:
@@ -37,7 +40,8 @@ class IndexMixin:
             index = self.index(node)
             if buf.start is None:
                 return index
-            return self.u32_add(buf.start, self.as_u32(index))
+            i = self.as_u32(index)
+            return self.guarded(self.u32_add(buf.start, i), [self.below(i, buf.length)])
         if any(isinstance(e, (ast.Slice, ast.Starred)) for e in node.elts):
             self.error("slices are 1-D views: x[a:b]; t[i, a:b] is not supported", node)
         name = buf.ref.name
@@ -77,13 +81,15 @@ class IndexMixin:
                        f"{ref.name}.line_size()]", node)
         self.require_rank(ref.name, len(node.elts), node)
         loc = self.ctx.loc
-        offset = None
+        offset, checks = None, []
         for d, term in enumerate(self.index_terms(node)):
-            stride = n.Meta(ty=u32, kind="stride", buffer=ref, loc=loc,
-                            dim=n.Const(ty=u32, value=d, loc=loc))
+            dim = n.Const(ty=u32, value=d, loc=loc)
+            stride = n.Meta(ty=u32, kind="stride", buffer=ref, loc=loc, dim=dim)
             part = n.Binary(ty=u32, op="mul", lhs=term, rhs=stride, loc=loc)
             offset = part if offset is None else self.u32_add(offset, part)
-        return offset
+            checks.append(self.below(term, n.Meta(ty=u32, kind="shape", buffer=ref, loc=loc,
+                                                  dim=dim)))
+        return self.guarded(offset, checks)
 
     def require_rank(self, name: str, rank: int, node: ast.AST) -> None:
         """Records that tensor `name` is indexed with `rank` indices (one count per
@@ -104,14 +110,37 @@ class IndexMixin:
                        f"{len(shape)} indices (or one flat index), got {len(node.elts)}",
                        node)
         loc = self.ctx.loc
-        offset = None
-        for d, term in enumerate(self.index_terms(node)):
+        offset, checks = None, []
+        for d, (term, e) in enumerate(zip(self.index_terms(node), node.elts)):
+            if isinstance(term, n.Const) and term.value >= shape[d]:
+                self.error(f"index {term.value} is out of range for dimension {d} of "
+                           f"{buf.ref.name!r}, of size {shape[d]}", e)
+            if d > 0:  # dimension 0: the check against the whole array covers it
+                checks.append(self.below(term, n.Const(ty=u32, value=shape[d], loc=loc)))
             stride = math.prod(shape[d + 1:])
             part = term if stride == 1 else n.Binary(
                 ty=u32, op="mul", lhs=term, rhs=n.Const(ty=u32, value=stride, loc=loc),
                 loc=loc)
             offset = part if offset is None else self.u32_add(offset, part)
-        return offset
+        return self.guarded(offset, checks)
+
+    def below(self, index: n.Expr, limit: n.Expr) -> n.Expr | None:
+        """`index < limit` (u32), or None when it holds at compile time."""
+        if isinstance(index, n.Const) and isinstance(limit, n.Const) \
+                and index.value < limit.value:
+            return None
+        return n.Compare(ty=bool_, op="lt", lhs=index, rhs=limit, loc=self.ctx.loc)
+
+    def guarded(self, offset: n.Expr, checks: list) -> n.Expr:
+        """In a checked launch: `offset` when every check holds, else OUT_OF_RANGE."""
+        checks = [c for c in checks if c is not None]
+        if not self.ctx.checked or not checks:
+            return offset
+        cond = checks[0]
+        for c in checks[1:]:
+            cond = n.Logical(ty=bool_, op="and", lhs=cond, rhs=c, loc=self.ctx.loc)
+        return n.Select(ty=u32, cond=cond, if_true=offset, loc=self.ctx.loc,
+                        if_false=n.Const(ty=u32, value=OUT_OF_RANGE, loc=self.ctx.loc))
 
     def as_u32(self, e: n.Expr) -> n.Expr:
         if isinstance(e, n.Const) and isinstance(find(e.ty), DType) and e.value >= 0:
