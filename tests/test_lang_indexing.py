@@ -517,7 +517,8 @@ def test_line_tensor_takes_flat_indices():
 
 # -- the sources, by the real compilers -----------------------------------------------------
 @cube(launch=True)
-def every_construct(x: Tensor[f32], y: Array[f32], out: Tensor[f32], a: u32, d: u32):
+def every_construct(x: Tensor[f32], y: Array[f32], out: Tensor[f32], a: u32, d: u32,
+                    counts: Tensor[u32]):
     s = SharedMemory(f32, (8, 8))
     cube3 = SharedMemory(u32, (2, 4, 8))
     i = UNIT_POS
@@ -532,6 +533,9 @@ def every_construct(x: Tensor[f32], y: Array[f32], out: Tensor[f32], a: u32, d: 
     row = s[8:16]
     out[k, r] = s[k, r] + v[i] + w[0] + row[k] + f32(len(w) + cube3[1, 2, 3])
     out[r, k] += f32(row.shape(0))
+    atomic_add(counts, (r, k), u32(1))
+    if i == 0:
+        fill_view(y[a:a + u32(4)], 1.0)
 
 
 @pytest.mark.nvcc

@@ -77,3 +77,4 @@ def indexed(x: Tensor[f32], y: Array[f32], d: u32):
     assert_type(v, Array[f32])
     assert_type(x[1:4], Tensor[f32])
     v[j] = s[j, i] + s[UNIT_POS] + f32(len(v) + s.shape(1) + s.rank())
+    assert_type(cubepy.atomic_add(s, (i, j), 1.0), f32)
