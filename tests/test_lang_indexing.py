@@ -481,6 +481,12 @@ def shared_constant_past_dim(x: Array[f32]):
 
 
 @cube(launch=True)
+def line_slice(x: Array[f32]):
+    v = Line(x[0], x[1])
+    x[2] = v[0:1]
+
+
+@cube(launch=True)
 def shape_two(x: Tensor[u32]):
     x[0] = x.shape[0, 1]
 
@@ -497,6 +503,7 @@ def shape_two(x: Tensor[u32]):
     (negative_bound, r"negative slice bound -4"),
     (shared_runtime_dim, r"needs d known at compile time, 0 to 1"),
     (shape_two, r"x.shape\[d\] takes one dimension"),
+    (line_slice, r"a line takes one element index: v\[k\]"),
     (shared_constant_past_dim, r"index 4 is out of range for dimension 1 of 's', of size 4"),
 ])
 def test_mistakes_are_compile_errors(kernel, message):

@@ -188,7 +188,7 @@ class ExprMixin:
 
     # -- indexing ---------------------------------------------------------------------
     def index(self, node: ast.expr) -> n.Expr:
-        if isinstance(node, ast.Tuple):
+        if isinstance(node, (ast.Tuple, ast.Slice)):
             self.error("a line takes one element index: v[k]", node)
         with self.at(node):
             idx = self.rvalue(node)

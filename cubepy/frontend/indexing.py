@@ -155,6 +155,11 @@ class IndexMixin:
         return n.Binary(ty=u32, op="add", lhs=a, rhs=b, loc=self.ctx.loc)
 
     # -- views --------------------------------------------------------------------------
+    def e_Slice(self, node: ast.Slice):
+        """A slice anywhere but right after a buffer (`line[0:2]`)."""
+        self.error("only tensors, arrays and shared memory can be sliced (x[a:b] is a "
+                   "view); a line takes one element index: v[k]", node)
+
     def view(self, buf: Buf, node: ast.Slice) -> Buf:
         """`x[a:b]`, `x[a:]`, `x[:b]`: a 1-D view of `x`'s flat elements a..b-1, with the
         bounds clamped as Python clamps them (0 <= start <= end <= len(x)), fixed when
