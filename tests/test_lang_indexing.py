@@ -233,6 +233,22 @@ def test_tensor_slice_is_flat_view(runtime_client):
     np.testing.assert_array_equal(out.numpy(), host.reshape(-1)[5:] + 1)
 
 
+@cube(launch=True)
+def line_views(x: Array[Line[f32]], out: Array[Line[f32]]):
+    v = x[1:3]  # in lines
+    i = UNIT_POS
+    if i < len(v):
+        out[i] = v[i] * 2.0
+
+
+def test_views_of_line_buffers_count_lines(runtime_client):
+    c = runtime_client
+    host = np.arange(16, dtype=np.float32)
+    out = c.zeros((8,), f32).with_line_size(4)
+    line_views.launch(c, CubeCount(1), CubeDim(4), c.tensor(host).with_line_size(4), out)
+    np.testing.assert_array_equal(out.numpy(), host[4:12] * 2)
+
+
 # -- shared memory: views, 2-D and 3-D, atomics ----------------------------------------
 @cube(launch=True)
 def transpose_tile(x: Tensor[f32], out: Tensor[f32], tile: Comptime[int]):
