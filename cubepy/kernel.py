@@ -439,7 +439,7 @@ def _compile_spec(parsed: ParsedFunction, spec: Specialization, target: str,
                   checked: bool) -> Specialised:
     """Builds, runs the passes and generates the code of one specialisation (once: the
     runtimes take the generated record)."""
-    kernel = run_pipeline(build_kernel(parsed, spec, checked=checked), target)
+    kernel = run_pipeline(build_kernel(parsed, spec, checked), target)
     from .codegen import generate
     from .targets import get_target
     abi = compute_abi(kernel, checked, needs_cube_count=get_target(target).needs_cube_count)

@@ -176,6 +176,8 @@ def array_views(x: Array[f32], out: Array[f32], a: u32, b: u32):
         out[34] = f32(head.len() + u32(100) * head.rank())
         out[35] = f32(len(x[b:a]))  # empty: start clamped to the end
         out[36] = f32(len(x[a:1000]))  # the end clamped to len(x)
+        out[37] = f32(len(x[a:2**40]))  # past u32 too
+        out[38] = f32(len(x[a:b:1]))
 
 
 def test_array_views(runtime_client):
@@ -187,7 +189,7 @@ def test_array_views(runtime_client):
     v = host[5:14]
     np.testing.assert_array_equal(got[:9], v)
     np.testing.assert_array_equal(got[16:16 + 7], v[2:] * 2)
-    assert list(got[32:37]) == [9, 7, 3 + 100, 0, 15]
+    assert list(got[32:39]) == [9, 7, 3 + 100, 0, 15, 15, 9]
 
 
 @cube
@@ -447,6 +449,17 @@ def stepped(x: Array[f32]):
 
 
 @cube(launch=True)
+def huge_index(x: Tensor[f32]):
+    x[0, 2**32] = 1.0
+
+
+@cube(launch=True)
+def float_step(x: Array[f32]):
+    v = x[0:8:1.0]
+    v[0] = 1.0
+
+
+@cube(launch=True)
 def slice_store(x: Array[f32]):
     x[0:4] = 1.0
 
@@ -512,6 +525,8 @@ def shape_two(x: Tensor[u32]):
     (array_two_indices, r"Array \(1-D, no strides\): it takes one index, got 2"),
     (view_two_indices, r"1-D view: it takes one index, got 2"),
     (stepped, r"step of 1 only"),
+    (float_step, r"step of 1 only"),
+    (huge_index, r"the index 4294967296 does not fit in u32"),
     (slice_store, r"a slice cannot be stored to"),
     (mixed_slice, r"t\[i, a:b\] is not supported"),
     (shared_wrong_count, r"has 2 dimensions \(4, 4\): it takes 2 indices .*got 3"),

@@ -191,7 +191,13 @@ class ExprMixin:
         if isinstance(node, (ast.Tuple, ast.Slice)):
             self.error("a line takes one element index: v[k]", node)
         with self.at(node):
-            idx = self.rvalue(node)
+            return self.index_value(self.expr(node), node)
+
+    def index_value(self, value, node: ast.expr) -> n.Expr:
+        """An already evaluated index (`value`, built from `node`) as a u32 or i32
+        expression."""
+        with self.at(node):
+            idx = self.materialize(value, node)
             self.ctx.unifier.require(idx.ty, lambda t: t is u32 or t is i32, self.ctx.loc,
                                      lambda t: f"an index must be u32 or i32, not {t.name}: "
                                                f"cast it, e.g. u32(...)")

@@ -65,9 +65,11 @@ class IndexMixin:
                     self.error(f"negative index {v.value}: indices do not wrap around in "
                                f"kernels (write the dimension minus one, e.g. "
                                f"t.shape[d] - 1)", e)
+                if v.value > OUT_OF_RANGE:
+                    self.error(f"the index {v.value} does not fit in u32", e)
                 terms.append(n.Const(ty=u32, value=v.value, loc=self.ctx.loc))
                 continue
-            terms.append(self.as_u32(self.index(e)))
+            terms.append(self.as_u32(self.index_value(v, e)))  # evaluated once
         return terms
 
     def strided_offset(self, buf: Buf, node: ast.Tuple) -> n.Expr:
@@ -165,8 +167,7 @@ class IndexMixin:
         bounds clamped as Python clamps them (0 <= start <= end <= len(x)), fixed when
         the view is made."""
         if node.step is not None:
-            step = self.expr(node.step)
-            if not (isinstance(step, Py) and step.value == 1):
+            if self.ct_int(self.expr(node.step)) != 1:
                 self.error("a view takes a step of 1 only (x[a:b]); other steps are not "
                            "supported", node.step)
         total = self.length_of(buf)
@@ -186,10 +187,9 @@ class IndexMixin:
             if v.value < 0:
                 self.error(f"negative slice bound {v.value}: bounds do not wrap around in "
                            f"kernels (write len(x) - {-v.value})", node)
-            bound = n.Const(ty=u32, value=v.value, loc=self.ctx.loc)
+            bound = n.Const(ty=u32, value=min(v.value, OUT_OF_RANGE), loc=self.ctx.loc)
         else:
-            with self.at(node):
-                bound = self.as_u32(self.index(node))
+            bound = self.as_u32(self.index_value(v, node))  # evaluated once
         return self.fold_u32("min", bound, limit)
 
     def fold_u32(self, op: str, a: n.Expr, b: n.Expr) -> n.Expr:
