@@ -128,8 +128,8 @@ def explore(fn: "CubeFunction", cube_dim=(1, 1, 1), checked: bool = True,
     from .log import describe
     spec = fn._specialization(cube_dim, specialization, line_sizes)
     parsed = fn._parse()
-    views = [TargetView("ir", "IR", print_kernel(run_pipeline(build_kernel(parsed, spec),
-                                                              None)), [])]
+    ir_text = print_kernel(run_pipeline(build_kernel(parsed, spec, checked), None))
+    views = [TargetView("ir", "IR", ir_text, [])]
     for name, title in _panels()[1:]:
         compiled = fn._compile(spec, name, checked)
         views.append(TargetView(name, title, compiled.source or "", [], compiled.abi))

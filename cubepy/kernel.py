@@ -418,6 +418,7 @@ class CubeFunction:
                          describe(spec))
         compiled = self._compile(spec, client.target, checked)
         _check_shared_memory(self.__name__, client, compiled.kernel, shared_mem)
+        _check_index_ranks(compiled.kernel, params, args)
         executable = compiled.executables.get(client)
         if executable is None:
             start = time.perf_counter()
@@ -435,10 +436,11 @@ class CubeFunction:
 _MISSING = object()
 
 
-def build_kernel(parsed: ParsedFunction, spec: Specialization) -> ir.Kernel:
+def build_kernel(parsed: ParsedFunction, spec: Specialization,
+                 checked: bool = True) -> ir.Kernel:
     """frontend.build_kernel, loaded at first use so that `import cubepy` stays light."""
     from .frontend.build import build_kernel as build
-    return build(parsed, spec)
+    return build(parsed, spec, checked)
 
 
 def run_pipeline(kernel: ir.Kernel, target: str | None) -> ir.Kernel:
@@ -451,7 +453,7 @@ def _compile_spec(parsed: ParsedFunction, spec: Specialization, target: str,
                   checked: bool) -> Specialised:
     """Builds, runs the passes and generates the code of one specialisation (once: the
     runtimes take the generated record)."""
-    kernel = run_pipeline(build_kernel(parsed, spec), target)
+    kernel = run_pipeline(build_kernel(parsed, spec, checked), target)
     from .codegen import generate
     from .targets import get_target
     abi = compute_abi(kernel, checked, needs_cube_count=get_target(target).needs_cube_count)
@@ -597,6 +599,18 @@ def _bind_buffer(kernel: str, client, p: ParamInfo, a, generics, line_sizes) -> 
 
 
 _U32_MAX = int_range(u32)[1]
+
+
+def _check_index_ranks(kernel, params, args) -> None:
+    """LaunchError when a tensor the kernel indexes as t[i, j, ...] has another rank than
+    the number of indices (the rank is part of the launch plan's key: checked once)."""
+    ranks = {p.name: p.rank for p in kernel.params if p.rank is not None}
+    for p, a in zip(params, args):
+        want = ranks.get(p.name)
+        if want is not None and len(a.shape) != want:
+            raise LaunchError(f"parameter {p.name!r} has rank {len(a.shape)} (shape "
+                              f"{a.shape}), but the kernel indexes it with {want} indices "
+                              f"({p.name}[{', '.join('ijklmnop'[:want])}])", p.name)
 
 
 def _bind_scalar(client, p: ParamInfo, a, generics) -> None:

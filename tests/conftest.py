@@ -71,7 +71,7 @@ def every_kernel_round_trips_and_verifies():
         return k
 
     build, pipeline = kernel_mod.build_kernel, kernel_mod.run_pipeline
-    kernel_mod.build_kernel = lambda parsed, spec: check(build(parsed, spec))
+    kernel_mod.build_kernel = lambda parsed, spec, *rest: check(build(parsed, spec, *rest))
     kernel_mod.run_pipeline = lambda k, target: check(pipeline(k, target))
     previous = os.environ.get("CUBEPY_VERIFY")
     os.environ["CUBEPY_VERIFY"] = "1"

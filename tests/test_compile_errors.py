@@ -543,7 +543,7 @@ def test_f64_rejected_on_wgsl():
 # ----------------------------------------------------------------------------- garbage
 
 _GARBAGE = [
-    "x = [1, 2]", "x = {1: 2}", "x = {1}", "x = a[1:2]", "x = a[0, 1]", "del x",
+    "x = [1, 2]", "x = {1: 2}", "x = {1}", "x = a[1:2:3]", "x = a[0, 1]", "del x",
     "import os", "raise ValueError()", "assert a[0] > 0.0", "x = (y := 3)",
     "global g", "yield 1", "x = None", "x = ...", "x = b'abc'", "x = a @ a",
     "x = 1 if a[0] is None else 2", "x = 1 in a", "for i in a:\n        pass",

@@ -99,9 +99,9 @@ def test_threads_sharing_a_new_kernel_compile_it_once(runtime_client, monkeypatc
     builds = []
     build = kernel_mod.build_kernel
 
-    def counting_build(parsed, spec):
+    def counting_build(parsed, spec, *rest):
         builds.append(spec)
-        return build(parsed, spec)
+        return build(parsed, spec, *rest)
 
     monkeypatch.setattr(kernel_mod, "build_kernel", counting_build)
     compiles = []

@@ -12,6 +12,7 @@ top-level statement holding its first use.
 from __future__ import annotations
 
 import ast
+import dataclasses
 from contextlib import contextmanager
 
 from ..errors import compile_error, how_to_bind
@@ -24,17 +25,19 @@ from .pyforms import PyFormsMixin
 from .tuples import TupleMixin
 from .context import FrontendContext
 from .exprs import ExprMixin
+from .indexing import IndexMixin
 from .finalize import const_value, finalize_kernel
 from .infer import TVar, find
 from .parse import ParsedFunction, make_loc
 from .values import Buf, Dead, Py, Tup, is_number
 
 
-class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin):
+class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
     """Builds one kernel for one specialisation. Never mutates the ast."""
 
-    def __init__(self, parsed: ParsedFunction, spec: Specialization):
+    def __init__(self, parsed: ParsedFunction, spec: Specialization, checked: bool = True):
         self.ctx = FrontendContext.for_kernel(parsed, spec)
+        self.ctx.checked = checked
 
     # -- locations and errors ---------------------------------------------------------
     @contextmanager
@@ -249,7 +252,7 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin):
             return self.store_element(target, buf, self.materialize(value, value_node))
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", target.value)
-        index = self.index(target.slice)
+        index = self.buffer_index(buf, target.slice)
         expr = self.materialize(value, value_node)  # a literal's errors point at it
         expr = self.unify_elem(buf, expr, "store")
         self.write(buf, index, expr)
@@ -312,7 +315,8 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin):
             if not isinstance(buf, Buf):
                 self.error("only tensors, arrays and shared memory can be indexed",
                            target.value)
-            index = self.index(target.slice)  # built once: the target is evaluated once
+            index = self.buffer_index(buf, target.slice)  # built once: the target is
+            # evaluated once
             cur = self.read(buf, index)
             new = self.binop(node.op, cur, self.expr(node.value), node)
             new = self.unify_elem(buf, new, "store")
@@ -469,6 +473,8 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin):
         if self.ctx.spec.shared_mem is not None and self.ctx.dynamic_shared is None:
             compile_error(parsed.loc, f"shared_mem={self.ctx.spec.shared_mem} sizes a "
                                       f"DynamicSharedMemory, but {parsed.name} declares none")
+        params = [dataclasses.replace(p, rank=self.ctx.index_ranks[p.name][0])
+                  if p.name in self.ctx.index_ranks else p for p in params]
         body = n.Block(tuple(self.ctx.blocks[0]))
         self.ctx.unifier.run_checks()
         body = finalize_kernel(body)
@@ -477,7 +483,10 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin):
                         local_arrays=tuple(self.ctx.local_arrays))
 
 
-def build_kernel(parsed: ParsedFunction, spec: Specialization) -> n.Kernel:
-    """Builds the typed IR of a kernel for one specialisation (raises CompileError)."""
-    return Builder(parsed, spec).kernel()
+def build_kernel(parsed: ParsedFunction, spec: Specialization,
+                 checked: bool = True) -> n.Kernel:
+    """Builds the typed IR of a kernel for one specialisation (raises CompileError).
+    `checked` (a bounds-checked launch) adds the per-dimension and per-view index checks
+    (frontend/indexing.py); the buffer-length checks are the code generators'."""
+    return Builder(parsed, spec, checked).kernel()
 

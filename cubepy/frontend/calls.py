@@ -79,6 +79,13 @@ class CallMixin:
     # -- buffer methods ---------------------------------------------------------------
     def method(self, buf: Buf, name: str, node: ast.Call):
         ref = buf.ref
+        if name in ("shape", "stride") and (buf.kind == "shared" or buf.start is not None):
+            self.arity(node, f"{ref.name}.{name}", 1)
+            return self.shape_query(buf, name, node.args[0], node)
+        if name in ("rank", "len", "buffer_len") and (buf.kind == "shared"
+                                                      or buf.start is not None):
+            self.arity(node, f"{ref.name}.{name}", 0)
+            return self.meta_of_view(buf, name)
         if name in ("shape", "stride"):
             self.arity(node, f"{ref.name}.{name}", 1)
             if buf.kind != "tensor":

@@ -63,6 +63,9 @@ class FrontendContext:
     dynamic_shared: Any = None  # the kernel's DynamicSharedMemory (a Buf), once made
     inline_stack: list[Any] = field(default_factory=list)  # device functions being inlined
     used_loop_names: set[str] = field(default_factory=set)  # loop variables seen so far
+    index_ranks: dict[str, tuple[int, n.Loc]] = field(default_factory=dict)  # tensor ->
+    # the number of indices of its t[i, j, ...] and where it was first seen
+    checked: bool = True  # a bounds-checked launch: indices are checked per dimension
     side_effect_ban: Optional[str] = None  # set only by banning_side_effects
     divergent: Optional[str] = None  # set only by diverging
     _shared_name: Optional[str] = None  # set only by naming_shared

@@ -18,6 +18,7 @@ from ..ir.types import Generic
 from ..lang import BuiltinVar, Line, LineOf
 from .infer import TVar, find, float_lit, int_lit, resolve
 from .parse import make_loc, python_scalar_type
+from .indexing import ShapeOf
 from .values import Buf, Dead, Py, Tup, is_number
 
 # ast operator -> (IR op, source symbol)
@@ -169,7 +170,8 @@ class ExprMixin:
         base = self.expr(node.value)
         if isinstance(base, Buf):
             self.error(f"{base.ref.name}.{node.attr} is not a value: buffers have the "
-                       f"methods shape(d), stride(d), rank(), len(), buffer_len()", node)
+                       f"methods shape(d), stride(d), rank(), len(), buffer_len() (and "
+                       f"shape[d], stride[d])", node)
         if not isinstance(base, Py) or is_number(base.value) or isinstance(base.value, str):
             self.error(f"unknown attribute {node.attr!r}", node)
         try:
@@ -186,20 +188,27 @@ class ExprMixin:
 
     # -- indexing ---------------------------------------------------------------------
     def index(self, node: ast.expr) -> n.Expr:
-        if isinstance(node, ast.Tuple):
-            self.error("t[i] takes one flat index (strides are not applied): compute the "
-                       "offset, e.g. t[i * t.stride(0) + j]", node)
+        if isinstance(node, (ast.Tuple, ast.Slice)):
+            self.error("a line takes one element index: v[k]", node)
         with self.at(node):
-            idx = self.rvalue(node)
+            return self.index_value(self.expr(node), node)
+
+    def index_value(self, value, node: ast.expr) -> n.Expr:
+        """An already evaluated index (`value`, built from `node`) as a u32 or i32
+        expression."""
+        with self.at(node):
+            idx = self.materialize(value, node)
             self.ctx.unifier.require(idx.ty, lambda t: t is u32 or t is i32, self.ctx.loc,
                                      lambda t: f"an index must be u32 or i32, not {t.name}: "
                                                f"cast it, e.g. u32(...)")
         return idx
 
     def e_Subscript(self, node: ast.Subscript):
-        buf = self.expr(node.value)
+        buf = self.subscripted(node.value)
         if isinstance(buf, Tup):
             return self.tuple_item(buf, node.slice)
+        if isinstance(buf, ShapeOf):  # t.shape[d], t.stride[d]
+            return self.shape_item(buf, node)
         if isinstance(buf, Py) and buf.value is Line:  # Line[T] as a compile-time type
             elem = self.expr(node.slice)
             if not (isinstance(elem, Py) and isinstance(elem.value, (DType, Generic))):
@@ -213,7 +222,9 @@ class ExprMixin:
             return self.line_element(buf, node.slice)  # a scalar is a line of 1
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", node.value)
-        return self.read(buf, self.index(node.slice))
+        if isinstance(node.slice, ast.Slice):  # x[a:b]: a view
+            return self.view(buf, node.slice)
+        return self.read(buf, self.buffer_index(buf, node.slice))
 
     def read(self, buf: Buf, index: n.Expr) -> n.Expr:
         """`buf[index]`: an element, or a line (a line of shared memory is built from

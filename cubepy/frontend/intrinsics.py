@@ -16,6 +16,7 @@ runtimes.
 from __future__ import annotations
 
 import ast
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
@@ -23,6 +24,7 @@ from ..ir import nodes as n
 from ..ir.types import DType, LineType, bool_, dtype_from_name, elem_of, u32
 from ..lang import LineOf
 from ..targets import PORTABLE
+from .indexing import shared_dims
 from .infer import find
 from .values import Buf, Py, is_number
 
@@ -111,6 +113,8 @@ def _len(b: Builder, node: ast.Call, site: CallSite):
     buf = b.expr(node.args[0])
     if not isinstance(buf, Buf):
         b.error("len() takes a tensor, an array or shared memory", node.args[0])
+    if buf.start is not None:  # a view
+        return buf.length
     if buf.is_kernel_array:
         return n.Const(ty=u32, value=buf.size, loc=b.ctx.loc)
     return n.Meta(ty=u32, kind="len", buffer=buf.ref, loc=b.ctx.loc)
@@ -294,17 +298,13 @@ def _shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     ty = b.as_type(kind, node.args[0])
     if not isinstance(ty, DType):
         b.error("the element type of SharedMemory must be known here", node.args[0])
-    size = b.ct_int(b.expr(node.args[1]))
-    if size is None:
-        b.error("the size of SharedMemory must be known at compile time (a literal, a "
-                "constant or a Comptime[int] parameter)", node.args[1])
-    if size <= 0:
-        b.error(f"the size of SharedMemory must be positive, not {size}", node.args[1])
+    dims = shared_dims(b, node.args[1])
+    size = math.prod(dims)
     ctx = b.ctx
     name = target if ctx.frame.is_kernel else ctx.names.fresh(target)
     ref = n.BufferRef(name, ty, "shared")
     ctx.shared.append(n.SharedDecl(ref, size * line, ctx.loc))
-    return Buf(ref, "shared", size, line=line)
+    return Buf(ref, "shared", size, line=line, shape=dims if len(dims) > 1 else None)
 
 
 _ATOMIC_ARITY = {"compare_exchange": 4, "load": 2}  # others: (buffer, index, value)
@@ -328,7 +328,7 @@ def _atomic(b: Builder, node: ast.Call, site: CallSite):
         b.error(f"{name}() on a shared Line buffer ({buf.ref.name!r}) is not supported; "
                 f"use a Line tensor or a shared buffer of single elements", node.args[0])
     _check_atomic_elem(b, name, op, buf, node.args[0])
-    index = b.index(node.args[1])
+    index = b.buffer_index(buf, node.args[1])
     values = []
     for a in node.args[2:]:
         with b.at(a):

@@ -103,6 +103,7 @@ _ALLOWED = (
     ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.Invert, ast.Not, ast.UAdd, ast.USub,
     ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,
     ast.Match, ast.match_case, ast.MatchValue, ast.MatchAs, ast.MatchOr, ast.MatchSingleton,
+    ast.Slice,  # only in x[a:b] (a view)
 )
 
 _REJECTED: dict[type, str] = {
@@ -129,7 +130,6 @@ _REJECTED: dict[type, str] = {
     ast.List: "lists are not supported in kernels: use SharedMemory or a Tensor/Array",
     ast.Dict: "dicts are not supported in kernels",
     ast.Set: "sets are not supported in kernels",
-    ast.Slice: "slices are not supported: index with one integer",
     ast.NamedExpr: "the walrus operator (:=) is not supported in kernels",
     ast.Delete: "del is not supported in kernels",
     ast.Import: "import is not supported inside kernels: import at module level",

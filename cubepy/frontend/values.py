@@ -29,6 +29,14 @@ class Buf:
     kind: str  # "tensor", "array", "shared" or "local"
     size: Optional[int] = None  # shared memory and local arrays only (in lines)
     line: int = 1  # the line size of a Tensor[Line[T]] / Array[Line[T]] (1: scalars)
+    shape: Optional[tuple[int, ...]] = None  # SharedMemory(T, (rows, cols)): its shape
+    start: Optional[Any] = None  # a view x[a:b]: its first element in `ref` (a u32 Expr)
+    length: Optional[Any] = None  # a view: its number of elements (a u32 Expr)
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """The compile-time shape of shared memory ((size,) when 1-D)."""
+        return self.shape if self.shape is not None else (self.size,)
 
     @property
     def is_kernel_array(self) -> bool:

@@ -326,12 +326,15 @@ class Comment(Stmt):
 @dataclass(frozen=True)
 class Param:
     """A launch parameter. kind: "tensor", "array" or "scalar" (comptime parameters are
-    gone after specialisation). For tensors and arrays `dtype` is the element type."""
+    gone after specialisation). For tensors and arrays `dtype` is the element type.
+    `rank` is set when the kernel indexes the tensor with a tuple (`t[i, j]` sets 2):
+    a launch then requires a tensor of exactly that rank."""
 
     name: str
     kind: str
     dtype: DType
     line_size: int = 1
+    rank: Optional[int] = None
 
     @property
     def buffer(self) -> BufferRef:

@@ -111,12 +111,13 @@ class _Reader:
             var = ir.Var(_name(var_tok), _type(ty_tok))
             self.vars[var.name] = var
             return ir.Param(var.name, "scalar", var.ty)
-        buf_tok, kind_tok, ty_tok, line_tok = tree.children
+        buf_tok, kind_tok, ty_tok, line_tok, rank_tok = tree.children
         kind = str(kind_tok)
         if kind not in ("tensor", "array"):
             self.fail(kind_tok, f"unknown parameter kind {kind}")
         p = ir.Param(_name(buf_tok), kind, _type(ty_tok),
-                     int(str(line_tok)) if line_tok is not None else 1)
+                     int(str(line_tok)) if line_tok is not None else 1,
+                     int(str(rank_tok)) if rank_tok is not None else None)
         self.buffers[p.name] = p.buffer
         return p
 

@@ -230,7 +230,8 @@ class _Printer:
                 params.append(self.declare(ir.Var(p.name, p.dtype)))
             else:
                 line = f", {p.line_size}" if p.line_size != 1 else ""
-                params.append(f"@{p.name}: {p.kind}<{p.dtype.name}{line}>")
+                rank = f", rank {p.rank}" if p.rank is not None else ""
+                params.append(f"@{p.name}: {p.kind}<{p.dtype.name}{line}{rank}>")
         name = k.name if _PLAIN_NAME.fullmatch(k.name) and k.name not in KEYWORDS \
             else json.dumps(k.name)
         dim = ", ".join(str(d) for d in k.cube_dim)

@@ -61,3 +61,20 @@ def finite(x: Tensor[Line[f32]], flags: Array[u32]):
     assert_type(math.isnan(v), Line[cubepy.bool_])
     assert_type(math.isinf(v[0]), bool)
     flags[ABSOLUTE_POS] = u32(math.isnan(v[0]))
+
+
+@cube(launch=True)
+def indexed(x: Tensor[f32], y: Array[f32], d: u32):
+    i, j = UNIT_POS // 8, UNIT_POS % 8
+    assert_type(x[i, j], f32)
+    assert_type(x.shape[d], u32)
+    assert_type(x.stride[1], u32)
+    assert_type(x.shape(0), u32)
+    s = SharedMemory(f32, (8, 8))
+    assert_type(s, SharedMemory[f32])
+    s[i, j] = x[i, j] + x[i * x.stride[0] + j]
+    v = y[2:]
+    assert_type(v, Array[f32])
+    assert_type(x[1:4], Tensor[f32])
+    v[j] = s[j, i] + s[UNIT_POS] + f32(len(v) + s.shape(1) + s.rank())
+    assert_type(cubepy.atomic_add(s, (i, j), 1.0), f32)

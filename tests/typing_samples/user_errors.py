@@ -10,7 +10,7 @@ def mistakes(x: Tensor[f32], out: Array[f32]):
     out[i] = "one"  # error: a str stored where an f32 is
     cubepy.atomic_add("out", 0, x[i])  # error: a str where a buffer is
     n: u32 = x.shape("last")  # error: a dimension is an int
-    y = x[1:3]  # error: buffers take one integer index, not a slice
+    out[i, 0] = x[i]  # error: an Array (1-D) takes one index, not a tuple
     z = cubepy.math.expp(x[i])  # error: no such math function
     cubepy.sync_cube(i)  # error: sync_cube takes no argument
 
