@@ -435,21 +435,34 @@ def _enclosing_names(fn: Callable, fdef: ast.FunctionDef) -> dict[str, Any]:
     frame = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here):
         frame = frame.f_back
-    if frame is None or frame.f_locals is frame.f_globals \
+    # (not frame.f_locals here: reading it makes the frame keep a snapshot of every
+    # local, so the caller's tensors would live as long as its frame)
+    if frame is None or not frame.f_code.co_flags & inspect.CO_NEWLOCALS \
             or fn.__code__ not in frame.f_code.co_consts:
         return {}
-    wanted = {node.id for node in ast.walk(fdef) if isinstance(node, ast.Name)}
-    wanted |= {node.value for node in ast.walk(fdef)  # string annotations
-               if isinstance(node, ast.Constant) and isinstance(node.value, str)
-               and node.value.isidentifier()}
-    for node in ast.walk(fdef):  # names inside string annotations: "Array[T]"
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            try:
-                wanted |= {x.id for x in ast.walk(ast.parse(node.value, mode="eval"))
-                           if isinstance(x, ast.Name)}
-            except SyntaxError:
-                pass
+    # Only names inside annotations: a name the body reads is a closure cell already,
+    # and holding other locals (the caller's tensors) would keep them alive.
+    args = fdef.args
+    annotations = [a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs
+                   if a.annotation is not None]
+    annotations += [fdef.returns] if fdef.returns is not None else []
+    annotations += [node.annotation for node in ast.walk(fdef)
+                    if isinstance(node, ast.AnnAssign)]
+    wanted: set[str] = set()
+    for ann in annotations:
+        for node in ast.walk(ann):
+            if isinstance(node, ast.Name):
+                wanted.add(node.id)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                try:  # a string annotation: "Array[T]"
+                    wanted |= {x.id for x in ast.walk(ast.parse(node.value, mode="eval"))
+                               if isinstance(x, ast.Name)}
+                except SyntaxError:
+                    pass
     wanted -= set(fn.__code__.co_freevars)
+    wanted = {w for w in wanted if w not in fn.__globals__ and not hasattr(builtins, w)}
+    if not wanted:  # f_locals only when an annotation needs a name of the caller
+        return {}
     local = frame.f_locals
     return {name: local[name] for name in wanted if name in local}
 
