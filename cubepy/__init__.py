@@ -26,7 +26,9 @@ from .lang import (Tensor, Array, Line, Comptime,
                    atomic_xor, atomic_exchange, atomic_compare_exchange,
                    plane_sum, plane_prod, plane_min, plane_max, plane_all, plane_any,
                    plane_broadcast, plane_shuffle, plane_shuffle_xor, plane_shuffle_up,
-                   plane_shuffle_down, plane_inclusive_sum, plane_exclusive_sum)
+                   plane_shuffle_down, plane_inclusive_sum, plane_exclusive_sum,
+                   plane_inclusive_prod, plane_exclusive_prod, plane_ballot, plane_elect,
+                   sync_plane, fence_cube, fence_device)
 from .launch_config import CubeCount, CubeDim
 from .timing import BenchResult, bench
 from .autotune import Autotuned, autotune

@@ -179,5 +179,6 @@ TOYC = Target(
     plane_ops=frozenset(), plane_dtypes=frozenset(), line_sizes=STANDARD_LINE_SIZES,
     bool_storage_bytes=1, default_shared_bytes=48 * 1024, needs_cube_count=False,
     reserved=CPP_KEYWORDS | MATH | C_LIBRARY, emitter=emit_toyc, runtimes=(),
-    op_overrides={"math.rsqrt": LOWERED},  # C has no rsqrtf: written in ToyDialect.math
+    op_overrides={"math.rsqrt": LOWERED,  # C has no rsqrtf: written in ToyDialect.math
+                  "sync.fence_cube": None, "sync.fence_device": None},  # a host: none
 )
