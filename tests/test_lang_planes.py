@@ -132,10 +132,12 @@ def test_inclusive_and_exclusive_products_over_the_active_lanes(runtime_client, 
 def wide(x: Array[Numeric], out: Array[Numeric]):
     i = ABSOLUTE_POS
     v = x[i]
-    out[i * u32(4)] = cubepy.plane_shuffle_xor(v, u32(1))
-    out[i * u32(4) + u32(1)] = cubepy.plane_sum(v)
-    out[i * u32(4) + u32(2)] = cubepy.plane_inclusive_sum(v)
-    out[i * u32(4) + u32(3)] = cubepy.plane_broadcast(v, u32(2))
+    out[i * u32(6)] = cubepy.plane_shuffle_xor(v, u32(1))
+    out[i * u32(6) + u32(1)] = cubepy.plane_sum(v)
+    out[i * u32(6) + u32(2)] = cubepy.plane_inclusive_sum(v)
+    out[i * u32(6) + u32(3)] = cubepy.plane_broadcast(v, u32(2))
+    out[i * u32(6) + u32(4)] = cubepy.plane_min(v)
+    out[i * u32(6) + u32(5)] = cubepy.plane_max(v)
 
 
 WIDE_TYPES = [f64, i64, u64]
@@ -151,16 +153,17 @@ def test_wide_types_move_and_combine_across_the_plane(runtime_client, dtype):
         return
     p = planes(c)
     x = (np.arange(N) % 7 + (1 << 33 if dtype.is_int else 0.5)).astype(dtype.numpy)
-    out = c.zeros((4 * N,), dtype)
+    out = c.zeros((6 * N,), dtype)
     wide.launch(c, CubeCount(CUBES), CubeDim(DIM), c.tensor(x), out)
-    want = np.zeros((N, 4), x.dtype)
+    want = np.zeros((N, 6), x.dtype)
     for lanes, _ in _active_planes(N, p, np.ones(N, bool)):
         v = x[lanes]
         want[lanes, 0] = v[np.arange(p) ^ 1]
         want[lanes, 1] = v.sum(dtype=x.dtype)
         want[lanes, 2] = np.cumsum(v, dtype=x.dtype)
         want[lanes, 3] = v[2]
-    np.testing.assert_array_equal(out.numpy().reshape(N, 4), want, err_msg=f"plane size {p}")
+        want[lanes, 4], want[lanes, 5] = v.min(), v.max()
+    np.testing.assert_array_equal(out.numpy().reshape(N, 6), want, err_msg=f"plane size {p}")
 
 
 # -- sync_plane ------------------------------------------------------------------------
@@ -249,7 +252,8 @@ def test_ir_text_names_each_barrier_and_vote():
     assert "barrier.fence_cube" in text and "\n  barrier  #" in text
     assert "barrier.sync_plane" in rotate_in_plane.ir(cube_dim=CubeDim(DIM))
     text = ballot_elect.ir(cube_dim=CubeDim(DIM))
-    assert "plane.ballot(%vote, 3:u32)" in text or "plane.ballot(" in text
+    # one plane op per word of the mask, on the condition evaluated once
+    assert all(f"plane.ballot(%cond, {k}:u32)" in text for k in range(4))
     assert "plane.elect(true)" in text
 
 
@@ -366,3 +370,17 @@ def test_fences_take_no_argument():
     def k(x: Array[u32]):
         cubepy.fence_device(x)
     assert "fence_device" in _message(k)
+
+
+def test_the_ir_reader_and_verifier_reject_malformed_barriers_and_votes():
+    from cubepy.ir.parser import IRParseError, parse_kernel
+    from cubepy.ir.verify import IRVerifyError, verify
+    text = rotate_in_plane.ir(cube_dim=CubeDim(DIM))
+    with pytest.raises(IRParseError, match="unknown barrier"):
+        parse_kernel(text.replace("barrier.sync_plane", "barrier.sync_galaxy"))
+    votes = ballot_elect.ir(cube_dim=CubeDim(DIM))
+    with pytest.raises(IRVerifyError, match="constant 0..3"):
+        verify(parse_kernel(votes.replace("plane.ballot(%cond, 3:u32)",
+                                          "plane.ballot(%cond, 4:u32)")))
+    with pytest.raises(IRVerifyError, match="plane.elect takes the constant true"):
+        verify(parse_kernel(votes.replace("plane.elect(true)", "plane.elect(false)")))
