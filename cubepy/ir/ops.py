@@ -289,7 +289,7 @@ def _plane() -> list[OpInfo]:
             "shuffle_xor": "subgroupShuffleXor", "shuffle_up": "subgroupShuffleUp",
             "shuffle_down": "subgroupShuffleDown", "inclusive_prod": "subgroupInclusiveMul",
             "exclusive_prod": "subgroupExclusiveMul", "ballot": "subgroupBallot",
-            # naga has no subgroupElect: the lowest active lane is subgroupBroadcastFirst's
+            # naga has no subgroupElect: the lane whose subgroupExclusiveAdd(1u) is 0
             "elect": LOWERED}
     # the cpu runtime reduces with these ufuncs (NaN-aware min/max and scans in code)
     numpy = {"sum": "np.add", "prod": "np.multiply", "all": "np.logical_and",
