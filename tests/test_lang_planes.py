@@ -384,3 +384,27 @@ def test_the_ir_reader_and_verifier_reject_malformed_barriers_and_votes():
                                           "plane.ballot(%cond, 4:u32)")))
     with pytest.raises(IRVerifyError, match="plane.elect takes the constant true"):
         verify(parse_kernel(votes.replace("plane.elect(true)", "plane.elect(false)")))
+
+
+def test_sync_plane_asks_the_wgpu_device_for_subgroup_barriers():
+    from cubepy.runtime.wgpu_runtime import scan_features
+    compiled = rotate_in_plane._compile(rotate_in_plane._specialization(CubeDim(DIM), {}),
+                                        "wgsl", True)
+    assert {"subgroups", "subgroup_barrier"} <= compiled.artefact.features
+    assert "subgroup_barrier" in scan_features(compiled.artefact.source)
+    plain = fenced_exchange._compile(fenced_exchange._specialization(CubeDim(DIM), {}),
+                                     "wgsl", True)
+    assert "subgroup_barrier" not in plain.artefact.features
+
+
+class _NoSubgroups:
+    features = frozenset()
+
+
+def test_wgpu_plane_dim_from_the_adapter_or_a_measurement():
+    from cubepy.runtime.wgpu_runtime import _plane_dim
+    assert _plane_dim({"subgroup_min_size": 32, "subgroup_max_size": 32}, _NoSubgroups()) == 32
+    assert _plane_dim({"stackgroup_min_size": 64, "stackgroup_max_size": 64},
+                      _NoSubgroups()) == 64
+    # a range and no subgroups to measure with: the portable guess
+    assert _plane_dim({"subgroup_min_size": 4, "subgroup_max_size": 128}, _NoSubgroups()) == 32
