@@ -191,6 +191,31 @@ def test_sync_plane_makes_shared_writes_visible_within_the_plane(runtime_client)
     np.testing.assert_array_equal(out.numpy(), want, err_msg=f"plane size {p}")
 
 
+@cube(launch=True)
+def rotate_after_terminate(x: Array[f32], out: Array[f32]):
+    sh = SharedMemory(f32, 64)
+    u = UNIT_POS
+    if UNIT_POS_PLANE < u32(2):
+        cubepy.terminate()  # the first two lanes of each plane never arrive
+    sh[u] = x[ABSOLUTE_POS]
+    cubepy.sync_plane()
+    out[ABSOLUTE_POS] = sh[u - UNIT_POS_PLANE + (UNIT_POS_PLANE + u32(1)) % PLANE_DIM]
+
+
+def test_sync_plane_does_not_wait_for_terminated_units(runtime_client):
+    c = runtime_client
+    p = planes(c)
+    x = np.arange(N, dtype=np.float32) + 1
+    out = c.zeros((N,), f32)
+    rotate_after_terminate.launch(c, CubeCount(CUBES), CubeDim(DIM), c.tensor(x), out)
+    lane = np.arange(N) % p
+    source = np.arange(N) - lane + (lane + 1) % p
+    alive = (lane >= 2) & (source % p >= 2)  # the reader ran and its source wrote
+    got = out.numpy()
+    np.testing.assert_array_equal(got[alive], x[source[alive]], err_msg=f"plane size {p}")
+    assert not got[lane < 2].any()  # terminated units wrote nothing
+
+
 # -- fences ----------------------------------------------------------------------------
 
 @cube(launch=True)
