@@ -31,7 +31,9 @@ from .lang import (Tensor, Array, Line, Comptime,
                    LocalArray, DynamicSharedMemory,
                    popcount, clz, ctz, ffs, reverse_bits, mul_hi, saturating_add,
                    saturating_sub, bitcast, count_ones, popc, leading_zeros,
-                   trailing_zeros, find_first_set, brev, mulhi)
+                   trailing_zeros, find_first_set, brev, mulhi,
+                   plane_inclusive_prod, plane_exclusive_prod, plane_ballot, plane_elect,
+                   sync_plane, fence_cube, fence_device)
 from .launch_config import CubeCount, CubeDim
 from .timing import BenchResult, bench
 from .autotune import Autotuned, autotune

@@ -178,6 +178,23 @@ plane_sum, plane_prod, plane_min, plane_max, plane_all, plane_any, plane_broadca
     plane_shuffle, plane_shuffle_xor, plane_shuffle_up, plane_shuffle_down, \
     plane_inclusive_sum, plane_exclusive_sum = (
         Intrinsic(name, doc) for name, doc in _PLANE_DOCS.items())
+plane_inclusive_prod = Intrinsic(
+    "plane_inclusive_prod", "plane_inclusive_prod(v): the product of v over the lanes up "
+    "to and including this one.")
+plane_exclusive_prod = Intrinsic(
+    "plane_exclusive_prod", "plane_exclusive_prod(v): the product of v over the lanes "
+    "before this one (1 on the first).")
+plane_ballot = Intrinsic(
+    "plane_ballot", "plane_ballot(c): a Line of 4 u32 words, the mask of the active lanes "
+    "where c holds (lane i is bit i % 32 of word i // 32).")
+plane_elect = Intrinsic("plane_elect", "plane_elect(): true on exactly one active unit of "
+                        "the plane, the lowest lane.")
+sync_plane = Intrinsic("sync_plane", "Waits until every unit of the plane reaches this "
+                       "point; shared-memory writes before it are visible after it.")
+fence_cube = Intrinsic("fence_cube", "Memory fence: this unit's memory writes before it "
+                       "are seen by the units of its cube before its writes after it.")
+fence_device = Intrinsic("fence_device", "Memory fence: this unit's memory writes before "
+                         "it are seen by every unit of the launch before its writes after it.")
 
 LocalArray = Intrinsic("LocalArray", "LocalArray(dtype, size): an array of each unit "
                        "(registers or private memory), zero-filled at kernel start; size "

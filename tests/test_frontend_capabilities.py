@@ -65,7 +65,8 @@ def test_plane_element_types_come_from_the_registry(portable):
         out[cubepy.UNIT_POS] = cubepy.plane_sum(x[cubepy.UNIT_POS])
 
     assert "plane_sum" in k.ir()
-    portable(plane_dtypes=frozenset({"i32", "f32", "bool"}))
+    portable(plane_dtypes=frozenset({"i32", "f32", "bool"}),
+             plane_dtypes_any=frozenset({"i32", "f32", "bool"}))
     with pytest.raises(cubepy.CompileError,
                        match=r"plane_sum\(\) takes i32 or f32 values, not u32"):
         k.ir()

@@ -346,7 +346,8 @@ def test_plane_sum_of_bool_is_a_compile_error():
     def k(x: Array[i32]):
         x[0] = i32(cubepy.plane_sum(x[0] > 1))
     err = _error(k)
-    assert "plane_sum() takes i32, u32, f32 or f16 values, not bool" in err.msg
+    assert "plane_sum() takes i32, u32, i64, u64, f64, f32, bf16 or f16 values, not bool" \
+        in err.msg
     assert err.lineno > 0
 
 

@@ -27,6 +27,12 @@ OLD_PLANE_TYPES = {"i32", "u32", "f32", "f16", "bool"}
 NEW_ATOMIC_OPS = ("load", "store", "inc", "dec")  # added with the atomics breadth
 WIDE_LOAD_STORE = {"cuda": {"i64", "u64", "f64"}, "cpu": {"i64", "u64", "f64"},
                    "wgsl": set(), "metal": set()}
+# Added since: the product scans and votes (ballot's argument is its mask word), and the
+# 64-bit and bf16 plane types of the targets that have them.
+NEW_PLANE = {"inclusive_prod": False, "exclusive_prod": False, "ballot": True,
+             "elect": False}
+NEW_PLANE_TYPES = {"cuda": {"f64", "i64", "u64", "bf16"}, "cpu": {"f64", "i64", "u64"},
+                   "wgsl": set(), "metal": set()}
 
 
 def test_builtin_targets_in_order():
@@ -54,7 +60,8 @@ def test_target_tables_match_the_old_ones(name):
         "load": {"i32", "u32", "f32"} | WIDE_LOAD_STORE[name],
         "store": {"i32", "u32", "f32"} | WIDE_LOAD_STORE[name],
         "inc": {"u32"}, "dec": {"u32"}}
-    assert t.plane_ops == set(OLD_PLANE) and t.plane_dtypes == OLD_PLANE_TYPES
+    assert t.plane_ops == set(OLD_PLANE) | set(NEW_PLANE)
+    assert t.plane_dtypes == OLD_PLANE_TYPES | NEW_PLANE_TYPES[name]
     assert t.line_sizes == (1, 2, 4, 8)
     assert t.bool_storage_bytes == (4 if name == "wgsl" else 1)
     assert t.needs_cube_count == (name == "wgsl")
@@ -136,7 +143,7 @@ def test_op_enums_and_ir_names_equal_the_old_tables():
     assert tuple(ops.LogicalOp) == nodes.LOGICAL_OPS == ("and", "or")
     assert nodes.MATH_FUNCS == OLD_MATH
     assert tuple(ops.AtomicOp) == nodes.ATOMIC_OPS == OLD_ATOMIC_OPS + NEW_ATOMIC_OPS
-    assert nodes.PLANE_OPS == OLD_PLANE
+    assert nodes.PLANE_OPS == OLD_PLANE | NEW_PLANE
     assert ops.BinaryOp.ADD == "add" and f"{ops.BinaryOp.ADD}" == "add"
 
 

@@ -31,7 +31,7 @@ SAMPLES = Path(__file__).resolve().parent / "typing_samples"
 STUBS = [ROOT / "cubepy" / "__init__.pyi", ROOT / "cubepy" / "math.pyi"]
 KERNEL_FILES = [*sorted((ROOT / "examples").glob("*.py")),
                 *sorted((ROOT / "benchmarks" / "kernels").glob("*.py")),
-                SAMPLES / "static_view.py"]
+                SAMPLES / "static_view.py", SAMPLES / "planes_view.py"]
 USER_ERRORS = SAMPLES / "user_errors.py"
 _MYPY_LINE = re.compile(r"^(?P<path>[^:\n]+\.pyi?):(?P<line>\d+): error: (?P<msg>.*)$")
 _PYRIGHT_LINE = re.compile(r"^\s*(?P<path>/[^:\n]+\.pyi?):(?P<line>\d+):\d+ - error: (?P<msg>.*)$")

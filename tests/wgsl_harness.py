@@ -22,7 +22,8 @@ def wgpu_device():
         return None
     if adapter is None:
         return None
-    features = [f for f in ("shader-f16", "subgroup") if f in adapter.features]
+    features = [f for f in ("shader-f16", "subgroup", "subgroup-barrier")
+                if f in adapter.features]
     return adapter.request_device_sync(required_features=features)
 
 

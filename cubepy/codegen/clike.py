@@ -218,7 +218,7 @@ class CEmitter(BracedWalker):
         return tmp
 
     def stmt_barrier(self, s: n.Barrier) -> None:
-        self.line(self.d.barrier)
+        self.line(self.d.sync(s.op))
 
     # ------------------------------------------------------------------ bounds checks
     def bounds_check(self, buffer: n.BufferRef, index: n.Expr) -> Optional[str]:

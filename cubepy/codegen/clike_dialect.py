@@ -84,6 +84,16 @@ class Dialect:
     def atomic_store(self, ptr: str, value: str) -> str:
         raise NotImplementedError
 
+    def sync(self, op: str) -> str:
+        """The statement of a barrier or fence (ops.SyncOp): `barrier` for sync_cube,
+        else the target's spelling called with no arguments (CUDA's __syncwarp(),
+        __threadfence_block(), __threadfence())."""
+        if op == "sync_cube":
+            return self.barrier
+        from ..ir.ops import SyncOp
+        from ..targets import get_target
+        return f"{get_target(self.name).spelling(SyncOp(op))}();"
+
     def plane(self, em: "CEmitter", e: n.Plane) -> tuple[str, int]:
         """A plane operation (the whole value of an assignment)."""
         from ..errors import compile_error

@@ -2,8 +2,9 @@
 
 CUDA: reductions and scans run over the coalesced group of the units that execute the
 call (cooperative groups), so divergent code and terminated units do not contribute;
-shuffles use `__shfl_*_sync(__activemask(), ...)`. Metal: the `simd_*` functions, which
-act on the active lanes. A bool travels through shuffles as an int.
+shuffles and ballot use `__shfl_*_sync` / `__ballot_sync(__activemask(), ...)`, elect is
+rank 0 of the coalesced group. Metal: the `simd_*` functions, which act on the active
+lanes (a ballot is a 64-bit simd_vote). A bool travels through shuffles as an int.
 """
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def _combine(em: "CEmitter", op: str, ty: DType) -> str:
     else:
         sym = "*" if op == "prod" else "+"
         if ty.is_int and ty.is_signed:  # wrap through unsigned (no signed overflow in C)
-            body = f"({t})((unsigned int)a {sym} (unsigned int)b)"  # (i32 only)
+            u = "unsigned long long" if ty.bits == 64 else "unsigned int"
+            body = f"({t})(({u})a {sym} ({u})b)"
         else:
             body = f"a {sym} b"
     return f"[]({t} a, {t} b) {{ return {body}; }}"
@@ -43,6 +45,13 @@ def _combine(em: "CEmitter", op: str, ty: DType) -> str:
 
 def cuda_plane(em: "CEmitter", e: n.Plane) -> tuple[str, int]:
     v = em.expr(e.value)
+    if e.op == "ballot":  # a warp has 32 lanes: word 0 holds them all
+        if int(e.arg.value) != 0:
+            return "0u", PRIMARY
+        return f"__ballot_sync(__activemask(), {v})", PRIMARY
+    if e.op == "elect":  # rank 0 of the coalesced group is its lowest active lane
+        em.prelude.include("cooperative_groups.h")
+        return f"({_CG}::coalesced_threads().thread_rank() == 0)", PRIMARY
     if e.op in ("all", "any"):
         return f"(__{e.op}_sync(__activemask(), {v}) != 0)", PRIMARY
     if e.arg is not None:
@@ -52,19 +61,24 @@ def cuda_plane(em: "CEmitter", e: n.Plane) -> tuple[str, int]:
             return f"({fn}(__activemask(), (int)({v}), {arg}) != 0)", PRIMARY
         return f"{fn}(__activemask(), {v}, {arg})", PRIMARY
     em.prelude.include("cooperative_groups.h")
-    if e.op in ("inclusive_sum", "exclusive_sum"):
+    if e.op in _SCANS:
         em.prelude.include("cooperative_groups/scan.h")
         name = f"cube_plane_{e.op}"
+        combine, identity = _SCANS[e.op]
         em.helper(name, _SCAN.replace("{name}", name).replace(
-            "{result}", _EXCLUSIVE if e.op == "exclusive_sum" else "return r;"))
-        return f"{name}({v}, {_combine(em, 'sum', e.ty)})", PRIMARY
+            "{result}", _EXCLUSIVE.replace("{identity}", identity)
+            if e.op.startswith("exclusive") else "return r;"))
+        return f"{name}({v}, {_combine(em, combine, e.ty)})", PRIMARY
     em.prelude.include("cooperative_groups/reduce.h")
     return (f"{_CG}::reduce({_CG}::coalesced_threads(), {v}, {_combine(em, e.op, e.ty)})",
             PRIMARY)
 
 
+# scan op -> (combining op, the first unit's exclusive result)
+_SCANS = {"inclusive_sum": ("sum", "0"), "exclusive_sum": ("sum", "0"),
+          "inclusive_prod": ("prod", "1"), "exclusive_prod": ("prod", "1")}
 # Inclusive scan over the coalesced group; the exclusive one takes the previous unit's
-# inclusive result (the first unit gets 0).
+# inclusive result (the first unit gets the identity: 0 for sums, 1 for products).
 _SCAN = """
 template <typename T, typename Op>
 {fn} T {name}(T v, Op op) {
@@ -73,12 +87,20 @@ template <typename T, typename Op>
     {result}
 }"""
 _EXCLUSIVE = """const T before = g.shfl_up(r, 1);
-    return g.thread_rank() == 0 ? T(0) : before;"""
+    return g.thread_rank() == 0 ? T({identity}) : before;"""
 
 
 def metal_plane(em: "CEmitter", e: n.Plane) -> tuple[str, int]:
     v = em.expr(e.value)
     fn = f"metal::{_spelling(em, e.op)}"
+    if e.op == "elect":
+        return f"{fn}()", PRIMARY
+    if e.op == "ballot":  # a 64-bit vote: words 0 and 1 (SIMD-groups have <= 64 lanes)
+        word = int(e.arg.value)
+        if word > 1:
+            return "0u", PRIMARY
+        vote = f"static_cast<simd_vote::vote_t>({fn}({v}))"
+        return f"uint({vote} >> {32 * word}u)" if word else f"uint({vote})", PRIMARY
     if e.arg is None:
         return f"{fn}({v})", PRIMARY
     if e.op == "broadcast" and not isinstance(e.arg, n.Const):

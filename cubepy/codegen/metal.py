@@ -15,7 +15,7 @@ from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.dtype_facts import SPELLING, int_range
-from ..ir.ops import LOWERED, AtomicOp, MathFn
+from ..ir.ops import LOWERED, AtomicOp, MathFn, SyncOp
 from ..ir.types import DType, f32
 from ..targets import get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
@@ -46,6 +46,13 @@ _RESERVED = frozenset({"metal", "cube_info_t", "info", "atomic_int", "atomic_uin
                        "threadgroup_barrier", "INFINITY", "NAN"})
 
 _RELAXED = "memory_order_relaxed"
+
+
+_SYNC_ARGS = {
+    "sync_plane": "mem_flags::mem_threadgroup",
+    "fence_cube": "mem_flags::mem_threadgroup | mem_flags::mem_device, "
+                  "memory_order_seq_cst, thread_scope_threadgroup",
+    "fence_device": "mem_flags::mem_device, memory_order_seq_cst, thread_scope_device"}
 
 
 class MetalDialect(Dialect):
@@ -85,6 +92,14 @@ class MetalDialect(Dialect):
 
     def bits(self, em: CEmitter, e: n.Bits) -> tuple[str, int]:
         return metal_bits(em, e)
+
+    def sync(self, op: str) -> str:
+        """simdgroup_barrier for sync_plane; the fences are MSL 3.2's
+        atomic_thread_fence, sequentially consistent, at threadgroup or device scope."""
+        if op in _SYNC_ARGS:
+            fn = get_target("metal").spelling(SyncOp(op))
+            return f"{fn}({_SYNC_ARGS[op]});"
+        return super().sync(op)
 
     def unsigned_cast(self, em: CEmitter, index: n.Expr) -> str:
         return f"{'ulong' if index.ty.bits == 64 else 'uint'}({em.expr(index)})"

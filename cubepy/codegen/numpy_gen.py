@@ -12,7 +12,8 @@ Control flow becomes lane masks (see cpu_ops: None = all lanes, False = none):
   continued in this iteration. With uniform bounds the masks stay scalars and this is
   a plain Python loop.
 - Assignments under a partial mask use np.where; statements never touch other lanes.
-- `sync_cube()` is a no-op, and that is exact for every race-free kernel: each statement
+- `sync_cube()` (and `sync_plane()`, `fence_cube()`, `fence_device()`) is a no-op, and
+  that is exact for every race-free kernel: each statement
   completes for all lanes of a cube before the next starts, so every access before a
   barrier happens before every access after it, which is all a barrier guarantees (the
   passes keep barriers in uniform control flow, so every lane reaches it together).
@@ -358,7 +359,8 @@ class _Gen(StatementWalker):
         self.line("_m = False")
 
     def stmt_barrier(self, s: ir.Barrier) -> None:
-        self.line("pass  # sync_cube(): lanes run in lockstep (see module docstring)")
+        # barriers and fences: lanes run in lockstep (see module docstring)
+        self.line(f"pass  # {s.op}()")
 
     def stmt_comment(self, s: ir.Comment) -> None:
         for line in s.text.splitlines() or [""]:

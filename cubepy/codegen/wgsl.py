@@ -310,7 +310,12 @@ class _WgslEmitter(BracedWalker):
         self.line("}")
 
     def stmt_barrier(self, s: n.Barrier) -> None:
-        if self.writes_global:
+        if s.op == "sync_plane":
+            self.line("subgroupBarrier();")
+            return
+        # fence_cube: WGSL has no standalone fence; both barriers order this unit's
+        # storage and workgroup memory for its workgroup (uniform control flow only)
+        if self.writes_global or s.op == "fence_cube":
             self.line("storageBarrier();")
         self.line("workgroupBarrier();")
 
@@ -384,6 +389,9 @@ class _WgslEmitter(BracedWalker):
         features = kernel_features(self.kernel) - {"subgroups", "f16"}
         features |= {"f16"} if context["enable_f16"] else set()
         features |= {"subgroups"} if uses_subgroups else set()
+        if any(isinstance(s, n.Barrier) and s.op == "sync_plane"
+               for s in walk_stmts(self.kernel.body)):
+            features |= {"subgroup_barrier"}
 
         def render_promoted(promote: frozenset[int]) -> str:
             buffers = [dict(b, access="read_write") if b["binding"] in promote else b

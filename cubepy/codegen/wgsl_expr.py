@@ -253,6 +253,10 @@ class ExprEmitter:
     def _plane(self, e: n.Plane) -> tuple[str, bool]:
         """A subgroup built-in. WGSL shuffles take no bool: one travels as 0u/1u."""
         v = self(e.value, True)
+        if e.op == "elect":  # no subgroupElect in naga: the lowest active lane counts 0
+            return "subgroupExclusiveAdd(1u) == 0u", True
+        if e.op == "ballot":
+            return f"{_PLANE[e.op]}({v}).{'xyzw'[int(e.arg.value)]}", False
         if e.arg is None:
             return f"{_PLANE[e.op]}({v})", False
         arg = self(e.arg, True)

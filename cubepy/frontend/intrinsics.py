@@ -201,7 +201,7 @@ def _math(b: Builder, node: ast.Call, site: CallSite):
 
 
 # -- cubepy intrinsics ----------------------------------------------------------------
-@intrinsic("terminate", "sync_cube")
+@intrinsic("terminate")
 def _control(b: Builder, node: ast.Call, site: CallSite):
     b.arity(node, site.name, 0)
     b.no_side_effects(site.name, node)
@@ -234,7 +234,10 @@ def _line(b: Builder, node: ast.Call, site: CallSite):
     return b.make_line(node)
 
 
-@intrinsic(*(f"plane_{op}" for op in n.PLANE_OPS))
+_VOTES = ("ballot", "elect")  # plane ops with a handler of their own (_plane_vote)
+
+
+@intrinsic(*(f"plane_{op}" for op in n.PLANE_OPS if op not in _VOTES))
 def _plane(b: Builder, node: ast.Call, site: CallSite):
     """`plane_<op>(value[, lane])`: evaluated once, as its own assignment, by the units
     that reach it (so never inside a short-circuit or conditional expression or a while
@@ -253,7 +256,8 @@ def _plane(b: Builder, node: ast.Call, site: CallSite):
                 f"{name}() takes a bool (a condition), not {x}: compare it, e.g. x != 0"))
         else:
             # bool only where the value is moved, not combined (broadcast, shuffles)
-            allowed = tuple(t for t in _listed(PORTABLE.plane_dtypes)
+            # (what some target has: a target lacking the type says so later)
+            allowed = tuple(t for t in _listed(PORTABLE.plane_dtypes_any)
                             if takes_arg or not t.is_bool)
             # a line: the operation runs per element
             u.require(value.ty, lambda t: elem_of(t) in allowed, b.ctx.loc, lambda t: (
@@ -272,6 +276,48 @@ def _plane(b: Builder, node: ast.Call, site: CallSite):
     b.emit(n.Assign(var=result, value=n.Plane(ty=value.ty, op=op, value=value, arg=arg,
                                               loc=loc), loc=loc))
     return n.Load(ty=value.ty, var=result, loc=loc)
+
+
+@intrinsic("plane_ballot", "plane_elect")
+def _plane_vote(b: Builder, node: ast.Call, site: CallSite):
+    """`plane_ballot(c)`: a Line of 4 u32 words (lane i is bit i % 32 of word i // 32),
+    one plane operation per word on the condition evaluated once; `plane_elect()`: a
+    bool, true on the lowest active lane only."""
+    name, loc = site.name, b.ctx.loc
+    b.no_side_effects(name, node)
+    if name == "plane_elect":
+        b.arity(node, name, 0)
+        return _plane_assign(b, name, "elect", n.Const(ty=bool_, value=True, loc=loc), None)
+    b.arity(node, name, 1)
+    with b.at(node.args[0]):
+        cond = b.condition(b.expr(node.args[0]), node.args[0], f"{name}()")
+        if not isinstance(cond, (n.Load, n.Const)):  # the condition once, for 4 words
+            tmp = b.new_var("vote", bool_)
+            b.use(tmp)
+            b.emit(n.Assign(var=tmp, value=cond, loc=loc))
+            cond = n.Load(ty=bool_, var=tmp, loc=loc)
+    words = tuple(_plane_assign(b, name, "ballot", cond, n.Const(ty=u32, value=k, loc=loc))
+                  for k in range(4))
+    return n.MakeLine(ty=LineType(u32, 4), elems=words, loc=loc)
+
+
+def _plane_assign(b: Builder, name: str, op: str, value: n.Expr, arg) -> n.Load:
+    """`op` as its own assignment to a fresh variable; its load."""
+    ty = n.plane_type(op, value.ty)
+    result = b.new_var(name, ty)
+    b.use(result)
+    loc = b.ctx.loc
+    b.emit(n.Assign(var=result, value=n.Plane(ty=ty, op=op, value=value, arg=arg, loc=loc),
+                    loc=loc))
+    return n.Load(ty=ty, var=result, loc=loc)
+
+
+@intrinsic("sync_cube", "sync_plane", "fence_cube", "fence_device")
+def _sync(b: Builder, node: ast.Call, site: CallSite):
+    b.arity(node, site.name, 0)
+    b.no_side_effects(site.name, node)
+    b.emit(n.Barrier(op=site.name, loc=b.ctx.loc))
+    return Py(None)
 
 
 @intrinsic("SharedMemory")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-from .ops import (OPS, AtomicOp, BinaryOp, BitOp, CompareOp, LogicalOp, MathFn, PlaneOp,
+from .ops import (OPS, AtomicOp, BinaryOp, BitOp, CompareOp, LogicalOp, MathFn, PlaneOp, SyncOp,
                   UnaryOp)
 from .types import DType, bool_, u32
 
@@ -311,7 +311,11 @@ class Terminate(Stmt):
 
 @dataclass(frozen=True, kw_only=True)
 class Barrier(Stmt):
-    """sync_cube(): a workgroup barrier; must be reached in uniform control flow."""
+    """A barrier or memory fence, `op` one of ops.SyncOp: sync_cube() (a workgroup
+    barrier, reached in uniform control flow), sync_plane(), fence_cube(),
+    fence_device(). Which must be uniform is the target's `uniform_syncs`."""
+
+    op: str = "sync_cube"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -395,6 +399,13 @@ BOOL, U32 = bool_, u32  # re-exported for convenience in passes
 
 # Plane (warp / subgroup) operations: op -> whether it takes a lane/mask/delta argument.
 PLANE_OPS = {op.value: OPS[op].takes_lane for op in PlaneOp}
+SYNC_OPS = tuple(op.value for op in SyncOp)  # the ops of a Barrier
+
+
+def plane_type(op: str, value_ty):
+    """The result type of plane op `op` on a value of `value_ty` (a ballot word is a
+    u32, elect a bool, the others the value's type)."""
+    return OPS[PlaneOp(op)].typing([value_ty])
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -405,5 +416,5 @@ class Plane(Expr):
     `Assign` (the verifier checks it) and passes never move it between regions."""
 
     op: str = ""
-    value: Expr
-    arg: Optional[Expr] = None
+    value: Expr  # elect: the constant true (it takes no value)
+    arg: Optional[Expr] = None  # ballot: which u32 word (0..3) of the lane mask

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable, Iterator, Union
 
-from .types import DType, bool_
+from .types import DType, bool_, u32
 
 LOWERED = "<lowered>"  # written as code by the family's emitter (see the module docstring)
 
@@ -86,6 +86,8 @@ class PlaneOp(str, Enum):
     INCLUSIVE_SUM = "inclusive_sum"; EXCLUSIVE_SUM = "exclusive_sum"  # noqa: E702
     BROADCAST = "broadcast"; SHUFFLE = "shuffle"; SHUFFLE_XOR = "shuffle_xor"  # noqa: E702
     SHUFFLE_UP = "shuffle_up"; SHUFFLE_DOWN = "shuffle_down"  # noqa: E702
+    INCLUSIVE_PROD = "inclusive_prod"; EXCLUSIVE_PROD = "exclusive_prod"  # noqa: E702
+    BALLOT = "ballot"; ELECT = "elect"  # noqa: E702
 
     __str__ = str.__str__
 
@@ -98,13 +100,21 @@ class BitOp(str, Enum):
     SATURATING_ADD = "saturating_add"; SATURATING_SUB = "saturating_sub"  # noqa: E702
     BITCAST = "bitcast"
 
+
+class SyncOp(str, Enum):
+    """Barriers and memory fences (the `op` of an IR Barrier statement)."""
+
+    SYNC_CUBE = "sync_cube"; SYNC_PLANE = "sync_plane"  # noqa: E702
+    FENCE_CUBE = "fence_cube"; FENCE_DEVICE = "fence_device"  # noqa: E702
+
     __str__ = str.__str__
 
 
-OpEnum = Union[BinaryOp, CompareOp, UnaryOp, LogicalOp, MathFn, AtomicOp, PlaneOp, BitOp]
+OpEnum = Union[BinaryOp, CompareOp, UnaryOp, LogicalOp, MathFn, AtomicOp, PlaneOp, BitOp,
+               SyncOp]
 KINDS: dict[str, type[Enum]] = {"binary": BinaryOp, "compare": CompareOp, "unary": UnaryOp,
                                 "logical": LogicalOp, "math": MathFn, "atomic": AtomicOp,
-                                "plane": PlaneOp, "bits": BitOp}
+                                "plane": PlaneOp, "bits": BitOp, "sync": SyncOp}
 Spelling = Union[str, Callable]
 
 
@@ -273,7 +283,8 @@ def _atomic() -> list[OpInfo]:
 
 
 _LANE_OPS = frozenset({PlaneOp.BROADCAST, PlaneOp.SHUFFLE, PlaneOp.SHUFFLE_XOR,
-                       PlaneOp.SHUFFLE_UP, PlaneOp.SHUFFLE_DOWN})
+                       PlaneOp.SHUFFLE_UP, PlaneOp.SHUFFLE_DOWN,
+                       PlaneOp.BALLOT})  # ballot's argument: which u32 word of the mask
 
 
 def _plane() -> list[OpInfo]:
@@ -286,21 +297,52 @@ def _plane() -> list[OpInfo]:
            "inclusive_sum": "simd_prefix_inclusive_sum",
            "exclusive_sum": "simd_prefix_exclusive_sum", "broadcast": "simd_broadcast",
            "shuffle": "simd_shuffle", "shuffle_xor": "simd_shuffle_xor",
-           "shuffle_up": "simd_shuffle_up", "shuffle_down": "simd_shuffle_down"}
+           "shuffle_up": "simd_shuffle_up", "shuffle_down": "simd_shuffle_down",
+           "inclusive_prod": "simd_prefix_inclusive_product",
+           "exclusive_prod": "simd_prefix_exclusive_product", "ballot": "simd_ballot",
+           "elect": "simd_is_first"}
     wgsl = {"sum": "subgroupAdd", "prod": "subgroupMul", "min": "subgroupMin",
             "max": "subgroupMax", "all": "subgroupAll", "any": "subgroupAny",
             "inclusive_sum": "subgroupInclusiveAdd", "exclusive_sum": "subgroupExclusiveAdd",
             "broadcast": "subgroupBroadcast", "shuffle": "subgroupShuffle",
             "shuffle_xor": "subgroupShuffleXor", "shuffle_up": "subgroupShuffleUp",
-            "shuffle_down": "subgroupShuffleDown"}
+            "shuffle_down": "subgroupShuffleDown", "inclusive_prod": "subgroupInclusiveMul",
+            "exclusive_prod": "subgroupExclusiveMul", "ballot": "subgroupBallot",
+            # naga has no subgroupElect: the lane whose subgroupExclusiveAdd(1u) is 0
+            "elect": LOWERED}
     # the cpu runtime reduces with these ufuncs (NaN-aware min/max and scans in code)
     numpy = {"sum": "np.add", "prod": "np.multiply", "all": "np.logical_and",
              "any": "np.logical_or"}
-    return [OpInfo(op, 2 if op in _LANE_OPS else 1, _first, None,
+    return [OpInfo(op, 2 if op in _LANE_OPS else 1, _plane_typing(op), None,
                    {"c": c.get(op.value, LOWERED), "msl": msl[op.value],
                     "wgsl": wgsl[op.value], "numpy": numpy.get(op.value, LOWERED)},
                    takes_lane=op in _LANE_OPS)
             for op in PlaneOp]
+
+
+def _plane_typing(op: PlaneOp) -> Callable[[list[DType]], DType]:
+    """A ballot word is a u32 and elect a bool; every other plane op gives its value's
+    type."""
+    if op is PlaneOp.BALLOT:
+        return lambda types: u32
+    return _boolean if op is PlaneOp.ELECT else _first
+
+
+def _sync() -> list[OpInfo]:
+    """Barriers and fences. CUDA and Metal have a statement for each; WGSL has no
+    standalone fence, so fence_cube is written as its two barriers (uniform control flow
+    only) and fence_device, which nothing in WGSL gives across workgroups, is missing;
+    the cpu runtime runs lanes in lockstep, where every one is a no-op."""
+    c = {"sync_cube": "__syncthreads", "sync_plane": "__syncwarp",
+         "fence_cube": "__threadfence_block", "fence_device": "__threadfence"}
+    msl = {"sync_cube": "threadgroup_barrier", "sync_plane": "simdgroup_barrier",
+           "fence_cube": "atomic_thread_fence", "fence_device": "atomic_thread_fence"}
+    wgsl = {"sync_cube": LOWERED, "sync_plane": "subgroupBarrier", "fence_cube": LOWERED}
+    return [OpInfo(op, 0, _first, None,
+                   {"c": c[op.value], "msl": msl[op.value], "numpy": LOWERED}
+                   | ({"wgsl": wgsl[op.value]} if op.value in wgsl else {}))
+            for op in SyncOp]
+
 
 
 def _count(types: list[DType]) -> DType:
@@ -343,13 +385,15 @@ _BIT_ROWS = [
 ]
 
 
+
 OPS: Mapping = _OpTable(_binary() + _compare() + _unary() + _logical() + _MATH_ROWS
-                        + _atomic() + _plane() + _BIT_ROWS)
+                        + _atomic() + _plane() + _sync() + _BIT_ROWS)
 
 
 def info(op, kind: str | None = None) -> OpInfo:
     """The table row of `op`: an enum member, or an IR op name with its `kind`
-    ("binary", "compare", "unary", "logical", "math", "atomic", "plane", "bits")."""
+    ("binary", "compare", "unary", "logical", "math", "atomic", "plane", "bits",
+    "sync")."""
     if kind is not None:
         op = KINDS[kind](op)
     elif not isinstance(op, Enum):

@@ -198,6 +198,10 @@ class _Reader:
         if kind == "while_":
             cond = self.expr(c[0])
             return ir.While(cond=cond, body=self.body(c[-1]), loc=loc)
+        if kind == "barrier" and c and isinstance(c[0], Token) and c[0].type == "NAME":
+            if str(c[0]) not in ir.SYNC_OPS:
+                self.fail(c[0], f"unknown barrier {c[0]}")
+            return ir.Barrier(op=str(c[0]), loc=loc)
         simple = {"break_": ir.Break, "continue_": ir.Continue, "terminate": ir.Terminate,
                   "barrier": ir.Barrier}
         if kind in simple:
@@ -265,8 +269,8 @@ class _Reader:
                 self.fail(name_tok, f"unknown plane operation {op}")
             value = self.expr(value)
             arg = self.expr(arg) if arg is not None else None
-            return self.typed(ir.Plane(ty=value.ty, op=op, value=value, arg=arg, loc=loc),
-                              ty_tok)
+            return self.typed(ir.Plane(ty=ir.plane_type(op, value.ty), op=op, value=value,
+                                       arg=arg, loc=loc), ty_tok)
         if kind == "apply":
             return self.apply(c[0], c[1], [a for a in c[2:] if a is not None], loc)
         raise IRParseError(f"unknown expression {kind}")

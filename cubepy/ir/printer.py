@@ -59,7 +59,7 @@ def implied_type(expr: ir.Expr) -> DType | None:
     if isinstance(expr, ir.MakeLine):
         return LineType(expr.elems[0].ty, len(expr.elems)) if len(expr.elems) > 1 else None
     if isinstance(expr, ir.Plane):
-        return expr.value.ty
+        return ir.plane_type(expr.op, expr.value.ty)
     if isinstance(expr, ir.Bits):
         return bits_type(expr.op, [a.ty for a in expr.args])
     return None
@@ -208,6 +208,8 @@ class _Printer:
             self.emit(depth, f"while {self.expr(s.cond)} {{{loc}")
             self.block(s.body, depth + 1)
             self.emit(depth, "}")
+        elif isinstance(s, ir.Barrier) and s.op != "sync_cube":
+            self.emit(depth, f"barrier.{s.op}{loc}")
         elif isinstance(s, (ir.Break, ir.Continue, ir.Terminate, ir.Barrier)):
             self.emit(depth, type(s).__name__.lower() + loc)
         elif isinstance(s, ir.Comment):

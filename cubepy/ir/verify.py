@@ -164,7 +164,10 @@ class _Verifier:
         elif isinstance(s, ir.Comment):
             if not isinstance(s.text, str):
                 self.fail(s, "comment text is not a string")
-        elif not isinstance(s, (ir.Terminate, ir.Barrier)):
+        elif isinstance(s, ir.Barrier):
+            if s.op not in ir.SYNC_OPS:
+                self.fail(s, f"unknown barrier {s.op!r}")
+        elif not isinstance(s, ir.Terminate):
             self.fail(s, f"unknown statement {type(s).__name__}")
 
     def loop_body(self, body: ir.Block, var: ir.Var | None = None) -> None:
@@ -342,6 +345,9 @@ class _Verifier:
         if e.arg is not None:
             self.expr(e.arg)
             self.same(e.arg, u32, e, f"lane argument of plane.{e.op}")
+        if e.op in ("ballot", "elect"):
+            self.plane_vote(e)
+            return
         self.same(e, e.value.ty, e, f"result of plane.{e.op}")
         if (e.op in ("all", "any")) != e.ty.is_bool and not wants_arg:
             self.fail(e, f"plane.{e.op} of {e.ty}")
@@ -366,6 +372,19 @@ class _Verifier:
         for a in e.args[1:]:
             self.same(a, first, e, f"operand of bits.{e.op}")
         self.same(e, bits_type(e.op, [a.ty for a in e.args]), e, f"result of bits.{e.op}")
+
+    def plane_vote(self, e: ir.Plane) -> None:
+        """ballot: a bool in, one u32 word (a constant 0..3) of the lane mask out; elect:
+        the constant true in, a bool out."""
+        self.same(e.value, bool_, e, f"value of plane.{e.op}")
+        if e.op == "elect":
+            self.same(e, bool_, e, "result of plane.elect")
+            if not (isinstance(e.value, ir.Const) and e.value.value is True):
+                self.fail(e, "plane.elect takes the constant true")
+            return
+        self.same(e, u32, e, "result of plane.ballot")
+        if not (isinstance(e.arg, ir.Const) and 0 <= int(e.arg.value) < 4):
+            self.fail(e, "the word of plane.ballot must be a constant 0..3")
 
     def e_call(self, e: ir.Call) -> None:
         for a in e.args:

@@ -30,7 +30,7 @@ class DeviceLimits:
     max_cube_count: tuple[int, int, int]
     dtypes: frozenset  # DTypes usable in kernels and buffers
     atomic_dtypes: frozenset = frozenset()  # DTypes usable with atomics
-    plane_dim: int = 32
+    plane_dim: int = 32  # the plane size kernels see (PLANE_DIM)
     max_shared_bytes: int = 48 * 1024
     features: tuple[str, ...] = ()
 

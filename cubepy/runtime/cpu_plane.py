@@ -6,7 +6,8 @@ lanes (the statement's mask) into a (planes, PLANE_DIM) grid whose other slots h
 the operation's identity, reduces or scans along the rows, and gathers the results
 back. Shuffles read the grid at the source lane: an inactive or missing source lane
 gives 0, and shuffle_up/down past either end of the plane give the caller's own value
-(as CUDA and WGSL do).
+(as CUDA and WGSL do). A ballot word packs 32 lanes of the grid's condition (inactive
+lanes vote no), elect is true on the lowest active lane.
 """
 from __future__ import annotations
 
@@ -17,13 +18,24 @@ from .cpu_ops import ufuncs
 
 PLANE_DIM = 32
 _REDUCE = ufuncs(PlaneOp)  # sum, prod, all, any (ir/ops.py)
+_SCANS = {"inclusive_sum": np.cumsum, "exclusive_sum": np.cumsum,
+          "inclusive_prod": np.cumprod, "exclusive_prod": np.cumprod}
+
+
+def _ballot_word(rows: np.ndarray, word: int) -> np.ndarray:
+    """Word `word` of each row's lane mask: bit i for lane 32 * word + i."""
+    bits = rows[:, 32 * word:32 * word + 32].astype(np.uint64)
+    weights = np.left_shift(np.uint64(1), np.arange(bits.shape[1], dtype=np.uint64))
+    return (bits * weights).sum(axis=1, dtype=np.uint64).astype(np.uint32)
 
 
 def _identity(op: str, dtype: np.dtype):
     if op in ("sum", "inclusive_sum", "exclusive_sum"):
         return 0
-    if op == "prod":
+    if op in ("prod", "inclusive_prod", "exclusive_prod"):
         return 1
+    if op in ("ballot", "elect"):
+        return False  # a lane that is not active (or whose condition fails) votes no
     if op == "all":
         return True
     if op == "any":
@@ -45,7 +57,7 @@ def plane(op: str, value, arg, mask, unit: np.ndarray, cube: np.ndarray, cubes: 
     dtype = np.asarray(value).dtype
     v = np.broadcast_to(np.asarray(value, dtype), (lanes,))
     if mask is False:
-        return np.zeros(lanes, dtype)
+        return np.zeros(lanes, np.uint32 if op == "ballot" else dtype)
     per_cube = -(-units // PLANE_DIM)
     lane = (unit % PLANE_DIM).astype(np.int64)
     row = cube * per_cube + (unit // PLANE_DIM).astype(np.int64)
@@ -65,12 +77,16 @@ def plane(op: str, value, arg, mask, unit: np.ndarray, cube: np.ndarray, cubes: 
             else:
                 fn = np.minimum if op == "min" else np.maximum
             return fn.reduce(rows, axis=1)[row]
-        if op in ("inclusive_sum", "exclusive_sum"):
-            scan = np.cumsum(rows, axis=1, dtype=dtype)
-            if op == "exclusive_sum":
-                scan = np.concatenate([np.zeros((scan.shape[0], 1), dtype), scan[:, :-1]],
-                                      axis=1)
+        if op in _SCANS:
+            scan = _SCANS[op](rows, axis=1, dtype=dtype)
+            if op.startswith("exclusive"):
+                first = np.full((scan.shape[0], 1), _identity(op, dtype), dtype)
+                scan = np.concatenate([first, scan[:, :-1]], axis=1)
             return scan.reshape(-1)[slot]
+        if op == "ballot":
+            return _ballot_word(rows, int(arg))[row]
+        if op == "elect":  # the lowest lane of each row whose slot holds true (active)
+            return lane == np.argmax(rows, axis=1)[row]
     a = np.broadcast_to(np.asarray(arg).astype(np.int64), (lanes,))
     src = {"broadcast": a, "shuffle": a, "shuffle_xor": lane ^ a,
            "shuffle_up": lane - a, "shuffle_down": lane + a}[op]

@@ -82,7 +82,8 @@ _WANTED_LIMITS = (
     "max-compute-workgroups-per-dimension",
 )
 # timestamp-query: client.timer() / cubepy.bench time launches on the GPU.
-_WANTED_FEATURES = ("shader-f16", "subgroup", "shader-float32-atomic", "timestamp-query")
+_WANTED_FEATURES = ("shader-f16", "subgroup", "shader-float32-atomic", "timestamp-query",
+                    "subgroup-barrier")
 
 
 @dataclass(eq=False)
@@ -110,17 +111,20 @@ class WgpuExecutable:
 # Compiled.features -> (device feature, what needs it). Subgroup built-ins need no
 # `enable` in the WGSL, only the device feature.
 _DEVICE_FEATURES = {"subgroups": ("subgroup", "plane operations"),
-                    "f16": ("shader-f16", "f16")}
+                    "f16": ("shader-f16", "f16"),
+                    "subgroup_barrier": ("subgroup-barrier", "sync_plane()")}
 # For hand-written WGSL only (generated WGSL states its features in its Compiled
 # record): what the text needs a device feature for.
 _SUBGROUPS = re.compile(r"\bsubgroup[A-Z]\w*\(|@builtin\(subgroup_")
 _ENABLE_F16 = re.compile(r"\benable f16;")
+_SUBGROUP_BARRIER = re.compile(r"\bsubgroupBarrier\(")
 
 
 def scan_features(source: str) -> frozenset[str]:
     """The Compiled.features a hand-written WGSL shader needs, read from its text."""
     return frozenset(name for name, pattern in (("subgroups", _SUBGROUPS),
-                                                ("f16", _ENABLE_F16))
+                                                ("f16", _ENABLE_F16),
+                                                ("subgroup_barrier", _SUBGROUP_BARRIER))
                      if pattern.search(source))
 
 
@@ -139,15 +143,53 @@ def _promote_bindings(exe: WgpuExecutable, promote: frozenset[int]) -> str:
     return source
 
 
-def _plane_dim(info) -> int:
-    """The subgroup size when the adapter reports a single one, else 32 (kernels read the
-    real size from the `subgroup_size` builtin)."""
+def _plane_dim(info, device) -> int:
+    """The plane size kernels see: the subgroup size when the adapter reports a single
+    one; else, on a device with subgroups, the `subgroup_size` a 64-unit cube reads,
+    measured once per client (llvmpipe reports 4 to 128 and runs 8); else 32."""
     # wgpu-py 0.32 spells these keys "stackgroup_*"; accept both spellings.
     for prefix in ("subgroup", "stackgroup"):
         lo, hi = info.get(f"{prefix}_min_size"), info.get(f"{prefix}_max_size")
         if lo and lo == hi:
             return int(lo)
+    if "subgroup" in device.features:
+        try:
+            return _measure_plane_dim(device)
+        except Exception:  # a driver that cannot run it: the portable guess below
+            pass
     return 32
+
+
+_MEASURE_PLANE_DIM = """
+@group(0) @binding(0) var<storage, read_write> out: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(subgroup_size) size: u32, @builtin(local_invocation_index) i: u32) {
+    if i == 0u { out[0] = size; }
+}"""
+
+
+def _measure_plane_dim(device) -> int:
+    """The subgroup_size builtin as one small kernel on `device` reads it."""
+    import wgpu
+    usage = wgpu.BufferUsage
+    out = device.create_buffer(size=16, usage=usage.STORAGE | usage.COPY_SRC)
+    module = device.create_shader_module(code=_MEASURE_PLANE_DIM)
+    pipeline = device.create_compute_pipeline(
+        layout="auto", compute={"module": module, "entry_point": "main"})
+    group = device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=[
+        {"binding": 0, "resource": {"buffer": out, "offset": 0, "size": 16}}])
+    encoder = device.create_command_encoder()
+    compute = encoder.begin_compute_pass()
+    compute.set_pipeline(pipeline)
+    compute.set_bind_group(0, group)
+    compute.dispatch_workgroups(1, 1, 1)
+    compute.end()
+    device.queue.submit([encoder.finish()])
+    size = int.from_bytes(bytes(device.queue.read_buffer(out))[:4], "little")
+    out.destroy()
+    if not 1 <= size <= 128:
+        raise ValueError(f"subgroup_size {size}")
+    return size
 
 
 class WgpuClient(Client):
@@ -217,7 +259,7 @@ class WgpuClient(Client):
             max_cube_count=(m * m, m, m),  # folded in dispatch when beyond m
             dtypes=frozenset(dtypes),
             atomic_dtypes=record.atomic_dtype_set(),  # f32: native or a CAS loop
-            plane_dim=_plane_dim(info),
+            plane_dim=_plane_dim(info, self._device),
             max_shared_bytes=int(dl["max-compute-workgroup-storage-size"]),
             features=self.features,
         )

@@ -20,7 +20,7 @@ from types import MappingProxyType
 from typing import Callable, Iterator, Mapping, Union
 
 from ..errors import OptionError
-from ..ir.ops import LOWERED, OPS, AtomicOp, OpInfo, PlaneOp, Spelling
+from ..ir.ops import LOWERED, OPS, AtomicOp, OpInfo, PlaneOp, Spelling, SyncOp
 from ..ir.types import ALL_DTYPES, DType, dtype_from_name
 
 Emitter = Union[str, Callable]
@@ -51,6 +51,9 @@ class Target:
     runtimes: tuple[str, ...]  # runtimes that run its code
     op_overrides: Mapping[str, Spelling] = field(default_factory=dict)  # "kind.op" -> spelling
     unroll_pragma: str = ""  # written before a loop marked unroll ("#pragma unroll")
+    # barriers and fences (SyncOp values) that must be reached in uniform control flow
+    uniform_syncs: frozenset[str] = frozenset({"sync_cube"})
+    op_advice: Mapping[str, str] = field(default_factory=dict)  # missing op -> why, what instead
 
     def spelling(self, op) -> Spelling | None:
         """How this target spells `op` (an ir.ops enum member): its override, else its
@@ -67,6 +70,8 @@ class Target:
             return bool(self.atomic_dtypes.get(op.value))
         if isinstance(op, PlaneOp):
             return op.value in self.plane_ops
+        if op is SyncOp.SYNC_PLANE and not self.plane_ops:
+            return False  # no planes: nothing to synchronise within one
         return self.spelling(op) is not None
 
     def supports_dtype(self, name: str) -> bool:
@@ -178,6 +183,7 @@ WIDE_ATOMICS: Mapping[str, frozenset[str]] = MappingProxyType({
     op: types | _WIDE_ATOMICS.get(op, set()) for op, types in STANDARD_ATOMICS.items()})
 ALL_PLANE_OPS = frozenset(op.value for op in PlaneOp)
 STANDARD_PLANE_DTYPES = frozenset({"i32", "u32", "f32", "f16", "bool"})
+WIDE_PLANE_DTYPES = frozenset({"f64", "i64", "u64"})  # where the target has them
 STANDARD_LINE_SIZES = (1, 2, 4, 8)
 DEFAULT_SHARED_BYTES = 48 * 1024
 
@@ -196,6 +202,9 @@ class Portable:
     # the legalize pass names the target that lacks one)
     atomic_dtypes_anywhere: Mapping[str, frozenset[str]] = field(
         default_factory=lambda: MappingProxyType({}))
+    # element types some built-in target's plane operations take (the frontend accepts
+    # these; a target lacking one says so in its legalisation)
+    plane_dtypes_any: frozenset[str] = frozenset()
 
 
 def _portable(targets: tuple[Target, ...]) -> Portable:
@@ -207,7 +216,8 @@ def _portable(targets: tuple[Target, ...]) -> Portable:
     return Portable(MappingProxyType(atomics),
                     frozenset.intersection(*(t.plane_ops for t in targets)),
                     frozenset.intersection(*(t.plane_dtypes for t in targets)),
-                    tuple(sorted(sizes)), MappingProxyType(anywhere))
+                    tuple(sorted(sizes)), MappingProxyType(anywhere),
+                    frozenset.union(*(t.plane_dtypes for t in targets)))
 
 
 from . import cuda, wgsl, metal, cpu  # noqa: E402,F401  (registers the built-in targets)

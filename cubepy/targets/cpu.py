@@ -5,7 +5,8 @@ bf16, which it does not have: it is the reference the GPU runtimes are tested ag
 from __future__ import annotations
 
 from . import (ALL_PLANE_OPS, ALL_TYPE_NAMES, DEFAULT_SHARED_BYTES, WIDE_ATOMICS,
-               STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, Target, register)
+               STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, WIDE_PLANE_DTYPES, Target,
+               register)
 
 _ATOMICS = {op: types - {"bf16"} for op, types in WIDE_ATOMICS.items()}
 
@@ -13,7 +14,7 @@ CPU = register(Target(
     name="cpu", title="the cpu runtime", family="numpy", short="py", lexer="python",
     shows_source=False, dtypes=ALL_TYPE_NAMES - {"bf16"}, replacements={"bf16": "f32 or f16"},
     atomic_dtypes=_ATOMICS, plane_ops=ALL_PLANE_OPS,
-    plane_dtypes=STANDARD_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,
+    plane_dtypes=STANDARD_PLANE_DTYPES | WIDE_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,
     bool_storage_bytes=1, default_shared_bytes=DEFAULT_SHARED_BYTES,
     needs_cube_count=False, reserved=frozenset(),
     emitter="cubepy.codegen.numpy_gen:compile_kernel", runtimes=("cpu",),

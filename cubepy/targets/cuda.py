@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from .reserved import BY_TARGET
 from . import (ALL_PLANE_OPS, ALL_TYPE_NAMES, DEFAULT_SHARED_BYTES, WIDE_ATOMICS,
-               STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, Target, register)
+               STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, WIDE_PLANE_DTYPES, Target,
+               register)
 
 CUDA = register(Target(
     name="cuda", title="CUDA", family="c", short="cu", lexer="cuda", shows_source=True,
     dtypes=ALL_TYPE_NAMES, replacements={},
     atomic_dtypes=WIDE_ATOMICS, plane_ops=ALL_PLANE_OPS,
-    plane_dtypes=STANDARD_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,
+    plane_dtypes=STANDARD_PLANE_DTYPES | WIDE_PLANE_DTYPES | {"bf16"},
+    line_sizes=STANDARD_LINE_SIZES,
     bool_storage_bytes=1, default_shared_bytes=DEFAULT_SHARED_BYTES,
     needs_cube_count=False, reserved=BY_TARGET["cuda"],
     emitter="cubepy.codegen.cuda:emit_cuda", runtimes=("cuda",),

@@ -213,6 +213,8 @@ packed_float2 packed_float3 packed_float4 packed_half2 packed_half3 packed_half4
 buffer texture thread_position_in_grid thread_position_in_threadgroup
 threadgroup_position_in_grid threads_per_threadgroup threadgroups_per_grid
 threads_per_grid thread_index_in_simdgroup threads_per_simdgroup
+simd_vote atomic_thread_fence thread_scope thread_scope_thread thread_scope_simdgroup
+thread_scope_threadgroup thread_scope_device memory_order_seq_cst
 thread_index_in_threadgroup simdgroup_index_in_threadgroup simdgroups_per_threadgroup
 thread_index_in_quadgroup quadgroup_index_in_threadgroup quadgroups_per_threadgroup
 dispatch_threads_per_threadgroup dispatch_quadgroups_per_threadgroup
@@ -276,6 +278,7 @@ subgroupXor subgroupAll subgroupAny subgroupBroadcast subgroupBroadcastFirst
 subgroupBallot subgroupElect subgroupShuffle subgroupShuffleXor subgroupShuffleUp
 subgroupShuffleDown subgroupInclusiveAdd subgroupExclusiveAdd subgroupInclusiveMul
 subgroupExclusiveMul quadBroadcast quadSwapX quadSwapY quadSwapDiagonal
+subgroupBarrier
 """) | frozenset(f"vec{k}{t}" for k in (2, 3, 4) for t in "iufh") | frozenset(
     f"mat{c}x{r}{t}" for c in (2, 3, 4) for r in (2, 3, 4) for t in ("", "f", "h"))
 

@@ -15,4 +15,11 @@ WGSL = register(Target(
     bool_storage_bytes=4, default_shared_bytes=DEFAULT_SHARED_BYTES,
     needs_cube_count=True, reserved=BY_TARGET["wgsl"],
     emitter="cubepy.codegen.wgsl:emit_wgsl", runtimes=("wgpu",),
+    # fence_cube is written as storageBarrier + workgroupBarrier, which WGSL allows only
+    # in uniform control flow
+    uniform_syncs=frozenset({"sync_cube", "fence_cube"}),
+    op_advice={"sync.fence_device": (
+        "its barriers order memory within one workgroup only and its atomics are "
+        "relaxed, so nothing orders memory between cubes; split the work into two "
+        "launches, or use atomics alone for what other cubes read")},
 ))

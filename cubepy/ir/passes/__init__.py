@@ -35,8 +35,12 @@ PIPELINE: list[tuple[str, Pass]] = [
 
 def target_passes(target: str) -> list[tuple[str, Pass]]:
     """The passes legalising the IR for `target`, after the common ones."""
+    record = targets.get_target(target)
+
+    def uniform(kernel: ir.Kernel) -> ir.Kernel:
+        return uniform_barriers(kernel, record.uniform_syncs, record.title)
     return [
-        ("uniform_barriers", uniform_barriers),
+        ("uniform_barriers", uniform),
         ("legalize_types", legalize_types(target)),
     ]
 

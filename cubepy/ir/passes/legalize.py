@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 from ... import errors
 from ...targets import ALL_TYPE_NAMES, PORTABLE, Target, get_target
 from .. import nodes as ir
-from ..ops import (OPS, BinaryOp, BitOp, CompareOp, LogicalOp, MathFn, PlaneOp,
+from ..ops import (OPS, BinaryOp, BitOp, CompareOp, LogicalOp, MathFn, PlaneOp, SyncOp,
                    UnaryOp)
 from ..types import DType
 from ..visit import child_exprs, walk_exprs, walk_stmts
@@ -67,7 +67,7 @@ def _claims_everything(t: Target) -> bool:
     return (all(t.supports_op(op) for op in OPS)
             and all(t.atomic_dtypes.get(op, frozenset()) >= types
                     for op, types in PORTABLE.atomic_dtypes_anywhere.items())
-            and t.plane_dtypes >= PORTABLE.plane_dtypes)
+            and t.plane_dtypes >= PORTABLE.plane_dtypes_any)
 
 
 _EXPR_OPS = {ir.Binary: BinaryOp, ir.Compare: CompareOp, ir.Unary: UnaryOp,
@@ -77,6 +77,10 @@ _EXPR_OPS = {ir.Binary: BinaryOp, ir.Compare: CompareOp, ir.Unary: UnaryOp,
 def _check_ops(kernel: ir.Kernel, t: Target) -> None:
     """A CompileError at the first op `t` does not claim."""
     for s in walk_stmts(kernel.body):
+        if isinstance(s, ir.Barrier) and not t.supports_op(SyncOp(s.op)):
+            advice = t.op_advice.get(f"sync.{s.op}")
+            errors.compile_error(s.loc, f"{t.title} has no {s.op}()"
+                                        + (f": {advice}" if advice else ""))
         if isinstance(s, ir.AtomicOp):
             elem = s.buffer.elem.name
             has = t.atomic_dtypes.get(s.op, frozenset())

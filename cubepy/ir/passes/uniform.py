@@ -24,7 +24,7 @@ from ... import errors
 from .. import nodes as ir
 from ..names import NameTable
 from ..types import bool_
-from ..visit import child_exprs, walk_exprs
+from ..visit import child_blocks, child_exprs, walk_exprs
 from .rewrite import all_var_names, contains, escaping_jump
 
 ACTIVE = "cube_active"
@@ -34,21 +34,35 @@ NON_UNIFORM_BUILTINS = frozenset({
 _LOOPS = (ir.For, ir.While)
 
 
-def uniform_barriers(kernel: ir.Kernel) -> ir.Kernel:
-    """Guards early terminates and checks that every barrier is uniform (see module doc)."""
-    if not contains(kernel.body, ir.Barrier):
+def uniform_barriers(kernel: ir.Kernel, syncs: frozenset[str] = frozenset({"sync_cube"}),
+                     title: str = "the target") -> ir.Kernel:
+    """Guards early terminates and checks that every barrier is uniform (see module doc).
+    `syncs`: the Barrier ops the target needs in uniform control flow (its
+    `uniform_syncs`, `title` its name for messages); the others (sync_plane, the fences of
+    CUDA and Metal) may be anywhere."""
+    if not _holds_barrier(kernel.body, syncs):
         return kernel
     if contains(kernel.body, ir.Terminate):
-        kernel = _Guard(kernel).run()
-    _Uniformity(kernel).check()
+        kernel = _Guard(kernel, syncs).run()
+    _Uniformity(kernel, syncs, title).check()
     return kernel
+
+
+def _holds_barrier(x, syncs: frozenset[str]) -> bool:
+    """Whether a statement or block holds a Barrier whose op is in `syncs`."""
+    if isinstance(x, ir.Block):
+        return any(_holds_barrier(s, syncs) for s in x.stmts)
+    if isinstance(x, ir.Barrier):
+        return x.op in syncs
+    return any(_holds_barrier(b, syncs) for b in child_blocks(x))
 
 
 # ----------------------------------------------------------------------------- guarding
 
 class _Guard:
-    def __init__(self, kernel: ir.Kernel):
+    def __init__(self, kernel: ir.Kernel, syncs: frozenset[str]):
         self.kernel = kernel
+        self.syncs = syncs
         name = NameTable(all_var_names(kernel), style="append_").fresh(ACTIVE)
         self.active = ir.Var(name, bool_)
 
@@ -85,7 +99,7 @@ class _Guard:
                 guarded = True
                 continue
             terminates = contains(s, ir.Terminate)
-            if contains(s, ir.Barrier) or escaping_jump(s) is not None:
+            if _holds_barrier(s, self.syncs) or escaping_jump(s) is not None:
                 flush()
                 out.append(self.structural(s, loop, guarded))
             else:
@@ -154,8 +168,10 @@ class _Ctx:
 
 
 class _Uniformity:
-    def __init__(self, kernel: ir.Kernel):
+    def __init__(self, kernel: ir.Kernel, syncs: frozenset[str], title: str):
         self.kernel = kernel
+        self.syncs = syncs
+        self.title = title
         self.nonuniform: dict[str, str] = {}
         self.changed = False
         self.checking = False
@@ -215,11 +231,12 @@ class _Uniformity:
             self.block(s.orelse, inner, loop)
         elif isinstance(s, _LOOPS):
             self.loop(s, ctx)
-        elif isinstance(s, ir.Barrier) and self.checking and ctx is not None:
+        elif isinstance(s, ir.Barrier) and self.checking and ctx is not None \
+                and s.op in self.syncs:
             self.barrier_error(s, ctx)
         elif isinstance(s, (ir.Break, ir.Continue)) and self.checking and loop is not None \
                 and ctx is not None and ctx is not loop[1] and ctx.stmt is not loop[0] \
-                and contains(loop[0], ir.Barrier):
+                and _holds_barrier(loop[0], self.syncs):
             word = "break" if isinstance(s, ir.Break) else "continue"
             errors.compile_error(s.loc, f"{word} under a condition that depends on "
                                         f"{ctx.reason} (line {ctx.stmt.loc.lineno}) inside a "
@@ -234,7 +251,7 @@ class _Uniformity:
 
     def loop(self, s: ir.Stmt, ctx: _Ctx | None) -> None:
         why = self.loop_ctx_reason(s)
-        if why is None and ctx is None and not contains(s, ir.Barrier):
+        if why is None and ctx is None and not _holds_barrier(s, self.syncs):
             why = self.jump_reason(s.body, None)  # (in a barrier loop: an error below)
         inner = ctx or (_Ctx(why, s) if why else None)
         if isinstance(s, ir.For) and inner is not None:
@@ -264,7 +281,9 @@ class _Uniformity:
             where = f"a for loop whose bounds depend on {ctx.reason}"
         else:
             where = f"a while loop whose condition depends on {ctx.reason}"
+        why = "" if s.op == "sync_cube" else \
+            f" ({self.title} writes it as a workgroup barrier, which must be uniform)"
         errors.compile_error(
-            s.loc, f"sync_cube() must be reached by every unit of the cube, but it is inside "
-                   f"{where} (line {line}); move sync_cube() out of it or make the "
+            s.loc, f"{s.op}() must be reached by every unit of the cube{why}, but it is "
+                   f"inside {where} (line {line}); move {s.op}() out of it or make the "
                    f"condition the same for every unit")
