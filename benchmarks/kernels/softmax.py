@@ -156,7 +156,7 @@ def register_plan(client, rows: int, lines: int, x, out) -> tuple[int, int] | No
             times[(units, per_unit)] = cubepy.bench(
                 softmax_in_registers.launch_unchecked, client, CubeCount(rows),
                 CubeDim(units), x, out, per_unit, warmup=1, reps=5, flush=False).median_ms
-        _CHOSEN[key] = min(times, key=times.get)
+        _CHOSEN[key] = min(times, key=lambda plan: times[plan])
     return _CHOSEN[key]
 
 
