@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -26,7 +27,7 @@ def init_params(rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]
             for n_in, n_out in zip(LAYERS[:-1], LAYERS[1:])]
 
 
-def forward(x, params):
+def forward(x: Any, params: list) -> Any:
     """relu(x @ w + b) per hidden layer, then softmax of the last layer's logits; works
     on lazy tensors and, unchanged, on numpy arrays (the reference)."""
     lib = fz if isinstance(x, fz.LazyTensor) else np
@@ -40,7 +41,7 @@ def forward(x, params):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or '').splitlines()[0])
     parser.add_argument("--runtime", default=None, help="cuda, wgpu or cpu (default: best)")
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--show-source", action="store_true",
