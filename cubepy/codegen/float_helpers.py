@@ -13,7 +13,8 @@ evaluate log(1 + f) = f - (f²/2 - s (f²/2 + R(s²))), s = f / (2 + f), with R 
 series; erfc is exp(-x²) times a polynomial fitted to erfc(x) exp(x²) (least squares on
 Chebyshev nodes, in x on [0.5, 2] and in 1/x on [2, 10.1]), where exp(-x²) is split as
 exp(-h²) exp(-(x - h)(x + h)) with h = x less its low 12 bits (h² is exact); lgamma is a
-fitted polynomial of lgamma(2 + u) / u on [-0.5, 0.5], moved there by the recurrence,
+fitted polynomial of lgamma(1 + u) / u or lgamma(2 + u) / u near 1 and 2, moved there
+by the recurrence,
 with Stirling's series from 8 on and reflection below 0; tgamma a fitted polynomial of
 gamma on [1, 2] and the recurrence (reflection below -20).
 """
@@ -35,9 +36,13 @@ _ERFC_NEAR = ("0.36782292f", "-0.20882188f", "0.1067956f", "-0.05021826f", "0.02
               "-0.000162168f", "6.396802e-05f", "-1.9594008e-05f")
 _ERFC_FAR = ("0.5417005f", "-0.13446535f", "-0.1358959f", "0.20826201f", "-0.08119066f",
              "-0.16188362f", "0.34558266f", "-0.18573233f", "-0.29018226f")
-_LGAMMA2 = ("0.42278433f", "0.32246703f", "-0.0673523f", "0.02058081f", "-0.0073855524f",
-            "0.0028904958f", "-0.0011927265f", "0.0005098656f", "-0.0002234053f",
-            "9.817107e-05f", "-4.3760527e-05f", "2.4483566e-05f", "-1.204834e-05f")
+_LGAMMA1 = ("-0.5772157f", "0.822467f", "-0.4006856f", "0.27058077f", "-0.20738782f",
+            "0.16955791f", "-0.14392383f", "0.12561974f", "-0.11453438f", "0.09388084f",
+            "-0.055331696f", "0.19511625f", "-0.1663341f", "-0.59325653f", "-0.7832667f")
+_LGAMMA2 = ("0.42278433f", "0.32246703f", "-0.0673523f", "0.02058081f", "-0.007385553f",
+            "0.0028904935f", "-0.0011927349f", "0.00050988485f", "-0.00022318913f",
+            "9.809724e-05f", "-4.5571916e-05f", "2.4610743e-05f", "-5.555244e-06f",
+            "-7.4647545e-08f", "-8.514984e-06f")
 _TGAMMA1 = ("0.88622695f", "0.0323384f", "0.41481343f", "-0.10729523f", "0.144646f",
             "-0.07750957f", "0.05859519f", "-0.038184188f", "0.026006607f", "-0.016044009f",
             "0.010567323f", "-0.011208378f", "0.00770419f")
@@ -76,20 +81,21 @@ HELPERS: dict[str, FloatHelper] = {
     if (b == 0u || e == 255) { return 0; }
     if (e == 0) { return i32(32u - countLeadingZeros(b)) - 149; }
     return e - 126;"""),
-    # scaling by 2^127 / 2^-102 first keeps every step but the last exact
+    # on the exponent bits (a chain of constant scalings could be folded by a driver
+    # into one factor that underflows); a subnormal result by one rounding multiply
     "ldexp": _h("x: F, e: i32", "F", """
     var y = x;
-    var n = clamp(e, -300, 300);
-    if (n > 127) {
-        y = y * 1.7014118e+38f;
-        n = n - 127;
-        if (n > 127) { y = y * 1.7014118e+38f; n = min(n - 127, 127); }
-    } else if (n < -126) {
-        y = y * 1.9721523e-31f;
-        n = n + 102;
-        if (n < -126) { y = y * 1.9721523e-31f; n = max(n + 102, -126); }
-    }
-    return y * bitcast<f32>(u32(n + 127) << 23u);"""),
+    var shift = 0;
+    if ((bitcast<u32>(x) & 0x7f800000u) == 0u) { y = x * 16777216.0f; shift = 24; }
+    let b = bitcast<u32>(y);
+    let field = i32((b >> 23u) & 0xffu);
+    if (field == 255 || (b & 0x7fffffffu) == 0u) { return x; }
+    let t = field - shift + clamp(e, -300, 300);
+    let sign = b & 0x80000000u;
+    if (t >= 255) { return bitcast<f32>(sign | 0x7f800000u); }
+    if (t >= 1) { return bitcast<f32>((b & 0x807fffffu) | (u32(t) << 23u)); }
+    if (t < -24) { return bitcast<f32>(sign); }
+    return bitcast<f32>((b & 0x807fffffu) | (u32(t + 126) << 23u)) * 1.1754944e-38f;"""),
     "nextafter": _h("x: F, y: F", "F", f"""
     if (cube_isnan_f32(x) || cube_isnan_f32(y)) {{ return {_NAN}; }}
     if (x == y) {{ return y; }}
@@ -180,6 +186,18 @@ HELPERS: dict[str, FloatHelper] = {
     if (!(a < 1.0f)) {{ return select({_NAN}, cube_copysign_f32({_INF}, x), a == 1.0f); }}
     return cube_copysign_f32(0.5f * cube_log1p_f32((a + a) / (1.0f - a)), x);""",
                  "log1p", "copysign"),
+    # 2^k exp(r), r = x - k ln2 (two-part ln2: k * LN2_HI is exact), exp(r) by Taylor to
+    # r^8 (|r| <= 0.35), 2^k by ldexp, which rounds once (also into the subnormals)
+    "exp_acc": _h("x: F", "F", f"""
+    if (cube_isnan_f32(x)) {{ return x; }}
+    if (x > 88.72284f) {{ return {_INF}; }}
+    if (x < -104.0f) {{ return 0.0f; }}
+    let k = floor(x * 1.442695f + 0.5f);
+    let r = (x - k * {_LN2_HI}) - k * {_LN2_LO};
+    let p = {_horner("r", ("1.0f", "1.0f", "0.5f", "0.16666667f", "0.041666668f",
+                           "0.008333334f", "0.0013888889f", "0.0001984127f",
+                           "2.4801588e-05f"))};
+    return cube_ldexp_f32(p, i32(k));""", "isnan", "ldexp"),
     "expm1_small": _h("x: F", "F", f"""
     return x * ({_horner("x", ("1.0f", "0.5f", "0.16666667f", "0.041666668f",
                                 "0.008333334f", "0.0013888889f", "0.0001984127f",
@@ -192,7 +210,7 @@ HELPERS: dict[str, FloatHelper] = {
         let h = cube_expm1_small_f32(0.5f * x);
         return h * (h + 2.0f);
     }
-    return exp(x) - 1.0f;""", "expm1_small"),
+    return cube_exp_acc_f32(x) - 1.0f;""", "expm1_small", "exp_acc"),
     # a first guess from exp2/log2, then two Newton steps (subnormals scaled by 2^24)
     "cbrt": _h("x: F", "F", """
     var a = abs(x);
@@ -203,18 +221,17 @@ HELPERS: dict[str, FloatHelper] = {
     r = r - (r - a / (r * r)) * 0.33333334f;
     r = r - (r - a / (r * r)) * 0.33333334f;
     return cube_copysign_f32(r * scale, x);""", "isfinite", "copysign"),
-    # erfc(a) for a in [0.5, 10.1]; past 2 scaled by 2^64 so that only the last
-    # multiplication rounds into the subnormals
+    # erfc(a) for a in [0.5, 10.1]
     "erfc_tail": _h("a: F", "F", f"""
     let h = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);
-    let lo = exp(-(a - h) * (a + h));
+    let lo = cube_exp_acc_f32(-(a - h) * (a + h));
     if (a < 2.0f) {{
         let u = a - 1.25f;
-        return exp(-h * h) * lo * ({_horner("u", _ERFC_NEAR)});
+        return cube_exp_acc_f32(-h * h) * (lo * ({_horner("u", _ERFC_NEAR)}));
     }}
     let t = 1.0f / a;
     let u = t - 0.2995f;
-    return (exp(64.0f - h * h) * lo * t * ({_horner("u", _ERFC_FAR)})) * 5.421011e-20f;"""),
+    return cube_exp_acc_f32(-h * h) * (lo * t * ({_horner("u", _ERFC_FAR)}));""", "exp_acc"),
     "erf": _h("x: F", "F", f"""
     let a = abs(x);
     if (a < 1.0f) {{
@@ -238,12 +255,16 @@ HELPERS: dict[str, FloatHelper] = {
     if (r >= 1.0f) { r = r - 1.0f; s = -s; }
     if (r > 0.5f) { r = 1.0f - r; }
     return s * sin(3.1415927f * r);""", "copysign"),
+    # lgamma(1 + u) for u in [-0.5, 0.25], lgamma(2 + u) for u in [-0.75, 0.5]
+    "lgamma1": _h("u: F", "F", f"""
+    return u * ({_horner("u", _LGAMMA1)});"""),
     "lgamma2": _h("u: F", "F", f"""
     return u * ({_horner("u", _LGAMMA2)});"""),
     # x > 0, finite
     "lgamma_pos": _h("x: F", "F", """
+    if (x < 0.25f) { return cube_lgamma1_f32(x) - cube_log_f32(x); }
     if (x < 0.5f) { return cube_lgamma2_f32(x) - cube_log1p_f32(x) - cube_log_f32(x); }
-    if (x < 1.5f) { return cube_lgamma2_f32(x - 1.0f) - cube_log1p_f32(x - 1.0f); }
+    if (x < 1.25f) { return cube_lgamma1_f32(x - 1.0f); }
     if (x < 2.5f) { return cube_lgamma2_f32(x - 2.0f); }
     if (x < 8.0f) {
         var y = x;
@@ -255,12 +276,13 @@ HELPERS: dict[str, FloatHelper] = {
     let z = r * r;
     let w = r * (0.083333336f - z * (0.0027777778f - z * (0.0007936508f - z * 0.0005952381f)));
     return (x - 0.5f) * (cube_log_f32(x) - 1.0f) + (w + 0.41893853f);""",
-                      "lgamma2", "log1p", "log"),
+                      "lgamma1", "lgamma2", "log1p", "log"),
     "lgamma": _h("x: F", "F", f"""
     if (cube_isnan_f32(x)) {{ return x; }}
     if (cube_isinf_f32(x)) {{ return {_INF}; }}
     if (x > 0.0f) {{ return cube_lgamma_pos_f32(x); }}
     if (x == floor(x)) {{ return {_INF}; }}
+    if (x > -1e-20f) {{ return -cube_log_f32(-x); }}
     return 1.1447299f - cube_log_f32(abs(cube_sinpi_f32(x))) - cube_lgamma_pos_f32(1.0f - x);""",
                   "isnan", "isinf", "lgamma_pos", "log", "sinpi"),
     "tgamma1": _h("x: F", "F", f"""
