@@ -120,7 +120,8 @@ def test_ldexp_matches_python(runtime_client):
     _launch(c, mk.ldexp_kernel, len(x), c.tensor(x), c.tensor(e), out)
     for v, k, got in zip(x.tolist(), e.tolist(), out.numpy().tolist()):
         try:
-            want = float(np.float32(math.ldexp(v, k)))
+            with np.errstate(over="ignore"):  # past f32's range: the f32 infinity
+                want = float(np.float32(math.ldexp(v, k)))
         except OverflowError:
             want = math.copysign(math.inf, v)
         assert (math.isnan(want) and math.isnan(got)) or \
