@@ -198,7 +198,7 @@ def _f2i_helper(em: CEmitter, dst: DType) -> str:
 
 
 # LOWERED math functions computed by a float helper (no half or bfloat overloads)
-_FLOAT_ONLY = frozenset(float_helpers.HELPERS)
+_FLOAT_ONLY = frozenset(set(float_helpers.HELPERS) - set(_MATH))
 
 
 def _float_helper(em: CEmitter, name: str) -> str:
