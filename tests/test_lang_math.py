@@ -56,6 +56,60 @@ def _absolute_bound(fn: str, runtime: str, x: float) -> float | None:
     return None
 
 
+# a few functions of each kind: a builtin, a helper, the gamma family, exact ones
+_WIDE_FUNCTIONS = ("asinh", "expm1", "log1p", "log10", "cbrt", "erf", "erfc", "lgamma",
+                   "gamma", "degrees", "fabs")
+
+
+@pytest.mark.parametrize("fn", _WIDE_FUNCTIONS)
+def test_half_math_is_the_f32_result_rounded_once(runtime_client, fn):
+    """f16 computes in f32 and rounds once: within one f16 ulp of Python's value."""
+    c = runtime_client
+    if f16 not in c.limits.dtypes:
+        pytest.skip(f"no f16 on {c.device}")
+    x = np.clip(points(fn), -6e4, 6e4).astype(np.float16)
+    out = c.empty((len(x),), f16)
+    _launch(c, mk.unary, len(x), c.tensor(x), out, fn=fn)
+    bad = []
+    for g, v in zip(out.numpy().astype(np.float64), x.astype(np.float64)):
+        want = reference(fn, float(v))
+        with np.errstate(over="ignore"):
+            want16 = float(np.float16(want))
+        if math.isnan(want16) or math.isinf(want16) or want16 == 0:
+            ok = (math.isnan(g) if math.isnan(want16) else
+                  g == want16 or abs(g) <= 2.0 ** -24)  # a half subnormal may round to 0
+        else:
+            ok = abs(g - want) <= float(np.spacing(np.float16(abs(want16))))
+        if not ok and not (fn == "lgamma" and LGAMMA_ABS_INTERVAL[0] < v
+                           < LGAMMA_ABS_INTERVAL[1] and abs(g - want) < 4e-3):
+            bad.append((v, g, want))
+    assert not bad, f"{fn} in f16 on {c.runtime}: {bad[:5]}"
+
+
+@pytest.mark.parametrize("fn", _WIDE_FUNCTIONS)
+def test_double_math_computes_in_double(runtime_client, fn):
+    """f64 (CUDA and the cpu runtime) calls the double functions: 1e-13 relative (WGSL
+    has no f64: see test_f64_math_is_a_compile_error_on_wgsl_and_metal)."""
+    c = runtime_client
+    if f64 not in c.limits.dtypes:
+        pytest.skip(f"no f64 on {c.device}")
+    x = points(fn).astype(np.float64) * (1 + 1e-9)  # values no f32 holds
+    out = c.empty((len(x),), f64)
+    _launch(c, mk.unary, len(x), c.tensor(x), out, fn=fn)
+    bad = []
+    for g, v in zip(out.numpy().tolist(), x.tolist()):
+        want = reference(fn, v)
+        if math.isnan(want) or math.isinf(want):
+            ok = math.isnan(g) if math.isnan(want) else g == want
+        elif fn == "lgamma" and LGAMMA_ABS_INTERVAL[0] < v < LGAMMA_ABS_INTERVAL[1]:
+            ok = abs(g - want) <= 1e-13
+        else:
+            ok = abs(g - want) <= 1e-13 * abs(want) or abs(g - want) < 1e-300
+        if not ok:
+            bad.append((v, g, want))
+    assert not bad, f"{fn} in f64 on {c.runtime}: {bad[:5]}"
+
+
 def _pairs() -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(7)
     wide = np.exp(rng.uniform(-80, 80, 100)) * rng.choice([-1, 1], 100)
