@@ -128,8 +128,12 @@ def float_literals(out: Tensor[f32]):
         out[i] = float("-inf")
     elif i == 2:
         out[i] = float("nan")
-    else:
+    elif i == 3:
         out[i] = float("1.5")
+    elif i == 4:
+        out[i] = -math.inf
+    else:
+        out[i] = math.pi
 
 
 @cube(launch=True)
@@ -168,3 +172,10 @@ def lgamma_of_int(x: Tensor[i32]):
 @cube(launch=True)
 def clamp_of_bool(x: Tensor[i32]):
     x[0] = i32(cubepy.clamp(x[1] > 0, x[2] > 0, x[3] > 0))
+
+
+@cube(launch=True)
+def line_math(x: Tensor[cubepy.Line[f32]], out: Tensor[cubepy.Line[f32]]):
+    i = ABSOLUTE_POS
+    v = x[i]
+    out[i] = cubepy.select(math.isfinite(v), math.erfc(v) + math.lgamma(v), v)

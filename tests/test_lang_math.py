@@ -214,10 +214,11 @@ def test_clamp_on_integers_and_floats(runtime_client):
 
 def test_float_text_literals(runtime_client):
     c = runtime_client
-    out = c.empty((4,), f32)
-    _launch(c, mk.float_literals, 4, out)
+    out = c.empty((6,), f32)
+    _launch(c, mk.float_literals, 6, out)
     got = out.numpy()
     assert got[0] == math.inf and got[1] == -math.inf and np.isnan(got[2]) and got[3] == 1.5
+    assert got[4] == -math.inf and got[5] == np.float32(math.pi)  # math's constants
 
 
 def test_math_names_and_gamma_alias():
@@ -236,6 +237,16 @@ def test_isfinite_matches_numpy(runtime_client):
     out = c.empty((len(x),), i32)
     _launch(c, mk.isfinite_kernel, len(x), c.tensor(x), out)
     assert out.numpy().tolist() == np.isfinite(x).astype(np.int32).tolist()
+
+
+def test_math_on_lines_runs_per_element(runtime_client):
+    c = runtime_client
+    x = np.array([0.5, -1.5, math.inf, 3.0, math.nan, 2.0, -0.25, 7.5], np.float32)
+    out = c.empty((8,), f32)
+    _launch(c, mk.line_math, 2, c.tensor(x).with_line_size(4), out.with_line_size(4))
+    for v, got in zip(x.tolist(), out.numpy().tolist()):
+        want = math.erfc(v) + math.lgamma(v) if math.isfinite(v) else v
+        assert (math.isnan(want) and math.isnan(got)) or got == pytest.approx(want, rel=1e-5)
 
 
 # -- errors ---------------------------------------------------------------------------
