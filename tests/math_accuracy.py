@@ -9,25 +9,31 @@ import numpy as np
 
 # function -> runtime -> ulp bound (f32). cuda: the CUDA Programming Guide's bound plus
 # 0.5 (the guide counts from the correctly rounded result, these from the exact one).
+# wgpu: what the helpers keep on any WGSL driver (WGSL's division and sqrt may be off
+# by 2.5 ulp, which llvmpipe's are not: its largest errors are in LLVMPIPE_MEASURED).
 ULP = {
-    "asinh": {"cpu": 1, "wgpu": 2, "cuda": 3.5},
-    "acosh": {"cpu": 1, "wgpu": 2, "cuda": 4.5},
-    "atanh": {"cpu": 2, "wgpu": 3, "cuda": 3.5},
-    "expm1": {"cpu": 2, "wgpu": 2, "cuda": 1.5},
-    "log1p": {"cpu": 2, "wgpu": 2, "cuda": 1.5},
-    "log10": {"cpu": 2, "wgpu": 2, "cuda": 2.5},
+    "asinh": {"cpu": 1, "wgpu": 3, "cuda": 3.5},
+    "acosh": {"cpu": 1, "wgpu": 3, "cuda": 4.5},
+    "atanh": {"cpu": 2, "wgpu": 4, "cuda": 3.5},
+    "expm1": {"cpu": 2, "wgpu": 3, "cuda": 1.5},
+    "log1p": {"cpu": 2, "wgpu": 3, "cuda": 1.5},
+    "log10": {"cpu": 2, "wgpu": 3, "cuda": 2.5},
     "log2": {"cpu": 2, "wgpu": 3, "cuda": 1.5},
-    "exp2": {"cpu": 1, "wgpu": 3, "cuda": 2.5},
-    "cbrt": {"cpu": 2, "wgpu": 1, "cuda": 1.5},
+    "exp2": {"cpu": 1, "wgpu": 3, "cuda": 2.5},  # wgpu: 3 + 2 |x| (WGSL's table)
+    "cbrt": {"cpu": 2, "wgpu": 2, "cuda": 1.5},
     "fabs": {"cpu": 0, "wgpu": 0, "cuda": 0},
     "erf": {"cpu": 1, "wgpu": 3, "cuda": 2.5},
-    "erfc": {"cpu": 1, "wgpu": 4, "cuda": 4.5},
-    "lgamma": {"cpu": 1, "wgpu": 4, "cuda": 6.5},
-    "gamma": {"cpu": 1, "wgpu": 8, "cuda": 5.5},
+    "erfc": {"cpu": 1, "wgpu": 5, "cuda": 4.5},
+    "lgamma": {"cpu": 1, "wgpu": 6, "cuda": 6.5},
+    "gamma": {"cpu": 1, "wgpu": 10, "cuda": 5.5},
     "degrees": {"cpu": 1, "wgpu": 1, "cuda": 1},
     "radians": {"cpu": 1, "wgpu": 1, "cuda": 1},
-    "hypot": {"cpu": 1, "wgpu": 2, "cuda": 3.5},
+    "hypot": {"cpu": 1, "wgpu": 4, "cuda": 3.5},
 }
+# the largest errors tests/test_lang_math.py saw on llvmpipe (docs/LANGUAGE.md's table)
+LLVMPIPE_MEASURED = {"asinh": 1.2, "acosh": 1.7, "atanh": 2.2, "expm1": 1.8, "log1p": 1.9,
+                     "log10": 1.6, "exp2": 2.6, "cbrt": 0.7, "erf": 2.2, "erfc": 3.4,
+                     "lgamma": 4.6, "gamma": 6.1, "hypot": 1.6}
 # exact on every runtime
 EXACT_BINARY = ("copysign", "fmod", "remainder", "nextafter")
 # where a bound in ulp means nothing (lgamma crosses zero twice in it): absolute error

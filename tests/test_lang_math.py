@@ -26,8 +26,8 @@ def _launch(client, kernel, n: int, *args, **spec):
 def test_unary_function_within_its_ulp_bound(runtime_client, fn):
     runtime = runtime_client.runtime
     x = points(fn)
-    if runtime == "wgpu" and fn in ("log2", "exp2"):  # WGSL's built-ins may flush them
-        x = x[~((np.abs(x) < 2.0 ** -126) & (x != 0))]
+    if _flushes(runtime_client) or (runtime == "wgpu" and fn in ("log2", "exp2")):
+        x = x[~_subnormal(x)]  # WGSL lets a device flush subnormal operands
     out = runtime_client.empty((len(x),), f32)
     _launch(runtime_client, mk.unary, len(x), runtime_client.tensor(x), out, fn=fn)
     got = out.numpy()
@@ -41,9 +41,19 @@ def test_unary_function_within_its_ulp_bound(runtime_client, fn):
                 worst.append((float(v), float(g), want, "abs"))
             continue
         err = ulp_error(g, want, flush_subnormals=runtime == "wgpu")
-        if err > bound:
+        if err > (bound + 2 * abs(float(v)) if runtime == "wgpu" and fn == "exp2" else bound):
             worst.append((float(v), float(g), want, err))
     assert not worst, f"{fn} on {runtime} beyond {bound} ulp: {worst[:5]}"
+
+
+def _flushes(client) -> bool:
+    """A WGSL device other than llvmpipe may flush subnormal operands to zero (NVIDIA's
+    Vulkan driver does): tests leave subnormal inputs out there."""
+    return client.runtime == "wgpu" and "llvmpipe" not in str(client.device).lower()
+
+
+def _subnormal(x: np.ndarray) -> np.ndarray:
+    return (np.abs(x.astype(np.float64)) < 2.0 ** -126) & (x != 0)
 
 
 def _absolute_bound(fn: str, runtime: str, x: float) -> float | None:
@@ -127,6 +137,9 @@ def _pairs() -> tuple[np.ndarray, np.ndarray]:
 def test_binary_function_within_its_ulp_bound(runtime_client, fn):
     runtime = runtime_client.runtime
     x, y = _pairs()
+    if _flushes(runtime_client):
+        keep = ~(_subnormal(x) | _subnormal(y))
+        x, y = x[keep], y[keep]
     out = runtime_client.empty((len(x),), f32)
     _launch(runtime_client, mk.binary, len(x), runtime_client.tensor(x),
             runtime_client.tensor(y), out, fn=fn)
@@ -149,7 +162,7 @@ _EDGES = np.array([0.0, -0.0, 1.0, -1.0, 0.75, -3.5, 1e-45, -2.5e-40, 1.2e-38, 3
 
 
 def test_frexp_and_modf_match_python(runtime_client):
-    x = _EDGES
+    x = _EDGES[~_subnormal(_EDGES)] if _flushes(runtime_client) else _EDGES
     n = len(x)
     c = runtime_client
     m, e, f, w = (c.empty((n,), f32), c.empty((n,), i32), c.empty((n,), f32),
@@ -178,6 +191,8 @@ def test_ldexp_matches_python(runtime_client):
                 want = float(np.float32(math.ldexp(v, k)))
         except OverflowError:
             want = math.copysign(math.inf, v)
+        if _flushes(c) and 0 < abs(want) < 2.0 ** -126 and got == 0:
+            continue  # a subnormal result the device flushed
         assert (math.isnan(want) and math.isnan(got)) or \
             (got == want and math.copysign(1, got) == math.copysign(1, want)), (v, k, got, want)
 

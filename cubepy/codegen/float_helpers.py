@@ -45,6 +45,8 @@ _LGAMMA2 = ("0.42278433f", "0.32246703f", "-0.0673523f", "0.02058081f", "-0.0073
             "0.0028904935f", "-0.0011927349f", "0.00050988485f", "-0.00022318913f",
             "9.809724e-05f", "-4.5571916e-05f", "2.4610743e-05f", "-5.555244e-06f",
             "-7.4647545e-08f", "-8.514984e-06f")
+_SINPI = ("3.1415927f", "-5.1677127f", "2.5501633f", "-0.59925133f", "0.08204643f",
+          "-0.007022081f")
 _TGAMMA1 = ("0.88622695f", "0.0323384f", "0.41481343f", "-0.10729523f", "0.144646f",
             "-0.07750957f", "0.05859519f", "-0.038184188f", "0.026006607f", "-0.016044009f",
             "0.010567323f", "-0.011208378f", "0.00770419f")
@@ -83,21 +85,26 @@ HELPERS: dict[str, FloatHelper] = {
     if (b == 0u || e == 255) { return 0; }
     if (e == 0) { return i32(32u - countLeadingZeros(b)) - 149; }
     return e - 126;"""),
-    # on the exponent bits (a chain of constant scalings could be folded by a driver
-    # into one factor that underflows); a subnormal result by one rounding multiply
+    # on the bits alone (a driver may flush a subnormal operand of a float operation, or
+    # fold a chain of constant scalings into one factor that underflows); a subnormal
+    # result by one rounding multiplication
     "ldexp": _h("x: F, e: i32", "F", """
-    var y = x;
-    var shift = 0;
-    if ((bitcast<u32>(x) & 0x7f800000u) == 0u) { y = x * 16777216.0f; shift = 24; }
-    let b = bitcast<u32>(y);
-    let field = i32((b >> 23u) & 0xffu);
-    if (field == 255 || (b & 0x7fffffffu) == 0u) { return x; }
-    let t = field - shift + clamp(e, -300, 300);
+    let b = bitcast<u32>(x);
     let sign = b & 0x80000000u;
+    let mag = b & 0x7fffffffu;
+    if (mag == 0u || mag >= 0x7f800000u) { return x; }
+    var field = i32(mag >> 23u);
+    var mant = mag & 0x007fffffu;
+    if (field == 0) {
+        let s = countLeadingZeros(mant) - 8u;
+        mant = (mant << s) & 0x007fffffu;
+        field = 1 - i32(s);
+    }
+    let t = field + clamp(e, -300, 300);
     if (t >= 255) { return bitcast<f32>(sign | 0x7f800000u); }
-    if (t >= 1) { return bitcast<f32>((b & 0x807fffffu) | (u32(t) << 23u)); }
+    if (t >= 1) { return bitcast<f32>(sign | (u32(t) << 23u) | mant); }
     if (t < -24) { return bitcast<f32>(sign); }
-    return bitcast<f32>((b & 0x807fffffu) | (u32(t + 126) << 23u)) * 1.1754944e-38f;"""),
+    return bitcast<f32>(sign | (u32(t + 126) << 23u) | mant) * 1.1754944e-38f;"""),
     "nextafter": _h("x: F, y: F", "F", f"""
     if (cube_isnan_f32(x) || cube_isnan_f32(y)) {{ return {_NAN}; }}
     if (x == y) {{ return y; }}
@@ -218,11 +225,11 @@ HELPERS: dict[str, FloatHelper] = {
     var a = abs(x);
     if (a == 0.0f || !cube_isfinite_f32(a)) { return x; }
     var scale = 1.0f;
-    if (a < 1.1754944e-38f) { a = a * 16777216.0f; scale = 0.00390625f; }
+    if (a < 1.1754944e-38f) { a = cube_ldexp_f32(a, 24); scale = 0.00390625f; }
     var r = exp2(log2(a) * 0.33333334f);
     r = r - (r - a / (r * r)) * 0.33333334f;
     r = r - (r - a / (r * r)) * 0.33333334f;
-    return cube_copysign_f32(r * scale, x);""", "isfinite", "copysign"),
+    return cube_copysign_f32(r * scale, x);""", "isfinite", "copysign", "ldexp"),
     # erfc(a) for a in [0.5, 10.1]
     "erfc_tail": _h("a: F", "F", f"""
     let h = bitcast<f32>(bitcast<u32>(a) & 0xfffff000u);
@@ -249,14 +256,16 @@ HELPERS: dict[str, FloatHelper] = {
     var r = 0.0f;
     if (a < 10.1f) { r = cube_erfc_tail_f32(a); }
     return select(r, 2.0f - r, x < 0.0f);""", "isnan", "erf", "erfc_tail"),
-    # sin(pi x) with the argument reduced exactly (x mod 2 is exact for |x| >= 1)
-    "sinpi": _h("x: F", "F", """
+    # sin(pi x) with the argument reduced exactly (x mod 2 is exact for |x| >= 1) and a
+    # fitted polynomial in r² (WGSL's sin may be off by 2^-11 absolutely)
+    "sinpi": _h("x: F", "F", f"""
     let a = abs(x);
     var r = a - 2.0f * floor(0.5f * a);
     var s = cube_copysign_f32(1.0f, x);
-    if (r >= 1.0f) { r = r - 1.0f; s = -s; }
-    if (r > 0.5f) { r = 1.0f - r; }
-    return s * sin(3.1415927f * r);""", "copysign"),
+    if (r >= 1.0f) {{ r = r - 1.0f; s = -s; }}
+    if (r > 0.5f) {{ r = 1.0f - r; }}
+    let z = r * r;
+    return s * (r * ({_horner("z", _SINPI)}));""", "copysign"),
     # lgamma(1 + u) for u in [-0.5, 0.25], lgamma(2 + u) for u in [-0.75, 0.5]
     "lgamma1": _h("u: F", "F", f"""
     return u * ({_horner("u", _LGAMMA1)});"""),
@@ -337,7 +346,7 @@ def wgsl_deps(name: str, ty: str = "f32") -> list[tuple[str, str]]:
 
 
 # WGSL -> MSL: the builtins the bodies call, and the spellings that differ
-_MSL_CALLS = ("exp", "exp2", "log2", "sqrt", "sin", "floor", "clamp", "min", "max",
+_MSL_CALLS = ("exp2", "log2", "sqrt", "floor", "clamp", "min", "max",
               "select")
 _MSL_RENAMES = [
     (re.compile(r"\bbitcast<f32>\("), "as_type<float>("),
