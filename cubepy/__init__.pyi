@@ -385,6 +385,8 @@ find_first_set = ffs
 brev = reverse_bits
 mulhi = mul_hi
 
+def clamp(x: _T, lo: _T | _Number, hi: _T | _Number, /) -> _T: ...
+
 
 # ----------------------------------------------------------------------------- cube
 

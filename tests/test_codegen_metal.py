@@ -141,13 +141,13 @@ def test_atomic_buffers_use_atomic_loads_and_stores():
 def test_float_semantics_helpers():
     src = emit(HAND["math_f32"])
     assert "metal::rint(v)" in src  # round half to even
-    assert "cube_erf(v)" in src and "cube_hypot(v, v)" in src
+    assert "cube_erf_f32(v)" in src and "cube_hypot_f32(v, v)" in src
     assert "cube_mod_f32(acc, v)" in src
     assert "INFINITY" in src and "NAN" in src
     src = emit(HAND["casts_f32"])
     assert "if (metal::isnan(x)) return 0;" in src and "cube_cast_i32(v)" in src
     half = emit(HAND["math_f16"])
-    assert "metal::exp(v)" in half and "half(cube_erf(float(v)))" in half
+    assert "metal::exp(v)" in half and "half(cube_erf_f32(float(v)))" in half
 
 
 def test_signed_division_helpers_and_unchecked_variant():

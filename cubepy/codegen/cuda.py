@@ -135,11 +135,16 @@ class CudaDialect(Dialect):
         ft = arg_types[0]
         if ft.name in _HALF:  # compute in float, round once back to the half type
             to_f, from_f, _ = _HALF[ft.name]
-            fargs = [f"{to_f}({a})" for a in args]
-            inner = self.math(em, func, fargs, [f32] * len(args), f32 if not ty.is_bool else ty)
-            return inner if ty.is_bool else f"{from_f}({inner})"
-        if func in ("isnan", "isinf"):
+            fargs = [f"{to_f}({a})" if t.is_float else a for a, t in zip(args, arg_types)]
+            ftypes = [f32 if t.is_float else t for t in arg_types]
+            inner = self.math(em, func, fargs, ftypes, f32 if ty.is_float else ty)
+            return f"{from_f}({inner})" if ty.is_float else inner
+        if func in ("isnan", "isinf", "isfinite"):
             return f"{func}({args[0]})"
+        if func in ("degrees", "radians"):
+            return f"({args[0]} * {_angle_factor(func, ft)})"
+        if func == "frexp_exp":
+            return f"{_frexp_exp_helper(em, ft)}({args[0]})"
         if func == "clamp":
             lo = self.minmax(em, "max", args[0], args[1], ft)
             return self.minmax(em, "min", lo, args[2], ft)
@@ -197,6 +202,23 @@ def _int_minmax_helper(em: CEmitter, op: str) -> str:
     int r;
     asm("{op}.s32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
     return r;
+}}""")
+
+
+def _angle_factor(func: str, ty: DType) -> str:
+    """180/pi or pi/180 as a literal of `ty` (Python's degrees/radians multiply by it)."""
+    return float_literal(180.0 / math.pi if func == "degrees" else math.pi / 180.0,
+                         "f" if ty is f32 else "")
+
+
+def _frexp_exp_helper(em: CEmitter, ty: DType) -> str:
+    # frexp's exponent; 0 for inf and NaN (where C leaves it unspecified), as Python
+    t, fn = ("float", "frexpf") if ty is f32 else ("double", "frexp")
+    return em.helper(f"cube_frexp_exp_{ty.name}", f"""
+{{fn}} int cube_frexp_exp_{ty.name}({t} x) {{
+    int e = 0;
+    {fn}(x, &e);
+    return isfinite(x) ? e : 0;
 }}""")
 
 

@@ -23,6 +23,7 @@ from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
 from . import clike_helpers as prelude_helpers
 from .clike_bits import metal_bits
 from .clike_plane import metal_plane
+from . import float_helpers
 from .names import entry_name, field_name
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ _TYPES = SPELLING[_TARGET.family]  # no f64 key: the passes reject f64 for Metal
 _ATOMIC_TYPES = {name: f"atomic_{_TYPES[name]}" for name in ("i32", "u32", "f32")
                  if any(name in d for d in _TARGET.atomic_dtypes.values())}
 # metal::<name> for the math functions MSL has (ir/ops.py; rint rounds half to even, as
-# every target does); erf, hypot and clamp are written below.
+# every target does); clamp, degrees, radians and the float helpers are written below.
 _MATH = {fn.value: name for fn in MathFn
          if (name := _TARGET.spelling(fn)) not in (None, LOWERED)}
 
@@ -129,19 +130,24 @@ class MetalDialect(Dialect):
     def math(self, em: CEmitter, func: str, args: list[str], arg_types: list[DType],
              ty: DType) -> str:
         ft = arg_types[0]
-        if ft.name == "bf16" or (ft.name == "f16" and func in ("erf", "hypot")):
+        if ft.name == "bf16" or (ft.name == "f16" and func in _FLOAT_ONLY):
             # no bfloat (or half helper) overloads: compute in float, round once
-            inner = self.math(em, func, [f"float({a})" for a in args], [f32] * len(args),
-                              ty if ty.is_bool else f32)
-            return inner if ty.is_bool else f"{self.type_name(ft)}({inner})"
+            inner = self.math(em, func, [f"float({a})" if t.is_float else a
+                                         for a, t in zip(args, arg_types)],
+                              [f32 if t.is_float else t for t in arg_types],
+                              f32 if ty.is_float else ty)
+            return f"{self.type_name(ft)}({inner})" if ty.is_float else inner
         if func in _MATH:
             return f"metal::{_MATH[func]}({', '.join(args)})"
+        if func == "clamp" and not ft.is_float:
+            return f"metal::min(metal::max({args[0]}, {args[1]}), {args[2]})"
         if func == "clamp":  # min(max(x, lo), hi) with NaN-ignoring max/min, as CUDA
             return f"metal::fmin(metal::fmax({args[0]}, {args[1]}), {args[2]})"
-        if func == "erf":
-            return f"{_erf_helper(em)}({args[0]})"
-        if func == "hypot":
-            return f"{_hypot_helper(em)}({args[0]}, {args[1]})"
+        if func in ("degrees", "radians"):
+            factor = 180.0 / math.pi if func == "degrees" else math.pi / 180.0
+            return f"({args[0]} * {self.literal(factor, ft)[0]})"
+        if func in float_helpers.HELPERS:
+            return f"{_float_helper(em, func)}({', '.join(args)})"
         compile_error(n.NO_LOC, f"math function {func!r} is not available in Metal")
 
     def minmax(self, em: CEmitter, op: str, a: str, b: str, ty: DType) -> str:
@@ -216,27 +222,16 @@ def _f2i_helper(em: CEmitter, dst: DType) -> str:
 }}""")
 
 
-def _erf_helper(em: CEmitter) -> str:
-    # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): MSL has no erf.
-    return em.helper("cube_erf", """
-{fn} float cube_erf(float x) {
-    const float t = 1.0f / (1.0f + 0.3275911f * metal::fabs(x));
-    const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f
-                       + t * (-1.453152027f + t * 1.061405429f))));
-    return metal::copysign(1.0f - poly * metal::exp(-x * x), x);
-}""")
+# LOWERED math functions computed by a float helper (no half or bfloat overloads)
+_FLOAT_ONLY = frozenset(set(float_helpers.HELPERS) - set(_MATH))
 
 
-def _hypot_helper(em: CEmitter) -> str:
-    # scaled so that large operands do not overflow (MSL has no hypot)
-    return em.helper("cube_hypot", """
-{fn} float cube_hypot(float x, float y) {
-    const float ax = metal::fabs(x), ay = metal::fabs(y);
-    const float m = metal::fmax(ax, ay);
-    if (m == 0.0f || metal::isinf(m)) return m;
-    const float p = ax / m, q = ay / m;
-    return m * metal::sqrt(p * p + q * q);
-}""")
+def _float_helper(em: CEmitter, name: str) -> str:
+    """`cube_<name>_f32`, the shared body (codegen/float_helpers.py), after its helpers."""
+    for dep in float_helpers.HELPERS[name].deps:
+        if dep not in float_helpers.MSL_BUILTIN_DEPS:
+            _float_helper(em, dep)
+    return em.helper(f"cube_{name}_f32", float_helpers.msl_text(name))
 
 
 def _cas_helper(em: CEmitter, t: DType, space: str) -> str:

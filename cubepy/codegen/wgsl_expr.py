@@ -240,12 +240,15 @@ class ExprEmitter:
     def _call(self, e: n.Call) -> str:
         t = wgsl_type(e.args[0].ty, self._at(e)) if e.args else "f32"
         args = ", ".join(self(a, True) for a in e.args)
-        if e.func in ("isnan", "isinf"):
+        if e.func in ("isnan", "isinf", "isfinite"):
             if not e.args[0].ty.is_float:
-                return "false"
+                return "true" if e.func == "isfinite" else "false"
             return f"{self.prelude.use(e.func, t)}({args})"
         if e.func in _DIRECT:
             return f"{_DIRECT[e.func]}({args})"
+        if e.func == "fmod" and t == "f16":  # the exact fmod exists for f32 only
+            fargs = ", ".join(f"f32({self(a, True)})" for a in e.args)
+            return f"f16({self.prelude.use('fmod', 'f32')}({fargs}))"
         if e.func in _HELPER_CALLS:
             return f"{self.prelude.use(_HELPER_CALLS[e.func], t)}({args})"
         compile_error(self._at(e), f"the math function {e.func!r} is not available in WGSL")

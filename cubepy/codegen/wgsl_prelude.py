@@ -11,9 +11,11 @@ text; `text()` gives all used helpers in first-use order.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 from ..ir.dtype_facts import int_range
 from ..ir.types import dtype_from_name
+from . import float_helpers
 from . import wgsl_float_divmod as float_divmod
 from .wgsl_expr import literal
 
@@ -105,23 +107,6 @@ def _float_to_int(src: str, dst: str) -> str:
     return f"fn cube_{src}_to_{dst}(x: {src}) -> {dst} {{\n{body}}}"
 
 
-def _erf(t: str) -> str:
-    # Abramowitz & Stegun 7.1.26 in f32 (max abs error 1.5e-7).
-    return (f"fn cube_erf_{t}(x: {t}) -> {t} {{\n"
-            "    let v = f32(x);\n"
-            "    let a = abs(v);\n"
-            "    let k = 1.0f / (1.0f + 0.3275911f * a);\n"
-            "    let p = ((((1.061405429f * k - 1.453152027f) * k + 1.421413741f) * k\n"
-            "              - 0.284496736f) * k + 0.254829592f) * k;\n"
-            "    let r = 1.0f - p * exp(-a * a);\n"
-            f"    return {t}(select(r, -r, v < 0.0f));\n}}")
-
-
-def _hypot(t: str) -> str:
-    return (f"fn cube_hypot_{t}(a: {t}, b: {t}) -> {t} {{\n"
-            f"    return length(vec2<{t}>(a, b));\n}}")
-
-
 def _runtime(t: str) -> str:
     # An identity function: a constant passed through it is no WGSL const-expression, so
     # an operation on constants that the folder left (0.0 / 0.0, sqrt(-1.0), ...) runs in
@@ -142,10 +127,12 @@ _HELPERS = {
     "divq": (float_divmod.divq_text, lambda t: float_divmod.deps("divq", t)),
     "unpack": (float_divmod.unpack_text, lambda t: float_divmod.deps("unpack", t)),
     "pow": (_pow, lambda t: []),
-    "erf": (_erf, lambda t: []),
-    "hypot": (_hypot, lambda t: []),
     "runtime": (_runtime, lambda t: []),
 }
+# the math library's helpers (codegen/float_helpers.py: erf, lgamma, log1p, ldexp, ...)
+_HELPERS.update({name: (partial(float_helpers.wgsl_text, name),
+                        partial(float_helpers.wgsl_deps, name))
+                 for name in float_helpers.HELPERS})
 
 
 class PreludeBuilder:

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..ir import nodes as n
 from ..ir.types import DType, LineType, bool_, dtype_from_name, elem_of, u32
+from ..ir.ops import BOOL_MATH
 from ..lang import LineOf
+from ..math import PUBLIC_MATH
 from ..targets import PORTABLE
 from .indexing import shared_dims
 from .infer import find
@@ -131,8 +133,19 @@ def _py_conversion(b: Builder, node: ast.Call, site: CallSite):
     convert, hint = _PY_CONVERSIONS[name]
     if isinstance(v, Py) and is_number(v.value):
         return Py(convert(v.value))
+    if name == "float" and isinstance(v, Py) and isinstance(v.value, str):
+        return Py(_float_of_text(b, v.value, node))
     b.error(f"{name}() works only on compile-time values: use {hint}"
             f"{'(...)' if name != 'bool' else ''} in a kernel", node)
+
+
+def _float_of_text(b: Builder, text: str, node: ast.Call) -> float:
+    """float("inf"), float("-inf"), float("nan"), float("1.5"): a compile-time float."""
+    try:
+        return float(text)
+    except ValueError:
+        b.error(f"float({text!r}) is not a number: use a decimal, 'inf', '-inf' or 'nan'",
+                node.args[0])
 
 
 @intrinsic("builtins.max", "builtins.min")
@@ -178,9 +191,16 @@ def _abs(b: Builder, node: ast.Call, site: CallSite):
 
 
 # -- math (cubepy.math, Python's math module, and the builtin round) ----------------------
-@intrinsic("builtins.round", *(f"math.{f}" for f in n.MATH_FUNCS))
+# (frexp, modf, ldexp and round: math_calls.py)
+@intrinsic(*(f"math.{f}" for f in PUBLIC_MATH if f not in ("frexp", "modf", "ldexp")))
 def _math(b: Builder, node: ast.Call, site: CallSite):
-    name, u = site.name, b.ctx.unifier
+    return math_call(b, node, site.name)
+
+
+def math_call(b: Builder, node: ast.Call, name: str) -> n.Call:
+    """A call of the math op `name` on arguments of one type: a float type (for clamp
+    also an integer type)."""
+    u = b.ctx.unifier
     b.arity(node, name, n.MATH_FUNCS[name])
     args = [b.rvalue(a) for a in node.args]
     args = b.broadcast(args, f"in {name}()")
@@ -189,10 +209,14 @@ def _math(b: Builder, node: ast.Call, site: CallSite):
         ty = u.unify(ty, a.ty, b.ctx.loc, lambda p, q: (
             f"{name}() arguments mix {p} and {q}: cast one, e.g. "
             f"{next((t for t in (p, q) if ' ' not in t), 'f32')}(...)"))
-    ty = u.require_float(ty, b.ctx.loc, lambda t: (
-        f"{name}() needs float arguments, not {t}: cast it, e.g. f32(...)"))
+    if name == "clamp":  # clamp also orders integers
+        u.require(ty, lambda t: not elem_of(t).is_bool, b.ctx.loc,
+                  lambda t: "clamp() does not apply to bool")
+    else:
+        ty = u.require_float(ty, b.ctx.loc, lambda t: (
+            f"{name}() needs float arguments, not {t}: cast it, e.g. f32(...)"))
     out = ty
-    if name in ("isnan", "isinf"):
+    if name in BOOL_MATH:
         line = find(ty)
         out = LineType(bool_, line.size) if isinstance(line, LineType) else bool_
         if not isinstance(line, LineType):  # a line only later: not supported
@@ -513,3 +537,4 @@ def _dynamic_shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     ctx.dynamic_shared = Buf(ref, "shared", size, line=line)
     return ctx.dynamic_shared
 from . import bits as _bits  # noqa: E402,F401  (registers the integer and bit functions)
+from . import math_calls  # noqa: E402,F401  (registers frexp, modf, ldexp, round)

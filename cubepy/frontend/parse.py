@@ -203,10 +203,19 @@ class _Whitelist:
                 self.error(node.keywords[0].value if node.keywords[0].arg is None
                            else node.keywords[0], "keyword arguments are not supported in "
                                                   "kernels: pass arguments by position")
+            if _is_float_of_text(node):  # float("inf"): the text is the literal
+                return self.visit(node.func, node)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr_context):
                 continue
             self.visit(child, node)
+
+
+def _is_float_of_text(node: ast.Call) -> bool:
+    """`float("inf")` (and "-inf", "nan", ...): a float literal written as text."""
+    return (isinstance(node.func, ast.Name) and node.func.id == "float"
+            and len(node.args) == 1 and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str))
 
 
 # ----------------------------------------------------------------------------- nesting

@@ -7,7 +7,7 @@ import math as pymath
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..ir.nodes import MATH_FUNCS, BufferRef
+from ..ir.nodes import BufferRef
 from ..ir.types import LineType
 from ..lang import INTRINSICS, Line
 from ..math import MATH_INTRINSICS
@@ -78,7 +78,8 @@ CALLABLE_NAMES: dict[int, str] = {id(o): name for name, o in INTRINSICS.items()}
 CALLABLE_NAMES[id(Line)] = "Line"
 CALLABLE_NAMES.update({id(o): f"math.{name}" for name, o in MATH_INTRINSICS.items()})
 CALLABLE_NAMES.update({id(getattr(pymath, name)): f"math.{name}"
-                       for name in MATH_FUNCS if hasattr(pymath, name)})
+                       for name in MATH_INTRINSICS if hasattr(pymath, name)})
+CALLABLE_NAMES[id(pymath.gamma)] = "math.tgamma"
 CALLABLE_NAMES.update({id(getattr(builtins, name)): f"builtins.{name}"
                        for name in ("range", "len", "max", "min", "abs", "round", "int",
                                     "float", "bool")})

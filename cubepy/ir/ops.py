@@ -68,8 +68,21 @@ class MathFn(str, Enum):
     COSH = "cosh"; POW = "pow"; HYPOT = "hypot"; FLOOR = "floor"; CEIL = "ceil"  # noqa: E702
     ROUND = "round"; TRUNC = "trunc"; ERF = "erf"; FMA = "fma"; CLAMP = "clamp"  # noqa: E702
     ISNAN = "isnan"; ISINF = "isinf"  # noqa: E702
+    ASINH = "asinh"; ACOSH = "acosh"; ATANH = "atanh"; EXPM1 = "expm1"  # noqa: E702
+    LOG1P = "log1p"; LOG10 = "log10"; CBRT = "cbrt"; COPYSIGN = "copysign"  # noqa: E702
+    FMOD = "fmod"; REMAINDER = "remainder"; FABS = "fabs"; ERFC = "erfc"  # noqa: E702
+    LGAMMA = "lgamma"; TGAMMA = "tgamma"; DEGREES = "degrees"  # noqa: E702
+    RADIANS = "radians"; ISFINITE = "isfinite"; NEXTAFTER = "nextafter"  # noqa: E702
+    LDEXP = "ldexp"; FREXP_EXP = "frexp_exp"  # noqa: E702
 
     __str__ = str.__str__
+
+
+# Math ops with a bool result, and the one with an i32 result (frexp's exponent).
+BOOL_MATH = frozenset({"isnan", "isinf", "isfinite"})
+INT_MATH = frozenset({"frexp_exp"})
+# IR-only math ops: frontends build them (math.frexp), kernels do not call them by name.
+INTERNAL_MATH = frozenset({"frexp_exp"})
 
 
 class AtomicOp(str, Enum):
@@ -146,6 +159,11 @@ def _first_float(types: list[DType]) -> DType:
     return next((t for t in types if t.is_float), types[0])
 
 
+def _int32(types: list[DType]) -> DType:
+    from .types import i32
+    return i32
+
+
 def _fold_binary(op, ty, a, b):
     from .passes import consteval  # lazy: the passes import this module
     return consteval.binary(str(op.value), ty, a, b)
@@ -218,7 +236,8 @@ def _logical() -> list[OpInfo]:
 def _math(op: MathFn, arity: int, c: str, msl: str, wgsl: str, numpy: str) -> OpInfo:
     """One math function: its C (single-precision name; double drops the `f`), MSL,
     WGSL and numpy spellings."""
-    typing = _boolean if op in (MathFn.ISNAN, MathFn.ISINF) else _first_float
+    typing = (_boolean if op.value in BOOL_MATH else _int32 if op.value in INT_MATH
+              else _first_float)
     return OpInfo(op, arity, typing, None, {"c": c, "msl": msl, "wgsl": wgsl, "numpy": numpy})
 
 
@@ -253,6 +272,32 @@ _MATH_ROWS = [
     # CUDA writes isnan(x)/isinf(x) in code (no f/double forms); WGSL uses bit tests
     _math(_M.ISNAN, 1, LOWERED, "isnan", LOWERED, "np.isnan"),
     _math(_M.ISINF, 1, LOWERED, "isinf", LOWERED, "np.isinf"),
+    # The math library (docs/LANGUAGE.md, Math: precision per target). WGSL's asinh,
+    # acosh, atanh and log10 lose precision near 0 / 1 (their formulas), so the prelude
+    # computes them from an accurate log1p; Metal lacks the LOWERED ones (helpers of
+    # codegen/float_helpers.py, shared with the WGSL prelude).
+    _math(_M.ASINH, 1, "asinhf", "asinh", Helper("asinh"), "np.arcsinh"),
+    _math(_M.ACOSH, 1, "acoshf", "acosh", Helper("acosh"), "np.arccosh"),
+    _math(_M.ATANH, 1, "atanhf", "atanh", Helper("atanh"), "np.arctanh"),
+    _math(_M.EXPM1, 1, "expm1f", LOWERED, Helper("expm1"), "np.expm1"),
+    _math(_M.LOG1P, 1, "log1pf", LOWERED, Helper("log1p"), "np.log1p"),
+    _math(_M.LOG10, 1, "log10f", "log10", Helper("log10"), "np.log10"),
+    _math(_M.CBRT, 1, "cbrtf", LOWERED, Helper("cbrt"), "np.cbrt"),
+    _math(_M.COPYSIGN, 2, "copysignf", "copysign", Helper("copysign"), "np.copysign"),
+    _math(_M.FMOD, 2, "fmodf", "precise::fmod", Helper("fmod"), "np.fmod"),
+    _math(_M.REMAINDER, 2, "remainderf", LOWERED, Helper("remainder"), "_ops.remainder"),
+    _math(_M.FABS, 1, "fabsf", "fabs", "abs", "np.fabs"),
+    _math(_M.ERFC, 1, "erfcf", LOWERED, Helper("erfc"), "_ops.erfc"),
+    _math(_M.LGAMMA, 1, "lgammaf", LOWERED, Helper("lgamma"), "_ops.lgamma"),
+    _math(_M.TGAMMA, 1, "tgammaf", LOWERED, Helper("tgamma"), "_ops.tgamma"),
+    _math(_M.DEGREES, 1, LOWERED, LOWERED, "degrees", "_ops.degrees"),
+    _math(_M.RADIANS, 1, LOWERED, LOWERED, "radians", "_ops.radians"),
+    _math(_M.ISFINITE, 1, LOWERED, "isfinite", LOWERED, "np.isfinite"),
+    _math(_M.NEXTAFTER, 2, "nextafterf", LOWERED, Helper("nextafter"), "np.nextafter"),
+    # ldexp(x, e): e is an i32 (every other math op takes one type throughout)
+    _math(_M.LDEXP, 2, "ldexpf", "ldexp", Helper("ldexp"), "_ops.ldexp"),
+    # frexp's exponent as an i32 (0 for 0, inf and NaN); the mantissa is ldexp(x, -e)
+    _math(_M.FREXP_EXP, 1, LOWERED, LOWERED, Helper("frexp_exp"), "_ops.frexp_exp"),
 ]
 
 

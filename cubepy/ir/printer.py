@@ -24,7 +24,7 @@ import math
 import re
 
 from . import nodes as ir
-from .types import DType, LineType, bool_, u32
+from .types import DType, LineType, bool_, i32, u32
 
 # Words of the text syntax; a kernel called like one of them is printed quoted.
 # Kernel names the grammar's NAME token takes as they are; any other name is quoted.
@@ -75,10 +75,13 @@ def bits_type(op: str, arg_types: list) -> DType | LineType | None:
 
 
 def call_type(func: str, arg_types: list[DType]) -> DType | None:
-    """A math intrinsic's result type: the first float argument's (bool for isnan/isinf)."""
-    if func in ("isnan", "isinf"):  # of a line: a line of bools
+    """A math intrinsic's result type: the first float argument's (bool for isnan, isinf
+    and isfinite, i32 for frexp_exp)."""
+    from .ops import BOOL_MATH, INT_MATH
+    if func in BOOL_MATH or func in INT_MATH:  # of a line: a line of bools (i32s)
+        out = bool_ if func in BOOL_MATH else i32
         t = arg_types[0] if arg_types else None
-        return LineType(bool_, t.size) if isinstance(t, LineType) else bool_
+        return LineType(out, t.size) if isinstance(t, LineType) else out
     for t in arg_types:
         if t.is_float:
             return t

@@ -9,7 +9,7 @@ from . import nodes as ir
 from .dtype_facts import fits
 from .ops import OPS, MathFn, PlaneOp
 from .printer import bits_type, call_type, print_expr
-from .types import DType, LineType, bool_, u32
+from .types import DType, LineType, bool_, i32, u32
 
 
 class IRVerifyError(Exception):
@@ -394,6 +394,7 @@ class _Verifier:
         arity = OPS[_MATH[e.func]].arity
         if len(e.args) != arity:
             self.fail(e, f"{e.func} takes {arity} arguments, got {len(e.args)}")
-        for a in e.args[1:]:
-            self.same(a, e.args[0].ty, e, f"argument of {e.func}")
+        for k, a in enumerate(e.args[1:], 1):
+            want = i32 if e.func == "ldexp" and k == 1 else e.args[0].ty
+            self.same(a, want, e, f"argument of {e.func}")
         self.same(e, call_type(e.func, [a.ty for a in e.args]), e, f"result of {e.func}")

@@ -293,3 +293,7 @@ def clamp(x, lo, hi):
     if np.result_type(x).kind == "f":
         return np.fmin(np.fmax(x, lo), hi)
     return np.minimum(np.maximum(x, lo), hi)
+
+
+from .cpu_math import (degrees, erfc, frexp_exp, ldexp, lgamma, radians,  # noqa: E402,F401
+                       remainder, tgamma)

@@ -1,0 +1,111 @@
+"""Math calls that are more than one IR op: `frexp` and `modf` (two results, a Tup),
+`ldexp` (an i32 exponent), `round(x, ndigits)`, and the top-level `cubepy.clamp`, which
+shares math.clamp's handler (intrinsics.py) and so also takes integers.
+
+Semantics (docs/LANGUAGE.md, Math): frexp(x) is (ldexp(x, -e), e) with e the IR op
+frexp_exp (0 for 0, inf and NaN, as C and Python); modf(x) is (copysign(x - trunc(x),
+x), trunc(x)) with a zero fraction for infinities; round(x, n) is rint(x * 10**n) /
+10**n in x's type.
+"""
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..ir import nodes as n
+from ..ir.types import bool_, i32
+from .intrinsics import CallSite, intrinsic, math_call
+from .values import Py, Tup, is_number
+
+if TYPE_CHECKING:
+    from .build import Builder
+
+
+def _float_arg(b: Builder, node: ast.Call, name: str) -> n.Expr:
+    """The one float argument of `name`, kept in a variable when it is computed (it is
+    read more than once)."""
+    b.arity(node, name, 1)
+    x = b.rvalue(node.args[0])
+    ty = b.ctx.unifier.require_float(x.ty, b.ctx.loc, lambda t: (
+        f"{name}() needs a float argument, not {t}: cast it, e.g. f32(...)"))
+    b.no_line(ty, f"{name}()")
+    return _kept(b, x, name)
+
+
+def _kept(b: Builder, e: n.Expr, base: str) -> n.Expr:
+    """`e` as an expression safe to read several times (a constant or a variable)."""
+    if isinstance(e, (n.Const, n.Load)):
+        return e
+    var = b.new_var(base, e.ty)
+    b.use(var)
+    b.emit(n.Assign(var=var, value=e, loc=b.ctx.loc))
+    return n.Load(ty=e.ty, var=var, loc=b.ctx.loc)
+
+
+@intrinsic("math.frexp")
+def _frexp(b: Builder, node: ast.Call, site: CallSite):
+    x = _float_arg(b, node, "frexp")
+    loc = b.ctx.loc
+    e = _kept(b, n.Call(ty=i32, func="frexp_exp", args=(x,), loc=loc), "frexp_exp")
+    neg = n.Unary(ty=i32, op="neg", operand=e, loc=loc)
+    m = _kept(b, n.Call(ty=x.ty, func="ldexp", args=(x, neg), loc=loc), "frexp_m")
+    return Tup((m, e))
+
+
+@intrinsic("math.modf")
+def _modf(b: Builder, node: ast.Call, site: CallSite):
+    x = _float_arg(b, node, "modf")
+    loc, ty = b.ctx.loc, x.ty
+    whole = _kept(b, n.Call(ty=ty, func="trunc", args=(x,), loc=loc), "modf_i")
+    inf = n.Call(ty=bool_, func="isinf", args=(x,), loc=loc)
+    diff = n.Binary(ty=ty, op="sub", lhs=x, rhs=whole, loc=loc)
+    zero = n.Const(ty=ty, value=0.0, loc=loc)
+    frac = n.Call(ty=ty, func="copysign",
+                  args=(n.Select(ty=ty, cond=inf, if_true=zero, if_false=diff, loc=loc), x),
+                  loc=loc)
+    return Tup((_kept(b, frac, "modf_f"), whole))
+
+
+@intrinsic("math.ldexp")
+def _ldexp(b: Builder, node: ast.Call, site: CallSite):
+    b.arity(node, "ldexp", 2)
+    x = b.rvalue(node.args[0])
+    u = b.ctx.unifier
+    ty = u.require_float(x.ty, b.ctx.loc, lambda t: (
+        f"ldexp() needs a float first argument, not {t}: cast it, e.g. f32(...)"))
+    b.no_line(ty, "ldexp()")
+    with b.at(node.args[1]):
+        e = b.rvalue(node.args[1])
+        u.unify(e.ty, i32, b.ctx.loc, lambda p, q: (
+            f"the exponent of ldexp() must be i32, not {p}: cast it, e.g. i32(...)"))
+    return n.Call(ty=ty, func="ldexp", args=(x, e), loc=b.ctx.loc)
+
+
+@intrinsic("builtins.round")
+def _round(b: Builder, node: ast.Call, site: CallSite):
+    """round(x) rounds half to even and keeps x's type; round(x, n) with n known at
+    compile time rounds to n decimal digits (n < 0: to tens, hundreds, ...)."""
+    b.arity(node, "round", 1, 2)
+    if len(node.args) == 1:
+        return math_call(b, node, "round")
+    x = b.expr(node.args[0])
+    digits = b.ct_int(b.expr(node.args[1]))
+    if digits is None or abs(digits) > 308:
+        b.error("the number of digits of round(x, n) must be an int known at compile "
+                "time, at most 308 in size", node.args[1])
+    if isinstance(x, Py) and is_number(x.value):
+        return Py(round(x.value, digits))
+    x = b.materialize(x, node.args[0])
+    loc = b.ctx.loc
+    ty = b.ctx.unifier.require_float(x.ty, loc, lambda t: (
+        f"round(x, n) needs a float x, not {t}: cast it, e.g. f32(...)"))
+    b.no_line(ty, "round(x, n)")
+    x = _kept(b, x, "round_x")
+    scale = n.Const(ty=ty, value=float(10.0 ** abs(digits)), loc=loc)
+    up, down = ("mul", "div") if digits >= 0 else ("div", "mul")
+    scaled = _kept(b, n.Binary(ty=ty, op=up, lhs=x, rhs=scale, loc=loc), "round_s")
+    rounded = n.Binary(ty=ty, op=down, lhs=n.Call(ty=ty, func="round", args=(scaled,),
+                                                  loc=loc), rhs=scale, loc=loc)
+    # x * 10**n past the type's range: x has no digits there to round away
+    finite = n.Call(ty=bool_, func="isfinite", args=(scaled,), loc=loc)
+    return n.Select(ty=ty, cond=finite, if_true=rounded, if_false=x, loc=loc)
