@@ -93,10 +93,12 @@ class CubeFunction:
     """A function compiled by cubepy. `@cube(launch=True)` kernels can be launched;
     plain `@cube` functions are device functions callable from other cube functions."""
 
-    def __init__(self, fn: Callable, launch: bool):
+    def __init__(self, fn: Callable, launch: bool, fast_math: bool = True):
         _require_function(fn)
         self.fn = fn
         self.is_kernel = launch
+        # False: strict floats, every float operation rounded as written (no contraction)
+        self.fast_math = fast_math
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -172,7 +174,7 @@ class CubeFunction:
                 raise OptionError(f"{self.__name__} has no generic placeholder or comptime "
                                   f"parameter {name!r} (known: {', '.join(known) or 'none'})")
         return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"),
-                                   line_sizes)
+                                   line_sizes, self.fast_math)
 
     def _compile(self, spec: Specialization, target: str, checked: bool) -> Specialised:
         key = (spec, target, checked)
@@ -246,7 +248,8 @@ class CubeFunction:
     # -- launching --------------------------------------------------------------------
     def launch(self, client, cube_count, cube_dim, *args, **kwargs) -> None:
         """Launches the kernel with bounds-checked buffer accesses: an out-of-range read
-        gives 0 and an out-of-range write is dropped."""
+        gives 0 and an out-of-range write is dropped. A cube count of 0 on any axis runs
+        nothing (the arguments are still checked)."""
         try:  # free unless raised (zero-cost try): the user sees only their own frames
             self._launch(client, cube_count, cube_dim, args, kwargs, True)
         except CubepyError as exc:
@@ -315,6 +318,8 @@ class CubeFunction:
         except (struct.error, TypeError, ValueError, OverflowError):
             self._plan(client, count, dim, args, checked)  # raises the precise LaunchError
             raise
+        if not (count[0] and count[1] and count[2]):
+            return  # no cube to run: a no-op, as in CubeCL (arguments were checked)
         if stream is None:
             client.dispatch(plan.executable, count, dim, buffers, info)
         else:
@@ -398,7 +403,7 @@ class CubeFunction:
         for p, a in deferred:  # scalars: bind placeholders still open from the value
             _bind_scalar(client, p, a, generics)
         spec = Specialization.make({k: v for k, (v, _) in generics.items()}, comptime, dim,
-                                   line_sizes)
+                                   line_sizes, self.fast_math)
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("launch plan miss: %s on %s (%s)", self.__name__, client.runtime,
                          describe(spec))
@@ -441,7 +446,11 @@ def _compile_spec(parsed: ParsedFunction, spec: Specialization, target: str,
     from .codegen import generate
     from .targets import get_target
     abi = compute_abi(kernel, checked, needs_cube_count=get_target(target).needs_cube_count)
-    return Specialised(kernel, abi, generate(kernel, target, abi, checked), checked)
+    artefact = generate(kernel, target, abi, checked)
+    if not spec.fast_math:
+        from .codegen.float_mode import strict_floats
+        artefact = strict_floats(artefact)
+    return Specialised(kernel, abi, artefact, checked)
 
 
 _DIMS: dict = {}  # cube counts/dims already validated, keyed by the value given
@@ -454,7 +463,8 @@ def _dim3_cached(value, what: str) -> tuple[int, int, int]:
     except (KeyError, TypeError):
         pass
     dims = _dim3(value, what)
-    if len(_DIMS) < 4096:
+    # A zero size is valid only as a cube count: kept out of the table that both share.
+    if len(_DIMS) < 4096 and all(dims):
         try:
             _DIMS[value] = dims
         except TypeError:  # a list: fine, just not cached
@@ -473,8 +483,11 @@ def _dim3(value, what: str) -> tuple[int, int, int]:
     except (TypeError, ValueError):
         raise LaunchError(f"{what} must be a CubeDim/CubeCount or up to three ints, "
                           f"not {value!r}", what) from None
-    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise LaunchError(f"{what} {value!r} must have 1 to 3 positive sizes", what)
+    # A cube count of 0 on some axis launches nothing (CubeCL); a cube dim needs units.
+    low = 0 if what == "cube_count" else 1
+    if not 1 <= len(dims) <= 3 or any(d < low for d in dims):
+        sizes = "sizes >= 0" if low == 0 else "positive sizes"
+        raise LaunchError(f"{what} {value!r} must have 1 to 3 {sizes}", what)
     return dims + (1,) * (3 - len(dims))
 
 
@@ -719,16 +732,27 @@ def _user_position() -> tuple[str, int, int, int | None]:
     return frame.f_code.co_filename, lineno, col, end
 
 
-def cube(fn: Callable | None = None, *, launch: bool = False):
+def cube(fn: Callable | None = None, *, launch: bool = False, fast_math: bool = True):
     """Compiles a Python function for the GPU.
 
     `@cube(launch=True)` makes a kernel (`.launch`, `.source`, `.ir`); plain `@cube` makes
     a device function that other cube functions call (it is inlined).
+
+    `fast_math=False` (kernels only) evaluates float chains as written: no fused
+    multiply-add contraction on CUDA (`--fmad=false`), safe math on Metal, so a cuda
+    result equals the cpu runtime's bit for bit; WGSL cannot promise it. The default,
+    as in CubeCL and Triton, lets the GPU compiler contract `a * b + c`.
     """
+    if not isinstance(fast_math, bool):
+        raise OptionError(f"fast_math must be True or False, not {fast_math!r}")
+    if not fast_math and not launch:
+        raise OptionError("fast_math is an option of kernels (@cube(launch=True, "
+                          "fast_math=False)); a device function follows the kernel that "
+                          "calls it")
     if fn is None:
-        return public_entry(lambda f: CubeFunction(f, launch))
+        return public_entry(lambda f: CubeFunction(f, launch, fast_math))
     try:
-        return CubeFunction(fn, launch)
+        return CubeFunction(fn, launch, fast_math)
     except CubepyError as exc:
         hide_internal_frames(exc)
         raise

@@ -47,6 +47,8 @@ def describe(spec: "Specialization") -> str:
     parts += [f"{k}={v!r}" for k, v in spec.comptime]
     parts.append("cube_dim=" + "x".join(map(str, spec.cube_dim)))
     parts += [f"line({k})={v}" for k, v in spec.line_sizes]
+    if not spec.fast_math:
+        parts.append("fast_math=False")
     return " ".join(parts)
 
 

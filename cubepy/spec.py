@@ -28,26 +28,30 @@ def exact_key(value: Any) -> Any:
 @dataclass(frozen=True, eq=False)
 class Specialization:
     """generics: placeholder name -> DType; comptime: parameter name -> Python value;
-    cube_dim: (x, y, z); line_sizes: buffer parameter name -> line size (1 if absent)."""
+    cube_dim: (x, y, z); line_sizes: buffer parameter name -> line size (1 if absent);
+    fast_math: False for strict floats (`@cube(launch=True, fast_math=False)`)."""
 
     generics: tuple[tuple[str, DType], ...] = ()
     comptime: tuple[tuple[str, Any], ...] = ()
     cube_dim: tuple[int, int, int] = (1, 1, 1)
     line_sizes: tuple[tuple[str, int], ...] = ()
+    fast_math: bool = True
 
     @staticmethod
     def make(generics: dict | None = None, comptime: dict | None = None,
-             cube_dim=(1, 1, 1), line_sizes: dict | None = None) -> "Specialization":
+             cube_dim=(1, 1, 1), line_sizes: dict | None = None,
+             fast_math: bool = True) -> "Specialization":
         return Specialization(
             tuple(sorted((generics or {}).items())),
             tuple(sorted((comptime or {}).items(), key=lambda kv: kv[0])),
             tuple(int(v) for v in cube_dim),
-            tuple(sorted((k, v) for k, v in (line_sizes or {}).items() if v != 1)))
+            tuple(sorted((k, v) for k, v in (line_sizes or {}).items() if v != 1)),
+            bool(fast_math))
 
     def __post_init__(self) -> None:  # the exact key, computed once
         object.__setattr__(self, "_key", (
             self.generics, tuple((k, exact_key(v)) for k, v in self.comptime),
-            self.cube_dim, self.line_sizes))
+            self.cube_dim, self.line_sizes, self.fast_math))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Specialization):

@@ -241,7 +241,7 @@ class Builder(ExprMixin, CallMixin):
 
     def store(self, target: ast.Subscript, value, value_node: ast.AST) -> None:
         buf = self.expr(target.value)
-        if isinstance(buf, n.Expr) and isinstance(find(buf.ty), LineType):
+        if isinstance(buf, n.Expr):  # a line value, or a scalar (a line of 1)
             return self.store_element(target, buf, self.materialize(value, value_node))
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", target.value)
@@ -275,7 +275,7 @@ class Builder(ExprMixin, CallMixin):
 
     def store_element(self, target: ast.Subscript, line: n.Expr, value: n.Expr) -> None:
         """`v[k] = value` for a line variable `v`: v becomes a line with element k
-        replaced."""
+        replaced (for a scalar, a line of 1: `v[0] = value` is `v = value`)."""
         if not isinstance(target.value, ast.Name):
             self.error("only an element of a line variable can be assigned (v[k] = x)",
                        target)
@@ -301,7 +301,7 @@ class Builder(ExprMixin, CallMixin):
         target = node.target
         if isinstance(target, ast.Subscript):
             buf = self.expr(target.value)
-            if isinstance(buf, n.Expr) and isinstance(find(buf.ty), LineType):
+            if isinstance(buf, n.Expr):  # a line value, or a scalar (a line of 1)
                 cur = self.line_element(buf, target.slice)
                 new = self.materialize(self.binop(node.op, cur, self.expr(node.value), node))
                 return self.store_element(target, buf, new)

@@ -42,6 +42,9 @@ class CallMixin:
             base = self.expr(f.value)
             if isinstance(base, Buf):
                 return self.method(base, f.attr, node)
+            if isinstance(base, n.Expr) and f.attr == "size":  # CubeCL's line.size()
+                self.arity(node, "size", 0)
+                return self.line_size_of(base, f.value)
             with self.at(f):
                 func = self.e_Attribute_of(base, f)
         else:

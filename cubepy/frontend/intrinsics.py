@@ -109,8 +109,8 @@ def _range(b: Builder, node: ast.Call, site: CallSite):
 def _len(b: Builder, node: ast.Call, site: CallSite):
     b.arity(node, "len", 1)
     buf = b.expr(node.args[0])
-    if not isinstance(buf, Buf):
-        b.error("len() takes a tensor, an array or shared memory", node.args[0])
+    if not isinstance(buf, Buf):  # a line value: its size, known at compile time
+        return b.line_size_of(buf, node.args[0])
     if buf.kind == "shared":
         return n.Const(ty=u32, value=buf.size, loc=b.ctx.loc)
     return n.Meta(ty=u32, kind="len", buffer=buf.ref, loc=b.ctx.loc)
