@@ -31,6 +31,7 @@ from .launch_config import CubeCount, CubeDim
 from .timing import BenchResult, bench
 from .autotune import Autotuned, autotune
 from .interop import client_for
+from .records import struct
 from .log import configure_from_env as _configure_logging
 
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)

@@ -17,7 +17,7 @@ checked (a literal `0` passed to a `u32` parameter is valid cubepy). Mixed dtype
 (`u32 + i32`) are left to cubepy's own CompileError.
 """
 from typing import Annotated, Any, Callable, Generic as _TypingGeneric, Iterable, Self, \
-    SupportsIndex, TypeAlias, TypeVar, overload
+    SupportsIndex, TypeAlias, TypeVar, dataclass_transform, overload
 
 from . import math as math
 from .autotune import Autotuned as Autotuned, autotune as autotune
@@ -308,3 +308,11 @@ class CubeFunction(_RuntimeCubeFunction, _TypingGeneric[_R]):
 def cube(fn: Callable[..., _R], /) -> CubeFunction[_R]: ...
 @overload
 def cube(*, launch: bool = False, fast_math: bool = True) -> Callable[[Callable[..., _R]], CubeFunction[_R]]: ...
+
+
+# ----------------------------------------------------------------------------- records
+
+@dataclass_transform()
+def struct(cls: type[_T], /) -> type[_T]:
+    """A record of kernel arguments (scalars, tensors, other records) passed as one."""
+    ...

@@ -116,7 +116,8 @@ class CubeFunction:
         self._buffer_params: tuple[tuple[int, str], ...] = ()
         self._foreign_memo: dict = {}  # see interop.import_arguments
         self._importer: Callable | None = None  # see _make_foreign_of
-        self._parse()  # syntax errors surface at decoration
+        # a @cubepy.struct parameter: launches flatten its argument into field arguments
+        self._has_structs = bool(self._parse().structs)  # (syntax errors surface here)
 
     # -- compilation ------------------------------------------------------------------
     def _parse(self) -> ParsedFunction:
@@ -133,7 +134,13 @@ class CubeFunction:
 
     @property
     def params(self) -> tuple[ParamInfo, ...]:
+        """The parameters, a struct parameter's leaf fields each one (`cfg.scale`)."""
         return self._parse().params
+
+    @property
+    def arg_names(self) -> tuple[str, ...]:
+        """The names of the arguments a launch takes, as written (a struct is one)."""
+        return self._parse().arg_names
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.__name__} is a @cube function: call it inside another @cube "
@@ -272,6 +279,8 @@ class CubeFunction:
                               f"launch=True) and cannot be launched")
         if kwargs:
             args = self._merge_kwargs(args, kwargs)
+        if self._has_structs:
+            args = self._flatten_structs(args)
         try:  # validated dims by value: _dim3 costs ~2 us, a dict hit ~0.1 us
             count = _DIMS[cube_count]
             dim = _DIMS[cube_dim]
@@ -359,8 +368,30 @@ class CubeFunction:
                             {"_bits": struct.Struct("<d").pack})
         return self._key_of
 
+    def _flatten_structs(self, args: tuple) -> tuple:
+        """The arguments with each struct replaced by its leaf fields (records.py), in
+        the order of `params`; LaunchError naming a missing or wrong field."""
+        from .records import flatten_value
+        parsed = self._parse()
+        names = parsed.arg_names
+        if len(args) != len(names) or any(a is _MISSING for a in args):
+            missing = [p for p, a in zip(names, args + (_MISSING,) * len(names))
+                       if a is _MISSING]
+            detail = (f"missing {', '.join(repr(m) for m in missing)}" if missing
+                      else f"got {len(args)}")
+            raise LaunchError(f"{self.__name__}() takes {len(names)} arguments "
+                              f"({', '.join(names)}); {detail}", missing[0] if missing else None)
+        out: list = []
+        for name, a in zip(names, args):
+            cls = parsed.structs.get(name)
+            if cls is None:
+                out.append(a)
+            else:
+                flatten_value(cls, a, name, self.__name__, out)
+        return tuple(out)
+
     def _merge_kwargs(self, args: tuple, kwargs: dict) -> tuple:
-        names = [p.name for p in self.params]
+        names = list(self.arg_names)
         merged = list(args) + [_MISSING] * (len(names) - len(args))
         for name, value in kwargs.items():
             if name not in names:
@@ -418,7 +449,7 @@ class CubeFunction:
             compiled.executables[client] = executable
             logger.info("built the %s executable of %s in %.1f ms", client.runtime,
                         self.__name__, elapsed_ms(start))
-        index = {p.name: i for i, p in enumerate(params)}
+        index = {p.ir_name: i for i, p in enumerate(params)}
         buffer_args = tuple(index[b.name] for b in compiled.abi.buffers)
         return _LaunchPlan(client, executable, buffer_args, _make_packer(compiled.abi, index))
 

@@ -25,7 +25,7 @@ from .exprs import ExprMixin
 from .finalize import const_value, finalize_kernel
 from .infer import TVar, find
 from .parse import ParsedFunction, make_loc
-from .values import Buf, Dead, Py, Tup, is_number
+from .values import Buf, Dead, Py, Rec, Tup, is_number
 
 
 class Builder(ExprMixin, CallMixin):
@@ -203,6 +203,12 @@ class Builder(ExprMixin, CallMixin):
             frame.scope[name] = value
             frame.assigned.add(name)
             return
+        if isinstance(value, Rec):  # another name for a struct (its fields are read-only)
+            if count != 1:
+                self.error(f"{name!r} names a struct and can be assigned only once", target)
+            frame.scope[name] = value
+            frame.assigned.add(name)
+            return
         if isinstance(value, Py) and count == 1 and frame.loop_depth == 0 \
                 and len(self.ctx.blocks) == frame.base_depth \
                 and name in frame.parsed.top_assigned \
@@ -230,6 +236,8 @@ class Builder(ExprMixin, CallMixin):
             self.error(f"cannot assign to the loop variable {name!r}", target)
         if isinstance(b, Buf) and b.kind != "shared":
             self.error(f"cannot rebind the {b.kind.capitalize()} parameter {name!r}", target)
+        if isinstance(b, Rec):
+            self.error(f"cannot rebind the struct {name!r} ({b.cls.__name__})", target)
         if name in frame.comptime_names:
             self.error(f"cannot assign to the comptime parameter {name!r}", target)
         if isinstance(b, Py):
@@ -431,8 +439,9 @@ class Builder(ExprMixin, CallMixin):
     def kernel(self) -> n.Kernel:
         parsed, frame = self.ctx.frame.parsed, self.ctx.frame
         params = []
-        for name in (*(p.name for p in parsed.params), *parsed.assign_counts,
-                     *parsed.for_targets):
+        members: dict[str, object] = {}  # struct field path (cfg.scale) -> its value
+        for name in (*(p.ir_name for p in parsed.params), *parsed.arg_names,
+                     *parsed.assign_counts, *parsed.for_targets):
             self.ctx.names.reserve(name)  # fresh names never shadow the user's
         for p in parsed.params:
             if p.kind == "comptime":
@@ -450,21 +459,34 @@ class Builder(ExprMixin, CallMixin):
                                          f"be a Line (lines come from Tensor[Line[T]] or "
                                          f"Array[Line[T]] parameters)")
                 line = self.ctx.spec.line_size(p.name)
-            params.append(n.Param(p.name, p.kind, dtype, line))
+            params.append(n.Param(p.ir_name, p.kind, dtype, line))
             if p.kind == "scalar":
-                var = n.Var(p.name, dtype)
-                self.ctx.declared.add(id(var))
-                frame.scope[p.name] = var
-                frame.assigned.add(p.name)
+                value = n.Var(p.ir_name, dtype)
+                self.ctx.declared.add(id(value))
             else:
-                frame.scope[p.name] = Buf(n.BufferRef(p.name, dtype, "global"), p.kind,
-                                          line=line)
+                value = Buf(n.BufferRef(p.ir_name, dtype, "global"), p.kind, line=line)
+            if p.symbol is not None:  # a field of a struct parameter
+                members[p.name] = value
+                continue
+            frame.scope[p.name] = value
+            frame.assigned.add(p.name)
+        for name, cls in parsed.structs.items():
+            frame.scope[name] = _record(cls, name, members)
+            frame.assigned.add(name)
         self.body(parsed.tree.body)
         body = n.Block(tuple(self.ctx.blocks[0]))
         self.ctx.unifier.run_checks()
         body = finalize_kernel(body)
         return n.Kernel(parsed.name, tuple(params), tuple(self.ctx.shared), body,
                         self.ctx.spec.cube_dim, parsed.loc)
+
+
+def _record(cls: type, path: str, members: dict) -> Rec:
+    """The struct value of parameter `path` from its fields' parameters."""
+    from ..records import is_struct, struct_fields
+    return Rec(cls, path, tuple(
+        (name, _record(ann, f"{path}.{name}", members) if is_struct(ann)
+         else members[f"{path}.{name}"]) for name, ann in struct_fields(cls)))
 
 
 def build_kernel(parsed: ParsedFunction, spec: Specialization) -> n.Kernel:

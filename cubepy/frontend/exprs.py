@@ -18,7 +18,7 @@ from ..ir.types import Generic
 from ..lang import BuiltinVar, Line, LineOf
 from .infer import TVar, describe, find, float_lit, int_lit, resolve
 from .parse import make_loc
-from .values import Buf, Dead, Py, is_number
+from .values import Buf, Dead, Py, Rec, is_number
 
 # ast operator -> (IR op, source symbol)
 BINOPS: dict[type, tuple[str, str]] = {
@@ -129,6 +129,9 @@ class ExprMixin:
         if isinstance(value, Buf):
             self.error(f"the buffer {value.ref.name!r} cannot be used as a value: index "
                        f"it, e.g. {value.ref.name}[i]", node)
+        if isinstance(value, Rec):
+            self.error(f"the struct {value.path!r} ({value.cls.__name__}) cannot be used as "
+                       f"a value: read a field, e.g. {value.path}.{value.fields[0][0]}", node)
         self.error("this cannot be used as a value", node)
 
     def from_python(self, value, node: ast.AST):
@@ -164,6 +167,8 @@ class ExprMixin:
 
     def e_Attribute(self, node: ast.Attribute):
         base = self.expr(node.value)
+        if isinstance(base, Rec):
+            return self.rec_field(base, node)
         if isinstance(base, Buf):
             self.error(f"{base.ref.name}.{node.attr} is not a value: buffers have the "
                        f"methods shape(d), stride(d), rank(), len(), buffer_len()", node)
@@ -177,6 +182,18 @@ class ExprMixin:
             self.error(f"reading {ast.unparse(node)} raised {type(exc).__name__}: {exc}",
                        node)
         return self.from_python(value, node)
+
+    def rec_field(self, rec: Rec, node: ast.Attribute):
+        """`cfg.scale`: a field of a struct value (a scalar reads its parameter)."""
+        value = rec.get(node.attr)
+        if value is None:
+            names = ", ".join(k for k, _ in rec.fields)
+            self.error(f"{rec.path} (a {rec.cls.__name__}) has no field {node.attr!r} "
+                       f"(fields: {names})", node)
+        if isinstance(value, n.Var):
+            self.use(value)
+            return n.Load(ty=value.ty, var=value, loc=self.ctx.loc)
+        return value
 
     def e_Constant(self, node: ast.Constant):
         return Py(node.value)

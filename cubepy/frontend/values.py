@@ -46,6 +46,24 @@ class Tup:
 
 
 @dataclass(frozen=True)
+class Rec:
+    """A @cubepy.struct value (records.py): its class, its path for messages (`cfg`,
+    `cfg.inner`) and each field's value: an n.Var (a scalar parameter), a Buf or a
+    nested Rec. Its fields are read-only, so device functions take it by reference."""
+
+    cls: type
+    path: str
+    fields: tuple[tuple[str, Any], ...]
+
+    def get(self, name: str) -> Any:
+        """The value of field `name`, or None when the struct has no such field."""
+        for key, value in self.fields:
+            if key == name:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
 class Dead:
     """A loop variable after its loop (reading it is an error)."""
 
