@@ -100,7 +100,7 @@ def _make_eq(names: tuple[str, ...]):
 
 def _read_fields(cls: type) -> Iterator[tuple[str, Any]]:
     """The class's own annotations, evaluated in its module (string annotations too)."""
-    namespace = dict(vars(sys.modules.get(cls.__module__, None) or object()))
+    namespace = dict(getattr(sys.modules.get(cls.__module__), "__dict__", {}))
     namespace[cls.__name__] = cls
     for name, ann in cls.__dict__.get("__annotations__", {}).items():
         if isinstance(ann, str):
