@@ -455,3 +455,26 @@ def test_struct_kernel_sources_compile(tmp_path):
     sources = validate_sources(apply_config, tmp_path, Float=f32)
     assert "cfg_scale" in sources["cuda"] and "cfg_window_bias" in sources["wgsl"]
     validate_sources(copy_lines, tmp_path, line_sizes={"io.src": 4, "io.dst": 4})
+
+
+def _ptx(source: str, fast_math: bool, tmp_path) -> str:
+    """PTX from nvcc with the cuda runtime's options (`-ptx` instead of `-cubin`)."""
+    import subprocess
+    src, out = tmp_path / f"k{fast_math}.cu", tmp_path / f"k{fast_math}.ptx"
+    src.write_text(source)
+    opts = [o for o in cuda_compile.nvcc_options("sm_90", fast_math) if o != "-cubin"]
+    subprocess.run([cuda_compile.shutil.which("nvcc"), *opts, "-ptx", "-o", str(out),
+                    str(src)], check=True, capture_output=True, timeout=300)
+    return out.read_text()
+
+
+@pytest.mark.nvcc
+def test_nvcc_with_the_strict_options_emits_no_fused_multiply_add(tmp_path):
+    if cuda_compile.shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed")
+    fused = _ptx(mandelbrot.source("cuda", cube_dim=CubeDim(64)), True, tmp_path)
+    strict = _ptx(mandelbrot_strict.source("cuda", cube_dim=CubeDim(64)), False, tmp_path)
+    # PTX's plain mul.f32/add.f32 may be fused by ptxas; the .rn forms never are.
+    assert "mul.f32" in fused and "add.f32" in fused and "mul.rn.f32" not in fused
+    assert "mul.rn.f32" in strict and "add.rn.f32" in strict
+    assert "mul.f32" not in strict and "add.f32" not in strict and "fma" not in strict
