@@ -194,6 +194,11 @@ def test_mandelbrot_escape_counts_follow_fast_math(runtime_client):
         got[kernel.__name__] = out.numpy()
     if c.runtime in ("cpu", "cuda"):  # both promise a chain as written with fast_math=False
         np.testing.assert_array_equal(got["mandelbrot_strict"], want)
+    if c.runtime == "cuda":  # the executable was built with --fmad=false, the other not
+        spec = mandelbrot_strict._specialization(CubeDim(64), {})
+        assert mandelbrot_strict._compile(spec, "cuda", True).executables[c].fast_math is False
+        spec = mandelbrot._specialization(CubeDim(64), {})
+        assert mandelbrot._compile(spec, "cuda", True).executables[c].fast_math is True
     if c.runtime == "cpu":
         np.testing.assert_array_equal(got["mandelbrot"], want)
     for counts in got.values():  # contraction moves only points near the boundary
