@@ -337,7 +337,6 @@ class CallMixin:
         self.emit(n.Assign(var=var, value=e, loc=loc))
         return var
 
-
     def bind_struct(self, p, arg, a_node: ast.AST, env: dict, parsed) -> Rec:
         """A struct argument, by reference (its fields are read-only); a parameter
         annotated with the struct's class binds the placeholders of its fields."""
