@@ -84,6 +84,12 @@ def len_of_a_number(out: Array[u32]):
     out[0] = u32(len(3))
 
 
+@cube(launch=True)
+def size_without_call(x: Array[Line[f32]], out: Array[u32]):
+    v = x[0]
+    out[0] = u32(v.size)
+
+
 def test_element_errors_at_line_size_1():
     with pytest.raises(CompileError, match="only element is 0") as e:
         scalar_element_out_of_range.source("cuda", line_sizes={"x": 1, "out": 1})
@@ -91,6 +97,8 @@ def test_element_errors_at_line_size_1():
     scalar_element_out_of_range.source("cuda", line_sizes={"x": 2, "out": 2})  # in range
     with pytest.raises(CompileError, match="len\\(\\) takes"):
         len_of_a_number.source("cuda")
+    with pytest.raises(CompileError, match=r"v.size is a method: v.size\(\) is the line's"):
+        size_without_call.source("cuda", line_sizes={"x": 1})
 
 
 # ----------------------------------------------------------------------------- zero cube count

@@ -169,6 +169,9 @@ class ExprMixin:
         base = self.expr(node.value)
         if isinstance(base, Rec):
             return self.rec_field(base, node)
+        if isinstance(base, n.Expr) and node.attr == "size":
+            self.error(f"{ast.unparse(node)} is a method: {ast.unparse(node)}() is the "
+                       f"line's size", node)
         if isinstance(base, Buf):
             self.error(f"{base.ref.name}.{node.attr} is not a value: buffers have the "
                        f"methods shape(d), stride(d), rank(), len(), buffer_len()", node)
