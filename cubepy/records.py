@@ -94,15 +94,31 @@ def _make_eq(names: tuple[str, ...]):
     def __eq__(self, other):
         if type(self) is not type(other):
             return NotImplemented
-        return all(getattr(self, n) is getattr(other, n) for n in names)  # tensors by identity
+        return all(_same(getattr(self, n), getattr(other, n)) for n in names)
     return __eq__
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Numbers and records by value, tensors (and anything else) by identity."""
+    if a is b:
+        return True
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) or is_struct(type(a)):
+        return bool(a == b)
+    return False
+
+
 def _read_fields(cls: type) -> Iterator[tuple[str, Any]]:
-    """The class's own annotations, evaluated in its module (string annotations too)."""
+    """The fields of the @cubepy.struct bases, then the class's own annotations,
+    evaluated in its module (string annotations too)."""
+    own = inspect.get_annotations(cls)
+    inherited: dict[str, Any] = {}
+    for base in reversed(cls.__mro__[1:]):
+        if is_struct(base):
+            inherited.update(struct_fields(base))
+    yield from ((k, v) for k, v in inherited.items() if k not in own)
     namespace = dict(getattr(sys.modules.get(cls.__module__), "__dict__", {}))
     namespace[cls.__name__] = cls
-    for name, ann in cls.__dict__.get("__annotations__", {}).items():
+    for name, ann in own.items():
         if isinstance(ann, str):
             try:
                 ann = eval(ann, namespace)  # noqa: S307 - the user's own annotation text

@@ -366,7 +366,13 @@ def test_struct_constructor_and_declaration_errors():
         Config(scal=1.0)
     with pytest.raises(TypeError, match="two values"):
         Window(0.0, offset=1.0)
-    assert Window(0.5, None) == Window(offset=0.5, bias=None)
+    assert Window(0.5, None) == Window(offset=0.5, bias=None) != Window(0.25, None)
+
+    @cubepy.struct
+    class Wider(Window):  # a struct extends another's fields
+        scale: f32
+    assert [name for name, _ in cubepy.records.struct_fields(Wider)] == \
+        ["offset", "bias", "scale"]
     assert "offset=0.5" in repr(Window(0.5))
     with pytest.raises(CompileError, match="Comptime fields are not supported"):
         @cubepy.struct
