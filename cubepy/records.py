@@ -46,7 +46,8 @@ def struct_fields(cls: type) -> tuple[tuple[str, Any], ...]:
 def struct(cls: type) -> type:
     """Declares a record of kernel arguments, as a dataclass is declared: each field is
     annotated with a dtype (`f32`), a placeholder (`Float`, bound by the kernel's
-    generics), `Tensor[T]` / `Array[T]` (also of `Line[T]`), or another @cubepy.struct.
+    generics), `Tensor[T]` / `Array[T]` (also of `Line[T]`), `Comptime[T]` (the kernel
+    is specialised per value), or another @cubepy.struct.
 
     A kernel parameter annotated with the class takes one instance at launch
     (`Config(scale=2.0, n=10, x=t)`, or positionally in field order) and reads
@@ -135,16 +136,13 @@ def _check_field(cls: type, name: str, ann: Any) -> None:
         _declaration_error(cls, f"{what}: a struct cannot contain itself")
     if isinstance(ann, (DType, Generic)) or is_struct(ann):
         return
-    if isinstance(ann, BufferAnnotation):
+    if isinstance(ann, (BufferAnnotation, ComptimeAnnotation)):
         return
     if isinstance(ann, LineOf):
         _declaration_error(cls, f"{what}: a scalar field cannot be a Line (lines come from "
                                 f"Tensor[Line[T]] or Array[Line[T]] fields)")
-    if isinstance(ann, ComptimeAnnotation):
-        _declaration_error(cls, f"{what}: Comptime fields are not supported: make it a "
-                                f"Comptime parameter of the kernel")
     _declaration_error(cls, f"{what}: a struct field is a dtype, a placeholder, Tensor[T], "
-                            f"Array[T] or another @cubepy.struct, not {ann!r}")
+                            f"Array[T], Comptime[T] or another @cubepy.struct, not {ann!r}")
 
 
 def _declaration_error(cls: type, msg: str):

@@ -386,10 +386,6 @@ def test_struct_constructor_and_declaration_errors():
     assert [name for name, _ in cubepy.records.struct_fields(Wider)] == \
         ["offset", "bias", "scale"]
     assert "offset=0.5" in repr(Window(0.5))
-    with pytest.raises(CompileError, match="Comptime fields are not supported"):
-        @cubepy.struct
-        class WithComptime:
-            k: cubepy.Comptime[int]
     with pytest.raises(CompileError, match="cannot be a Line"):
         @cubepy.struct
         class WithLine:
@@ -508,3 +504,34 @@ def test_nvcc_with_the_strict_options_emits_no_fused_multiply_add(tmp_path):
     assert "mul.f32" in fused and "add.f32" in fused and "mul.rn.f32" not in fused
     assert "mul.rn.f32" in strict and "add.rn.f32" in strict
     assert "mul.f32" not in strict and "add.f32" not in strict and "fma" not in strict
+
+
+@cubepy.struct
+class Tile:
+    width: cubepy.Comptime[int]
+    data: Array[f32]
+
+
+@cube(launch=True)
+def row_sums(tile: Tile, out: Array[f32]):
+    i = ABSOLUTE_POS
+    if i < len(out):
+        s = f32(0.0)
+        for j in unroll(range(tile.width)):  # a compile-time field
+            s += tile.data[i * tile.width + j]
+        out[i] = s
+
+
+@pytest.mark.parametrize("width", [2, 3])
+def test_struct_comptime_field_specialises_the_kernel(runtime_client, width):
+    c = runtime_client
+    data = np.arange(16 * width, dtype=np.float32)
+    out = c.zeros(16, np.float32)
+    row_sums.launch(c, CubeCount(1), CubeDim(16), Tile(width, c.tensor(data)), out)
+    np.testing.assert_array_equal(out.numpy(), data.reshape(16, width).sum(axis=1))
+    src = row_sums.source("cuda", **{"tile.width": width})
+    assert src.count("tile_data[") == width  # unrolled: one read per element
+    with pytest.raises(LaunchError, match="expects int") as e:
+        row_sums.launch(c, CubeCount(1), CubeDim(16), Tile(2.5, c.tensor(data)), out)
+    assert e.value.param == "tile.width"
+

@@ -448,7 +448,11 @@ class Builder(ExprMixin, CallMixin):
                 if not self.ctx.spec.has_comptime(p.name):
                     compile_error(p.loc, f"the comptime parameter {p.name!r} is not bound: "
                                          f"pass {how_to_bind(p.name + '=...', True)}")
-                frame.scope[p.name] = Py(self.ctx.spec.comptime_value(p.name))
+                value = Py(self.ctx.spec.comptime_value(p.name))
+                if p.symbol is not None:  # a Comptime field of a struct parameter
+                    members[p.name] = value
+                    continue
+                frame.scope[p.name] = value
                 frame.comptime_names.add(p.name)
                 continue
             dtype = self.param_type(p.elem, p.loc, f"parameter {p.name!r}")

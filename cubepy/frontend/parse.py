@@ -338,6 +338,8 @@ def _param_infos(parsed: ParsedFunction, arg: ast.arg, is_kernel: bool) -> list[
     for path, field_ann in leaf_fields(ann, arg.arg):
         if isinstance(field_ann, BufferAnnotation):
             out.append(ParamInfo(path, field_ann.kind, field_ann.elem, None, loc))
+        elif isinstance(field_ann, ComptimeAnnotation):
+            out.append(ParamInfo(path, "comptime", None, field_ann.pytype, loc))
         else:
             out.append(ParamInfo(path, "scalar", field_ann, None, loc))
     return out
