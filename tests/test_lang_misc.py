@@ -69,11 +69,52 @@ def test_generic_line_code_runs_at_every_line_size(runtime_client, n, k):
     np.testing.assert_array_equal(sizes.numpy(), want_sizes)
 
 
+@cube(launch=True)
+def window_sums(x: Array[Line[f32]], out: Array[Line[f32]], width: u32):
+    i = ABSOLUTE_POS
+    if i < len(out):
+        acc = Line.fill(f32(0.5), x.line_size())  # a line of the buffer's size
+        for j in range(width):
+            acc += x[i + j]
+        out[i] = acc
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_line_fill_accumulates_at_every_line_size(runtime_client, n):
+    c = runtime_client
+    x = np.arange(N, dtype=np.float32)
+    lines, width = N // n, 3
+    out = c.zeros(N, np.float32).with_line_size(n)
+    window_sums.launch(c, CubeCount.cover(lines, 16), CubeDim(16),
+                       c.tensor(x).with_line_size(n), out, width)
+    padded = np.concatenate([x.reshape(lines, n), np.zeros((width, n), np.float32)])
+    want = 0.5 + sum(padded[j:j + lines] for j in range(width))  # reads past the end: 0
+    np.testing.assert_array_equal(out.numpy(), want.ravel())
+
+
+@cube(launch=True)
+def fill_of_a_line(x: Array[Line[f32]], out: Array[Line[f32]]):
+    out[0] = Line.fill(x[0], 2)
+
+
+@cube(launch=True)
+def fill_of_runtime_size(out: Array[Line[f32]], k: u32):
+    out[0] = Line.fill(1.0, k)
+
+
+def test_line_fill_errors():
+    with pytest.raises(CompileError, match="takes a scalar value, not a line"):
+        fill_of_a_line.source("cuda", line_sizes={"x": 2, "out": 2})
+    with pytest.raises(CompileError, match="known at compile time"):
+        fill_of_runtime_size.source("cuda", line_sizes={"out": 2})
+
+
 @pytest.mark.nvcc
 @pytest.mark.parametrize("n", [1, 4])
 def test_generic_line_code_sources_compile_at_line_size_1_and_4(tmp_path, n):
     sources = validate_sources(generic_lines, tmp_path, line_sizes={"x": n, "out": n})
     assert "out[" in sources["cuda"]
+    validate_sources(window_sums, tmp_path, line_sizes={"x": n, "out": n})
 
 
 @cube(launch=True)

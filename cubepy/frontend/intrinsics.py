@@ -23,7 +23,7 @@ from ..ir import nodes as n
 from ..ir.types import DType, LineType, bool_, dtype_from_name, elem_of, u32
 from ..lang import LineOf
 from ..targets import PORTABLE
-from .infer import find
+from .infer import find, resolve
 from .values import Buf, Py, is_number
 
 if TYPE_CHECKING:
@@ -216,6 +216,24 @@ def _unroll(b: Builder, node: ast.Call, site: CallSite):
 @intrinsic("Line")
 def _line(b: Builder, node: ast.Call, site: CallSite):
     return b.make_line(node)
+
+
+@intrinsic("Line.fill")
+def _line_fill(b: Builder, node: ast.Call, site: CallSite):
+    """`Line.fill(value, size)`: `value` broadcast to a line of `size` (known at compile
+    time); size 1 is the scalar itself, so generic line code needs no special case."""
+    b.arity(node, "Line.fill", 2)
+    size = b.ct_int(b.expr(node.args[1]))
+    if size is None or not 1 <= size <= 16:
+        b.error("the size of Line.fill(value, size) must be an int from 1 to 16 known at "
+                "compile time (e.g. x.line_size())", node.args[1])
+    with b.at(node.args[0]):
+        value = b.rvalue(node.args[0])
+    if isinstance(find(value.ty), LineType):
+        b.error("Line.fill(value, size) takes a scalar value, not a line", node.args[0])
+    if size == 1:
+        return value
+    return b.splat(value, LineType(resolve(value.ty), size), "in Line.fill")
 
 
 @intrinsic(*(f"plane_{op}" for op in n.PLANE_OPS))

@@ -80,6 +80,7 @@ def is_number(v: Any) -> bool:
 # builtins as "builtins.<name>".
 CALLABLE_NAMES: dict[int, str] = {id(o): name for name, o in INTRINSICS.items()}
 CALLABLE_NAMES[id(Line)] = "Line"
+CALLABLE_NAMES[id(Line.fill)] = "Line.fill"
 CALLABLE_NAMES.update({id(o): f"math.{name}" for name, o in MATH_INTRINSICS.items()})
 CALLABLE_NAMES.update({id(getattr(pymath, name)): f"math.{name}"
                        for name in MATH_FUNCS if hasattr(pymath, name)})
