@@ -570,6 +570,9 @@ def test_struct_comptime_field_specialises_the_kernel(runtime_client, width):
     out = c.zeros(16, np.float32)
     row_sums.launch(c, CubeCount(1), CubeDim(16), Tile(width, c.tensor(data)), out)
     np.testing.assert_array_equal(out.numpy(), data.reshape(16, width).sum(axis=1))
+    with pytest.raises(CompileError, match=r"Comptime field 'tile.width' is not bound: "
+                                           r"launch with the struct, or pass \*\*\{"):
+        row_sums.source("cuda")
     src = row_sums.source("cuda", **{"tile.width": width})
     assert src.count("tile_data[") == width  # unrolled: one read per element
     with pytest.raises(LaunchError, match="expects int") as e:

@@ -445,6 +445,12 @@ class Builder(ExprMixin, CallMixin):
             self.ctx.names.reserve(name)  # fresh names never shadow the user's
         for p in parsed.params:
             if p.kind == "comptime":
+                if not self.ctx.spec.has_comptime(p.name) and p.symbol is not None:
+                    bind = how_to_bind(p.name + "=...")
+                    if bind.endswith("source()/ir()"):  # a dotted name is no keyword
+                        bind = f'**{{"{p.name}": ...}} to source()/ir()'
+                    compile_error(p.loc, f"the Comptime field {p.name!r} is not bound: "
+                                         f"launch with the struct, or pass {bind}")
                 if not self.ctx.spec.has_comptime(p.name):
                     compile_error(p.loc, f"the comptime parameter {p.name!r} is not bound: "
                                          f"pass {how_to_bind(p.name + '=...', True)}")
