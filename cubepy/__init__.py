@@ -39,6 +39,7 @@ from .timing import BenchResult, bench
 from .autotune import Autotuned, autotune
 from .interop import client_for
 from .math import clamp
+from .records import struct
 from .log import configure_from_env as _configure_logging
 
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it)

@@ -73,7 +73,7 @@ class Autotuned:
             raise TypeError("@autotune goes above @cube(launch=True)")
         if not configs:
             raise ValueError(f"@autotune on {kernel.__name__}: configs is empty")
-        names = [p.name for p in kernel.params]
+        names = list(kernel.arg_names)
         for i, cfg in enumerate(configs):
             if not isinstance(cfg.get("cube_dim"), CubeDim):
                 raise ValueError(f"@autotune on {kernel.__name__}: config {i} needs a "

@@ -93,10 +93,12 @@ class CubeFunction:
     """A function compiled by cubepy. `@cube(launch=True)` kernels can be launched;
     plain `@cube` functions are device functions callable from other cube functions."""
 
-    def __init__(self, fn: Callable, launch: bool):
+    def __init__(self, fn: Callable, launch: bool, fast_math: bool = True):
         _require_function(fn)
         self.fn = fn
         self.is_kernel = launch
+        # False: strict floats, every float operation rounded as written (no contraction)
+        self.fast_math = fast_math
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__wrapped__ = fn
@@ -114,7 +116,8 @@ class CubeFunction:
         self._buffer_params: tuple[tuple[int, str], ...] = ()
         self._foreign_memo: dict = {}  # see interop.import_arguments
         self._importer: Callable | None = None  # see _make_foreign_of
-        self._parse()  # syntax errors surface at decoration
+        # a @cubepy.struct parameter: launches flatten its argument into field arguments
+        self._has_structs = bool(self._parse().structs)  # (syntax errors surface here)
 
     # -- compilation ------------------------------------------------------------------
     def _parse(self) -> ParsedFunction:
@@ -131,7 +134,13 @@ class CubeFunction:
 
     @property
     def params(self) -> tuple[ParamInfo, ...]:
+        """The parameters, a struct parameter's leaf fields each one (`cfg.scale`)."""
         return self._parse().params
+
+    @property
+    def arg_names(self) -> tuple[str, ...]:
+        """The names of the arguments a launch takes, as written (a struct is one)."""
+        return self._parse().arg_names
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.__name__} is a @cube function: call it inside another @cube "
@@ -176,7 +185,7 @@ class CubeFunction:
                 raise OptionError(f"{self.__name__} has no generic placeholder or comptime "
                                   f"parameter {name!r} (known: {', '.join(known) or 'none'})")
         return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"),
-                                   line_sizes, shared_mem)
+                                   line_sizes, shared_mem, self.fast_math)
 
     def _compile(self, spec: Specialization, target: str, checked: bool) -> Specialised:
         key = (spec, target, checked)
@@ -251,7 +260,8 @@ class CubeFunction:
     def launch(self, client, cube_count, cube_dim, *args, **kwargs) -> None:
         """Launches the kernel with bounds-checked buffer accesses: an out-of-range read
         gives 0 and an out-of-range write is dropped. `shared_mem=<bytes>` (a keyword)
-        sizes the kernel's DynamicSharedMemory."""
+        sizes the kernel's DynamicSharedMemory. A cube count of 0 on any axis runs
+        nothing (the arguments are still checked)."""
         try:  # free unless raised (zero-cost try): the user sees only their own frames
             self._launch(client, cube_count, cube_dim, args, kwargs, True)
         except CubepyError as exc:
@@ -278,6 +288,8 @@ class CubeFunction:
                 kwargs = dict(kwargs)  # an int from here on (True is not 1 bytes)
                 shared_mem = _shared_mem_bytes(kwargs.pop(SHARED_MEM), LaunchError)
             args = self._merge_kwargs(args, kwargs) if kwargs else args
+        if self._has_structs:
+            args = self._flatten_structs(args)
         try:  # validated dims by value: _dim3 costs ~2 us, a dict hit ~0.1 us
             count = _DIMS[cube_count]
             dim = _DIMS[cube_dim]
@@ -325,6 +337,8 @@ class CubeFunction:
             # raises the precise LaunchError
             self._plan(client, count, dim, args, checked, shared_mem)
             raise
+        if not (count[0] and count[1] and count[2]):
+            return  # no cube to run: a no-op, as in CubeCL (arguments were checked)
         if stream is None:
             client.dispatch(plan.executable, count, dim, buffers, info)
         else:
@@ -364,8 +378,30 @@ class CubeFunction:
                             {"_bits": struct.Struct("<d").pack})
         return self._key_of
 
+    def _flatten_structs(self, args: tuple) -> tuple:
+        """The arguments with each struct replaced by its leaf fields (records.py), in
+        the order of `params`; LaunchError naming a missing or wrong field."""
+        from .records import flatten_value
+        parsed = self._parse()
+        names = parsed.arg_names
+        if len(args) != len(names) or any(a is _MISSING for a in args):
+            missing = [p for p, a in zip(names, args + (_MISSING,) * len(names))
+                       if a is _MISSING]
+            detail = (f"missing {', '.join(repr(m) for m in missing)}" if missing
+                      else f"got {len(args)}")
+            raise LaunchError(f"{self.__name__}() takes {len(names)} arguments "
+                              f"({', '.join(names)}); {detail}", missing[0] if missing else None)
+        out: list = []
+        for name, a in zip(names, args):
+            cls = parsed.structs.get(name)
+            if cls is None:
+                out.append(a)
+            else:
+                flatten_value(cls, a, name, self.__name__, out)
+        return tuple(out)
+
     def _merge_kwargs(self, args: tuple, kwargs: dict) -> tuple:
-        names = [p.name for p in self.params]
+        names = list(self.arg_names)
         merged = list(args) + [_MISSING] * (len(names) - len(args))
         for name, value in kwargs.items():
             if name not in names:
@@ -412,7 +448,7 @@ class CubeFunction:
         if shared_mem is not None:
             shared_mem = _shared_mem_bytes(shared_mem, LaunchError)
         spec = Specialization.make({k: v for k, (v, _) in generics.items()}, comptime, dim,
-                                   line_sizes, shared_mem)
+                                   line_sizes, shared_mem, self.fast_math)
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("launch plan miss: %s on %s (%s)", self.__name__, client.runtime,
                          describe(spec))
@@ -428,7 +464,7 @@ class CubeFunction:
             compiled.executables[client] = executable
             logger.info("built the %s executable of %s in %.1f ms", client.runtime,
                         self.__name__, elapsed_ms(start))
-        index = {p.name: i for i, p in enumerate(params)}
+        index = {p.ir_name: i for i, p in enumerate(params)}
         buffer_args = tuple(index[b.name] for b in compiled.abi.buffers)
         return _LaunchPlan(client, executable, buffer_args, _make_packer(compiled.abi, index))
 
@@ -457,7 +493,11 @@ def _compile_spec(parsed: ParsedFunction, spec: Specialization, target: str,
     from .codegen import generate
     from .targets import get_target
     abi = compute_abi(kernel, checked, needs_cube_count=get_target(target).needs_cube_count)
-    return Specialised(kernel, abi, generate(kernel, target, abi, checked), checked)
+    artefact = generate(kernel, target, abi, checked)
+    if not spec.fast_math:
+        from .codegen.float_mode import strict_floats
+        artefact = strict_floats(artefact)
+    return Specialised(kernel, abi, artefact, checked)
 
 
 _DIMS: dict = {}  # cube counts/dims already validated, keyed by the value given
@@ -470,7 +510,8 @@ def _dim3_cached(value, what: str) -> tuple[int, int, int]:
     except (KeyError, TypeError):
         pass
     dims = _dim3(value, what)
-    if len(_DIMS) < 4096:
+    # A zero size is valid only as a cube count: kept out of the table that both share.
+    if len(_DIMS) < 4096 and all(dims):
         try:
             _DIMS[value] = dims
         except TypeError:  # a list: fine, just not cached
@@ -489,8 +530,11 @@ def _dim3(value, what: str) -> tuple[int, int, int]:
     except (TypeError, ValueError):
         raise LaunchError(f"{what} must be a CubeDim/CubeCount or up to three ints, "
                           f"not {value!r}", what) from None
-    if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise LaunchError(f"{what} {value!r} must have 1 to 3 positive sizes", what)
+    # A cube count of 0 on some axis launches nothing (CubeCL); a cube dim needs units.
+    low = 0 if what == "cube_count" else 1
+    if not 1 <= len(dims) <= 3 or any(d < low for d in dims):
+        sizes = "sizes >= 0" if low == 0 else "positive sizes"
+        raise LaunchError(f"{what} {value!r} must have 1 to 3 {sizes}", what)
     return dims + (1,) * (3 - len(dims))
 
 
@@ -765,16 +809,27 @@ def _user_position() -> tuple[str, int, int, int | None]:
     return frame.f_code.co_filename, lineno, col, end
 
 
-def cube(fn: Callable | None = None, *, launch: bool = False):
+def cube(fn: Callable | None = None, *, launch: bool = False, fast_math: bool = True):
     """Compiles a Python function for the GPU.
 
     `@cube(launch=True)` makes a kernel (`.launch`, `.source`, `.ir`); plain `@cube` makes
     a device function that other cube functions call (it is inlined).
+
+    `fast_math=False` (kernels only) evaluates float chains as written: no fused
+    multiply-add contraction on CUDA (`--fmad=false`), safe math on Metal, so a cuda
+    result equals the cpu runtime's bit for bit; WGSL cannot promise it. The default,
+    as in CubeCL and Triton, lets the GPU compiler contract `a * b + c`.
     """
+    if not isinstance(fast_math, bool):
+        raise OptionError(f"fast_math must be True or False, not {fast_math!r}")
+    if not fast_math and not launch:
+        raise OptionError("fast_math is an option of kernels (@cube(launch=True, "
+                          "fast_math=False)); a device function follows the kernel that "
+                          "calls it")
     if fn is None:
-        return public_entry(lambda f: CubeFunction(f, launch))
+        return public_entry(lambda f: CubeFunction(f, launch, fast_math))
     try:
-        return CubeFunction(fn, launch)
+        return CubeFunction(fn, launch, fast_math)
     except CubepyError as exc:
         hide_internal_frames(exc)
         raise

@@ -232,3 +232,10 @@ mulhi = mul_hi  # CUDA's __mulhi, Metal's mulhi
 
 INTRINSICS: dict[str, Intrinsic] = {
     obj.name: obj for obj in list(globals().values()) if isinstance(obj, Intrinsic)}
+
+# `Line.fill(value, size)` (CubeCL's `Line::empty(size).fill(value)`): an attribute of
+# `Line`, not a top-level name, so it stays out of INTRINSICS (frontend/values.py
+# registers it).
+_LineFactory.fill = Intrinsic(  # type: ignore[attr-defined]
+    "Line.fill", "Line.fill(value, size): a line of `size` copies of value (size known at "
+                 "compile time, e.g. x.line_size(); 1 gives value itself).")

@@ -37,8 +37,8 @@ class CubeCount(NamedTuple):
             CubeCount.cover(1000, CubeDim(256))               # CubeCount(4, 1, 1)
             CubeCount.cover((100, 30), CubeDim(16, 16))       # CubeCount(7, 2, 1)
 
-        An empty axis still gets one cube (a launch needs at least one; the kernel's
-        bounds check leaves it idle).
+        An empty axis still gets one cube, which the kernel's bounds check leaves idle
+        (a cube count of 0, which launches nothing, is for the caller to choose).
         """
         sizes = _axes(shape, "shape", minimum=0)
         dims = _axes(cube_dim, "cube_dim", minimum=1)

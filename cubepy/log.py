@@ -49,6 +49,8 @@ def describe(spec: "Specialization") -> str:
     parts += [f"line({k})={v}" for k, v in spec.line_sizes]
     if spec.shared_mem is not None:
         parts.append(f"shared_mem={spec.shared_mem}")
+    if not spec.fast_math:
+        parts.append("fast_math=False")
     return " ".join(parts)
 
 

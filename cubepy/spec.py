@@ -29,29 +29,31 @@ def exact_key(value: Any) -> Any:
 class Specialization:
     """generics: placeholder name -> DType; comptime: parameter name -> Python value;
     cube_dim: (x, y, z); line_sizes: buffer parameter name -> line size (1 if absent);
-    shared_mem: the bytes of DynamicSharedMemory given at launch (None: not given)."""
+    shared_mem: the bytes of DynamicSharedMemory given at launch (None: not given);
+    fast_math: False for strict floats (`@cube(launch=True, fast_math=False)`)."""
 
     generics: tuple[tuple[str, DType], ...] = ()
     comptime: tuple[tuple[str, Any], ...] = ()
     cube_dim: tuple[int, int, int] = (1, 1, 1)
     line_sizes: tuple[tuple[str, int], ...] = ()
     shared_mem: int | None = None
+    fast_math: bool = True
 
     @staticmethod
     def make(generics: dict | None = None, comptime: dict | None = None,
              cube_dim=(1, 1, 1), line_sizes: dict | None = None,
-             shared_mem: int | None = None) -> "Specialization":
+             shared_mem: int | None = None, fast_math: bool = True) -> "Specialization":
         return Specialization(
             tuple(sorted((generics or {}).items())),
             tuple(sorted((comptime or {}).items(), key=lambda kv: kv[0])),
             tuple(int(v) for v in cube_dim),
             tuple(sorted((k, v) for k, v in (line_sizes or {}).items() if v != 1)),
-            None if shared_mem is None else int(shared_mem))
+            None if shared_mem is None else int(shared_mem), bool(fast_math))
 
     def __post_init__(self) -> None:  # the exact key, computed once
         object.__setattr__(self, "_key", (
             self.generics, tuple((k, exact_key(v)) for k, v in self.comptime),
-            self.cube_dim, self.line_sizes, self.shared_mem))
+            self.cube_dim, self.line_sizes, self.shared_mem, self.fast_math))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Specialization):

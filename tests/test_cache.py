@@ -52,7 +52,7 @@ class FakeCompilers:
         monkeypatch.setattr(cuda_compile, "nvcc_version", lambda: "nvcc-fake")
         monkeypatch.setattr(cuda_compile, "compile_nvcc", self.compile)
 
-    def compile(self, source: str, arch: str) -> bytes:
+    def compile(self, source: str, arch: str, fast_math: bool = True) -> bytes:
         self.calls += 1
         return b"\x7fELF-cubin-for-" + arch.encode() + b"-" + source.encode()
 

@@ -40,6 +40,9 @@ class Compiled:
     positions: frozenset[str] = frozenset()  # position builtins the kernel reads
     render: Callable[[frozenset[int]], str] | None = field(default=None, repr=False,
                                                            compare=False)
+    # False (`@cube(launch=True, fast_math=False)`): strict floats, a chain evaluated as
+    # written; the runtime compiles accordingly (cuda: --fmad=false). codegen/float_mode.py
+    fast_math: bool = True
 
 
 def kernel_features(kernel: n.Kernel) -> frozenset[str]:

@@ -29,7 +29,7 @@ from .indexing import IndexMixin
 from .finalize import const_value, finalize_kernel
 from .infer import TVar, find
 from .parse import ParsedFunction, make_loc
-from .values import Buf, Dead, Py, Tup, is_number
+from .values import Buf, Dead, Py, Rec, Tup, is_number
 
 
 class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
@@ -210,6 +210,12 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
             frame.scope[name] = value
             frame.assigned.add(name)
             return
+        if isinstance(value, Rec):  # another name for a struct (its fields are read-only)
+            if count != 1:
+                self.error(f"{name!r} names a struct and can be assigned only once", target)
+            frame.scope[name] = value
+            frame.assigned.add(name)
+            return
         if isinstance(value, Py) and count == 1 and frame.loop_depth == 0 \
                 and len(self.ctx.blocks) == frame.base_depth \
                 and name in frame.parsed.top_assigned \
@@ -237,6 +243,8 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
             self.error(f"cannot assign to the loop variable {name!r}", target)
         if isinstance(b, Buf) and not b.is_kernel_array:
             self.error(f"cannot rebind the {b.kind.capitalize()} parameter {name!r}", target)
+        if isinstance(b, Rec):
+            self.error(f"cannot rebind the struct {name!r} ({b.cls.__name__})", target)
         if name in frame.comptime_names:
             self.error(f"cannot assign to the comptime parameter {name!r}", target)
         if isinstance(b, Py):
@@ -248,7 +256,7 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
 
     def store(self, target: ast.Subscript, value, value_node: ast.AST) -> None:
         buf = self.expr(target.value)
-        if isinstance(buf, n.Expr) and isinstance(find(buf.ty), LineType):
+        if isinstance(buf, n.Expr):  # a line value, or a scalar (a line of 1)
             return self.store_element(target, buf, self.materialize(value, value_node))
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", target.value)
@@ -282,7 +290,7 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
 
     def store_element(self, target: ast.Subscript, line: n.Expr, value: n.Expr) -> None:
         """`v[k] = value` for a line variable `v`: v becomes a line with element k
-        replaced."""
+        replaced (for a scalar, a line of 1: `v[0] = value` is `v = value`)."""
         if not isinstance(target.value, ast.Name):
             self.error("only an element of a line variable can be assigned (v[k] = x)",
                        target)
@@ -308,7 +316,7 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
         target = node.target
         if isinstance(target, ast.Subscript):
             buf = self.expr(target.value)
-            if isinstance(buf, n.Expr) and isinstance(find(buf.ty), LineType):
+            if isinstance(buf, n.Expr):  # a line value, or a scalar (a line of 1)
                 cur = self.line_element(buf, target.slice)
                 new = self.materialize(self.binop(node.op, cur, self.expr(node.value), node))
                 return self.store_element(target, buf, new)
@@ -441,15 +449,26 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
     def kernel(self) -> n.Kernel:
         parsed, frame = self.ctx.frame.parsed, self.ctx.frame
         params = []
-        for name in (*(p.name for p in parsed.params), *parsed.assign_counts,
-                     *parsed.for_targets):
+        members: dict[str, object] = {}  # struct field path (cfg.scale) -> its value
+        for name in (*(p.ir_name for p in parsed.params), *parsed.arg_names,
+                     *parsed.assign_counts, *parsed.for_targets):
             self.ctx.names.reserve(name)  # fresh names never shadow the user's
         for p in parsed.params:
             if p.kind == "comptime":
+                if not self.ctx.spec.has_comptime(p.name) and p.symbol is not None:
+                    bind = how_to_bind(p.name + "=...")
+                    if bind.endswith("source()/ir()"):  # a dotted name is no keyword
+                        bind = f'**{{"{p.name}": ...}} to source()/ir()'
+                    compile_error(p.loc, f"the Comptime field {p.name!r} is not bound: "
+                                         f"launch with the struct, or pass {bind}")
                 if not self.ctx.spec.has_comptime(p.name):
                     compile_error(p.loc, f"the comptime parameter {p.name!r} is not bound: "
                                          f"pass {how_to_bind(p.name + '=...', True)}")
-                frame.scope[p.name] = Py(self.ctx.spec.comptime_value(p.name))
+                value = Py(self.ctx.spec.comptime_value(p.name))
+                if p.symbol is not None:  # a Comptime field of a struct parameter
+                    members[p.name] = value
+                    continue
+                frame.scope[p.name] = value
                 frame.comptime_names.add(p.name)
                 continue
             dtype = self.param_type(p.elem, p.loc, f"parameter {p.name!r}")
@@ -460,15 +479,20 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
                                          f"be a Line (lines come from Tensor[Line[T]] or "
                                          f"Array[Line[T]] parameters)")
                 line = self.ctx.spec.line_size(p.name)
-            params.append(n.Param(p.name, p.kind, dtype, line))
+            params.append(n.Param(p.ir_name, p.kind, dtype, line))
             if p.kind == "scalar":
-                var = n.Var(p.name, dtype)
-                self.ctx.declared.add(id(var))
-                frame.scope[p.name] = var
-                frame.assigned.add(p.name)
+                value = n.Var(p.ir_name, dtype)
+                self.ctx.declared.add(id(value))
             else:
-                frame.scope[p.name] = Buf(n.BufferRef(p.name, dtype, "global"), p.kind,
-                                          line=line)
+                value = Buf(n.BufferRef(p.ir_name, dtype, "global"), p.kind, line=line)
+            if p.symbol is not None:  # a field of a struct parameter
+                members[p.name] = value
+                continue
+            frame.scope[p.name] = value
+            frame.assigned.add(p.name)
+        for name, cls in parsed.structs.items():
+            frame.scope[name] = _record(cls, name, members)
+            frame.assigned.add(name)
         self.body(parsed.tree.body)
         if self.ctx.spec.shared_mem is not None and self.ctx.dynamic_shared is None:
             compile_error(parsed.loc, f"shared_mem={self.ctx.spec.shared_mem} sizes a "
@@ -481,6 +505,14 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
         return n.Kernel(parsed.name, tuple(params), tuple(self.ctx.shared), body,
                         self.ctx.spec.cube_dim, parsed.loc,
                         local_arrays=tuple(self.ctx.local_arrays))
+
+
+def _record(cls: type, path: str, members: dict) -> Rec:
+    """The struct value of parameter `path` from its fields' parameters."""
+    from ..records import is_struct, struct_fields
+    return Rec(cls, path, tuple(
+        (name, _record(ann, f"{path}.{name}", members) if is_struct(ann)
+         else members[f"{path}.{name}"]) for name, ann in struct_fields(cls)))
 
 
 def build_kernel(parsed: ParsedFunction, spec: Specialization,

@@ -12,11 +12,11 @@ from ..ir import nodes as n
 from ..ir.types import DType, Generic, bool_, f32, u32
 from ..ir.types import LineType, elem_of
 from ..ir.visit import walk_stmts
-from ..lang import LineOf
+from ..lang import BufferAnnotation, LineOf
 from .context import Frame
 from .infer import TVar, describe, find
 from .intrinsics import CallSite, handler_for, is_inlinable
-from .values import CALLABLE_NAMES, Buf, Py, Tup, is_number, short_name
+from .values import CALLABLE_NAMES, Buf, Py, Rec, Tup, is_number, short_name
 
 _SIDE_EFFECTS = (n.Store, n.AtomicOp, n.Barrier, n.Terminate)
 MAX_INLINE_DEPTH = 1000  # device-function calls nested in one kernel (docs/LANGUAGE.md)
@@ -42,6 +42,9 @@ class CallMixin:
             base = self.expr(f.value)
             if isinstance(base, Buf):
                 return self.method(base, f.attr, node)
+            if isinstance(base, n.Expr) and f.attr == "size":  # CubeCL's line.size()
+                self.arity(node, "size", 0)
+                return self.line_size_of(base, f.value)
             with self.at(f):
                 func = self.e_Attribute_of(base, f)
         else:
@@ -279,6 +282,8 @@ class CallMixin:
         """The binding of one argument of an inlined call: buffers by reference,
         comptime values as they are, scalars by value (a fresh variable)."""
         loc = self.ctx.loc
+        if p.kind == "struct" or (isinstance(arg, Rec) and p.elem is None):
+            return self.bind_struct(p, arg, a_node, env, parsed)
         if p.kind in ("tensor", "array"):
             if not isinstance(arg, Buf):
                 self.error(f"parameter {p.name!r} of {parsed.name}() is a "
@@ -348,6 +353,39 @@ class CallMixin:
         self.use(var)
         self.emit(n.Assign(var=var, value=e, loc=loc))
         return var
+
+    def bind_struct(self, p, arg, a_node: ast.AST, env: dict, parsed) -> Rec:
+        """A struct argument, by reference (its fields are read-only); a parameter
+        annotated with the struct's class binds the placeholders of its fields."""
+        if not isinstance(arg, Rec) or (p.kind == "struct" and arg.cls is not p.elem):
+            want = p.elem.__name__ if p.kind == "struct" else "a value"
+            got = f"the struct {arg.cls.__name__}" if isinstance(arg, Rec) else "another value"
+            self.error(f"parameter {p.name!r} of {parsed.name}() is {want}, got {got}",
+                       a_node)
+        if p.kind == "struct":
+            self.bind_struct_generics(arg, a_node, env)
+        return arg
+
+    def bind_struct_generics(self, rec: Rec, a_node: ast.AST, env: dict) -> None:
+        """Placeholder fields (`scale: Float`) bind the placeholder to the field's type."""
+        from ..records import struct_fields
+        for name, ann in struct_fields(rec.cls):
+            value = rec.get(name)
+            if isinstance(value, Rec):
+                self.bind_struct_generics(value, a_node, env)
+            else:
+                g = ann.elem if isinstance(ann, BufferAnnotation) else ann
+                if isinstance(g, LineOf):
+                    g = g.elem
+                if not isinstance(g, Generic):
+                    continue
+                ty = value.ref.elem if isinstance(value, Buf) else value.ty
+                bound = env.get(g.name)
+                if bound is None:
+                    env[g.name] = ty
+                else:
+                    self.ctx.unifier.unify(bound, ty, self.ctx.loc, lambda a, b: (
+                        f"{g.name} is {a} in this call, but {rec.path}.{name} is {b}"))
 
 
 def _stable(e: n.Expr) -> bool:

@@ -16,10 +16,10 @@ from ..ir.dtype_facts import int_range
 from ..ir.types import DType, LineType, bool_, elem_of, i32, u32
 from ..ir.types import Generic
 from ..lang import BuiltinVar, Line, LineOf
-from .infer import TVar, find, float_lit, int_lit, resolve
+from .infer import TVar, describe, find, float_lit, int_lit, resolve
 from .parse import make_loc, python_scalar_type
 from .indexing import ShapeOf
-from .values import Buf, Dead, Py, Tup, is_number
+from .values import Buf, Dead, Py, Rec, Tup, is_number
 
 # ast operator -> (IR op, source symbol)
 BINOPS: dict[type, tuple[str, str]] = {
@@ -133,6 +133,9 @@ class ExprMixin:
         if isinstance(value, Tup):
             self.error(f"a tuple of {len(value.items)} values cannot be used as one value: "
                        f"unpack it (a, b = ...) or take an item (t[0])", node)
+        if isinstance(value, Rec):
+            self.error(f"the struct {value.path!r} ({value.cls.__name__}) cannot be used as "
+                       f"a value: read a field, e.g. {value.path}.{value.fields[0][0]}", node)
         self.error("this cannot be used as a value", node)
 
     def from_python(self, value, node: ast.AST):
@@ -168,6 +171,11 @@ class ExprMixin:
 
     def e_Attribute(self, node: ast.Attribute):
         base = self.expr(node.value)
+        if isinstance(base, Rec):
+            return self.rec_field(base, node)
+        if isinstance(base, n.Expr) and node.attr == "size":
+            self.error(f"{ast.unparse(node)} is a method: {ast.unparse(node)}() is the "
+                       f"line's size", node)
         if isinstance(base, Buf):
             self.error(f"{base.ref.name}.{node.attr} is not a value: buffers have the "
                        f"methods shape(d), stride(d), rank(), len(), buffer_len() (and "
@@ -182,6 +190,18 @@ class ExprMixin:
             self.error(f"reading {ast.unparse(node)} raised {type(exc).__name__}: {exc}",
                        node)
         return self.from_python(value, node)
+
+    def rec_field(self, rec: Rec, node: ast.Attribute):
+        """`cfg.scale`: a field of a struct value (a scalar reads its parameter)."""
+        value = rec.get(node.attr)
+        if value is None:
+            names = ", ".join(k for k, _ in rec.fields)
+            self.error(f"{rec.path} (a {rec.cls.__name__}) has no field {node.attr!r} "
+                       f"(fields: {names})", node)
+        if isinstance(value, n.Var):
+            self.use(value)
+            return n.Load(ty=value.ty, var=value, loc=self.ctx.loc)
+        return value
 
     def e_Constant(self, node: ast.Constant):
         return Py(node.value)
@@ -303,6 +323,8 @@ class ExprMixin:
     def line_with(self, line: n.Expr, index_node: ast.expr, value: n.Expr) -> n.Expr:
         """The line `line` with element `index` replaced by the scalar `value`."""
         ty = find(line.ty)
+        if not isinstance(ty, LineType):
+            return self.scalar_with(line, index_node, value)
         self.ctx.unifier.unify(value.ty, ty.elem, self.ctx.loc, lambda a, b: (
             f"cannot store {a} into an element of a line of {b}: cast it, e.g. {b}(...)"))
         k = self.ct_int(self.expr(index_node))
@@ -322,6 +344,32 @@ class ExprMixin:
             elems.append(n.Select(ty=ty.elem, cond=hit, if_true=value, if_false=old,
                                   loc=self.ctx.loc))
         return n.MakeLine(ty=ty, elems=tuple(elems), loc=self.ctx.loc)
+
+    def scalar_with(self, scalar: n.Expr, index_node: ast.expr, value: n.Expr) -> n.Expr:
+        """`s[k] = value` for a scalar `s`, a line of 1 (generic line code at line size
+        1): `value` for k == 0; a runtime k out of range changes nothing."""
+        self.ctx.unifier.unify(value.ty, scalar.ty, self.ctx.loc, lambda a, b: (
+            f"cannot store {a} into an element of {b} (a line of 1): cast it, e.g. "
+            f"{b}(...)"))
+        k = self.ct_int(self.expr(index_node))
+        if k is not None and k != 0:
+            self.error(f"element {k} of a {describe(find(scalar.ty))}: a scalar is a line "
+                       f"of 1, whose only element is 0", index_node)
+        index = self.index(index_node)
+        if k == 0:
+            return value
+        hit = n.Compare(ty=bool_, op="eq", lhs=index, loc=self.ctx.loc,
+                        rhs=n.Const(ty=index.ty, value=0, loc=self.ctx.loc))
+        return n.Select(ty=scalar.ty, cond=hit, if_true=value, if_false=scalar,
+                        loc=self.ctx.loc)
+
+    def line_size_of(self, value, node: ast.AST) -> Py:
+        """`len(v)` / `v.size()`: the number of elements of a line value, a compile-time
+        int (1 for a scalar: a line of 1)."""
+        if not isinstance(value, n.Expr):
+            self.error("len() takes a tensor, an array, shared memory or a line value", node)
+        ty = find(value.ty)
+        return Py(ty.size if isinstance(ty, LineType) else 1)
 
     def no_line(self, ty, what: str) -> None:
         """`what` does not take lines (checked once the type is known)."""

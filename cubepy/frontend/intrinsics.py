@@ -27,7 +27,7 @@ from ..lang import LineOf
 from ..math import PUBLIC_MATH
 from ..targets import PORTABLE
 from .indexing import shared_dims
-from .infer import find
+from .infer import find, resolve
 from .values import Buf, Py, is_number
 
 if TYPE_CHECKING:
@@ -113,8 +113,8 @@ def _range(b: Builder, node: ast.Call, site: CallSite):
 def _len(b: Builder, node: ast.Call, site: CallSite):
     b.arity(node, "len", 1)
     buf = b.expr(node.args[0])
-    if not isinstance(buf, Buf):
-        b.error("len() takes a tensor, an array or shared memory", node.args[0])
+    if not isinstance(buf, Buf):  # a line value: its size, known at compile time
+        return b.line_size_of(buf, node.args[0])
     if buf.start is not None:  # a view
         return buf.length
     if buf.is_kernel_array:
@@ -256,6 +256,24 @@ def _unroll(b: Builder, node: ast.Call, site: CallSite):
 @intrinsic("Line")
 def _line(b: Builder, node: ast.Call, site: CallSite):
     return b.make_line(node)
+
+
+@intrinsic("Line.fill")
+def _line_fill(b: Builder, node: ast.Call, site: CallSite):
+    """`Line.fill(value, size)`: `value` broadcast to a line of `size` (known at compile
+    time); size 1 is the scalar itself, so generic line code needs no special case."""
+    b.arity(node, "Line.fill", 2)
+    size = b.ct_int(b.expr(node.args[1]))
+    if size is None or not 1 <= size <= 16:
+        b.error("the size of Line.fill(value, size) must be an int from 1 to 16 known at "
+                "compile time (e.g. x.line_size())", node.args[1])
+    with b.at(node.args[0]):
+        value = b.rvalue(node.args[0])
+    if isinstance(find(value.ty), LineType):
+        b.error("Line.fill(value, size) takes a scalar value, not a line", node.args[0])
+    if size == 1:
+        return value
+    return b.splat(value, LineType(resolve(value.ty), size), "in Line.fill")
 
 
 _VOTES = ("ballot", "elect")  # plane ops with a handler of their own (_plane_vote)

@@ -14,13 +14,14 @@ import os
 import sys
 import textwrap
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 from ..errors import CompileError, compile_error
 from ..ir.nodes import Loc
 from ..ir.types import DType, Generic, bool_, f32, i32
 from ..lang import BufferAnnotation, ComptimeAnnotation, LineOf
+from ..records import is_struct, leaf_fields
 from .intrinsics import is_cube_decorator
 
 
@@ -28,9 +29,12 @@ from .intrinsics import is_cube_decorator
 class ParamInfo:
     """A parameter of a @cube function.
 
-    kind: "tensor", "array", "scalar" or "comptime". `elem` is the element (or scalar)
-    type: a DType, a Generic placeholder, a LineOf, or None (comptime, or an
-    unannotated device-function parameter). `pytype` is the Python type of a comptime.
+    kind: "tensor", "array", "scalar" or "comptime" ("struct" for a device-function
+    parameter annotated with a @cubepy.struct, `elem` then being the class). `elem` is
+    the element (or scalar) type: a DType, a Generic placeholder, a LineOf, or None
+    (comptime, or an unannotated device-function parameter). `pytype` is the Python type
+    of a comptime. A field of a kernel's struct parameter is a parameter of its own,
+    named by its path (`cfg.scale`), with the identifier `symbol` (`cfg_scale`).
     """
 
     name: str
@@ -38,6 +42,12 @@ class ParamInfo:
     elem: Any
     pytype: Optional[type]
     loc: Loc
+    symbol: Optional[str] = None
+
+    @property
+    def ir_name(self) -> str:
+        """The parameter's name in the IR and the launch ABI."""
+        return self.symbol or self.name
 
 
 @dataclass
@@ -53,6 +63,8 @@ class ParsedFunction:
     fn: Callable
     is_kernel: bool
     returns: Any = None  # evaluated return annotation (DType/Generic) or None
+    arg_names: tuple[str, ...] = ()  # the parameters as written (a struct is one)
+    structs: dict[str, type] = field(default_factory=dict)  # struct parameter -> class
     # names assigned by `=`/`+=`/annotated assignment, with how often (augmented counts 2)
     assign_counts: dict[str, int] = field(default_factory=dict)
     for_targets: set[str] = field(default_factory=set)
@@ -377,14 +389,53 @@ def _return_annotation(parsed: ParsedFunction, node: ast.expr) -> Any:
                   f"placeholder, Line[...], bool/int/float or tuple[...] of them")
 
 
-def _param_info(parsed: ParsedFunction, arg: ast.arg, is_kernel: bool) -> ParamInfo:
+def _param_infos(parsed: ParsedFunction, arg: ast.arg, is_kernel: bool) -> list[ParamInfo]:
+    """The parameters `arg` stands for: itself, or one per leaf field of a kernel's
+    @cubepy.struct parameter (`cfg.scale`, `cfg.x`: records.py)."""
+    ann = None if arg.annotation is None else _eval_annotation(parsed, arg.annotation)
+    if not is_struct(ann):
+        return [_param_info(parsed, arg, is_kernel, ann)]
+    loc = make_loc(parsed.filename, arg)
+    if not is_kernel:
+        return [ParamInfo(arg.arg, "struct", ann, None, loc)]
+    parsed.structs[arg.arg] = ann
+    out = []
+    for path, field_ann in leaf_fields(ann, arg.arg):
+        if isinstance(field_ann, BufferAnnotation):
+            out.append(ParamInfo(path, field_ann.kind, field_ann.elem, None, loc))
+        elif isinstance(field_ann, ComptimeAnnotation):
+            out.append(ParamInfo(path, "comptime", None, field_ann.pytype, loc))
+        else:
+            out.append(ParamInfo(path, "scalar", field_ann, None, loc))
+    return out
+
+
+def _name_struct_fields(parsed: ParsedFunction) -> None:
+    """Gives each struct field parameter an identifier (`cfg.scale` -> `cfg_scale`) that
+    no name of the function takes."""
+    taken = set(parsed.arg_names) | set(parsed.assign_counts) | parsed.for_targets
+    named = []
+    for p in parsed.params:
+        if "." in p.name:
+            base = symbol = p.name.replace(".", "_")
+            k = 1
+            while symbol in taken:
+                symbol, k = f"{base}_{k}", k + 1
+            taken.add(symbol)
+            p = replace(p, symbol=symbol)
+        named.append(p)
+    parsed.params = tuple(named)
+
+
+def _param_info(parsed: ParsedFunction, arg: ast.arg, is_kernel: bool,
+                ann: Any) -> ParamInfo:
     loc = make_loc(parsed.filename, arg)
     if arg.annotation is None:
         if is_kernel:
             compile_error(loc, f"kernel parameter {arg.arg!r} needs an annotation "
                                f"(Tensor[T], Array[T], a dtype or Comptime[T])")
         return ParamInfo(arg.arg, "scalar", None, None, loc)
-    ann = python_scalar_type(_eval_annotation(parsed, arg.annotation))
+    ann = python_scalar_type(ann)
     aloc = make_loc(parsed.filename, arg.annotation)
     if isinstance(ann, BufferAnnotation):
         return ParamInfo(arg.arg, ann.kind, ann.elem, None, loc)
@@ -393,8 +444,8 @@ def _param_info(parsed: ParsedFunction, arg: ast.arg, is_kernel: bool) -> ParamI
     if isinstance(ann, (DType, Generic, LineOf)):
         return ParamInfo(arg.arg, "scalar", ann, None, loc)
     compile_error(aloc, f"invalid annotation for parameter {arg.arg!r}: expected "
-                        f"Tensor[T], Array[T], a dtype, a placeholder or Comptime[T], "
-                        f"not {ann!r}")
+                        f"Tensor[T], Array[T], a dtype, a placeholder, Comptime[T] or a "
+                        f"@cubepy.struct, not {ann!r}")
 
 
 def _collect_generics(parsed: ParsedFunction) -> None:
@@ -536,8 +587,9 @@ def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
         d = (args.defaults or [x for x in args.kw_defaults if x is not None])[0]
         compile_error(make_loc(filename, d), "default parameter values are not supported "
                                              "in @cube functions")
-    parsed.params = tuple(_param_info(parsed, a, launch)
-                          for a in [*args.posonlyargs, *args.args])
+    all_args = [*args.posonlyargs, *args.args]
+    parsed.arg_names = tuple(a.arg for a in all_args)
+    parsed.params = tuple(p for a in all_args for p in _param_infos(parsed, a, launch))
     if fdef.returns is not None:
         if launch and _eval_annotation(parsed, fdef.returns) is not None:
             compile_error(make_loc(filename, fdef.returns), "a kernel returns nothing: "
@@ -546,5 +598,7 @@ def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
     _check_nesting(filename, fdef)
     _Whitelist(filename).body(fdef.body, docstring_ok=True)
     _scan(parsed)
+    if parsed.structs:
+        _name_struct_fields(parsed)
     _collect_generics(parsed)
     return parsed

@@ -60,6 +60,24 @@ class Tup:
 
 
 @dataclass(frozen=True)
+class Rec:
+    """A @cubepy.struct value (records.py): its class, its path for messages (`cfg`,
+    `cfg.inner`) and each field's value: an n.Var (a scalar parameter), a Buf or a
+    nested Rec. Its fields are read-only, so device functions take it by reference."""
+
+    cls: type
+    path: str
+    fields: tuple[tuple[str, Any], ...]
+
+    def get(self, name: str) -> Any:
+        """The value of field `name`, or None when the struct has no such field."""
+        for key, value in self.fields:
+            if key == name:
+                return value
+        return None
+
+
+@dataclass(frozen=True)
 class Dead:
     """A loop variable after its loop (reading it is an error)."""
 
@@ -76,6 +94,7 @@ def is_number(v: Any) -> bool:
 # builtins as "builtins.<name>".
 CALLABLE_NAMES: dict[int, str] = {id(o): name for name, o in INTRINSICS.items()}
 CALLABLE_NAMES[id(Line)] = "Line"
+CALLABLE_NAMES[id(Line.fill)] = "Line.fill"
 CALLABLE_NAMES.update({id(o): f"math.{name}" for name, o in MATH_INTRINSICS.items()})
 CALLABLE_NAMES.update({id(getattr(pymath, name)): f"math.{name}"
                        for name in MATH_INTRINSICS if hasattr(pymath, name)})

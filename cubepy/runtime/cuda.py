@@ -139,10 +139,11 @@ class CudaExecutable:
     """A loaded kernel and what launching it needs."""
 
     __slots__ = ("function", "launch", "pack", "name", "source", "abi", "compiler",
-                 "module", "raw", "__weakref__")
+                 "module", "raw", "fast_math", "__weakref__")
 
     def __init__(self, function, name: str, source: str, abi: KernelABI, compiler: str,
-                 module: _LoadedModule | None = None):
+                 module: _LoadedModule | None = None, fast_math: bool = True):
+        self.fast_math = fast_math  # False: compiled without multiply-add contraction
         self.module = module  # keeps the module (and its cubin) while this executable lives
         self.function = function
         self.raw = None  # a cuda_driver.RawFunction, made on a first raw-stream launch
@@ -209,9 +210,10 @@ class CudaClient(Client):
         self.limits = self._read_limits(major)
         self.compiler = CudaCompiler(self.arch)
         # Weak: entries live as long as some kernel's caches hold the executable.
-        self._modules: weakref.WeakValueDictionary[str, _LoadedModule] = \
+        self._modules: weakref.WeakValueDictionary[tuple[str, bool], _LoadedModule] = \
             weakref.WeakValueDictionary()
-        self._executables: weakref.WeakValueDictionary[tuple[str, str], CudaExecutable] = \
+        self._executables: weakref.WeakValueDictionary[tuple[str, str, bool],
+                                                       CudaExecutable] = \
             weakref.WeakValueDictionary()
 
     def _read_limits(self, major: int) -> DeviceLimits:
@@ -281,7 +283,7 @@ class CudaClient(Client):
         if exe.raw is None:
             cubin = exe.module.cubin if exe.module is not None else None
             if cubin is None:
-                cubin = self.compiler.compile(exe.source)
+                cubin = self.compiler.compile(exe.source, exe.fast_math)
             exe.raw = cuda_driver.RawFunction(cubin, exe.name)
         exe.raw.launch(count, dim, params, handle)
 
@@ -412,13 +414,15 @@ class CudaClient(Client):
         if compiled is None:
             from ..codegen import generate
             compiled = generate(kernel, "cuda", abi, checked)
-        return self.load(compiled.source, compiled.entry, abi)
+        return self.load(compiled.source, compiled.entry, abi, compiled.fast_math)
 
     @_in_context
-    def load(self, source: str, name: str, abi: KernelABI) -> CudaExecutable:
+    def load(self, source: str, name: str, abi: KernelABI,
+             fast_math: bool = True) -> CudaExecutable:
         """An executable for entry `name` of CUDA `source` following `abi` (compiled
-        once per source in this process, and once per machine through the disk cache)."""
-        key = (source, name)
+        once per source in this process, and once per machine through the disk cache;
+        `fast_math=False` compiles without multiply-add contraction)."""
+        key = (source, name, fast_math)
         exe = self._executables.get(key)
         if exe is not None:
             return exe
@@ -427,23 +431,24 @@ class CudaClient(Client):
         with self._lock:  # one compile per source, whichever threads ask at once
             exe = self._executables.get(key)
             if exe is None:
-                exe = self._load_locked(source, name, abi)
+                exe = self._load_locked(source, name, abi, fast_math)
                 self._executables[key] = exe
             return exe
 
-    def _load_locked(self, source: str, name: str, abi: KernelABI) -> CudaExecutable:
-        loaded = self._modules.get(source)
+    def _load_locked(self, source: str, name: str, abi: KernelABI,
+                     fast_math: bool) -> CudaExecutable:
+        loaded = self._modules.get((source, fast_math))
         compiler = "memory"
         try:
             if loaded is None:
-                cubin = self.compiler.compile(source)
+                cubin = self.compiler.compile(source, fast_math)
                 compiler = self.compiler.last_compiler
                 loaded = _LoadedModule(self._cuda.module_from_buffer(cubin), cubin)
-                self._modules[source] = loaded
+                self._modules[(source, fast_math)] = loaded
             function = loaded.module.get_function(name)
         except self._cuda.Error as e:
             raise self._cuda_error(e, f"loading {name}") from None
-        return CudaExecutable(function, name, source, abi, compiler, loaded)
+        return CudaExecutable(function, name, source, abi, compiler, loaded, fast_math)
 
     def dispatch(self, executable: CudaExecutable, cube_count: tuple[int, int, int],
                  cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],

@@ -28,6 +28,9 @@ from ..errors import LaunchError
 
 # Plain IEEE arithmetic: no fast-math, the DSL's NaN/rounding semantics depend on it.
 _COMMON_OPTIONS = ("--std=c++17",)
+# `@cube(launch=True, fast_math=False)`: no multiply-add contraction, so a float chain is
+# rounded operation by operation as written (the cpu runtime's numpy result, bit for bit).
+STRICT_FLOAT_OPTIONS = ("--fmad=false",)
 
 
 CUBINS = DiskCache("cuda", ".cubin")
@@ -182,28 +185,34 @@ def _is_elf(path: str) -> bool:
         return False
 
 
-def nvrtc_options(arch: str) -> list[str]:
-    """NVRTC's options for `arch` (they are part of the cache key)."""
-    opts = [f"--gpu-architecture={arch}", *_COMMON_OPTIONS]
+def _float_options(fast_math: bool) -> tuple[str, ...]:
+    return () if fast_math else STRICT_FLOAT_OPTIONS
+
+
+def nvrtc_options(arch: str, fast_math: bool = True) -> list[str]:
+    """NVRTC's options for `arch` (they are part of the cache key); `fast_math=False`
+    turns off multiply-add contraction."""
+    opts = [f"--gpu-architecture={arch}", *_COMMON_OPTIONS, *_float_options(fast_math)]
     for inc in dict.fromkeys((cuda_include_dir(), cccl_include_dir())):
         if inc:
             opts.append(f"--include-path={inc}")
     return opts
 
 
-def nvcc_options(arch: str) -> list[str]:
-    """nvcc's options for `arch` (they are part of the cache key)."""
-    return ["-cubin", f"-arch={arch}", *_COMMON_OPTIONS]
+def nvcc_options(arch: str, fast_math: bool = True) -> list[str]:
+    """nvcc's options for `arch` (they are part of the cache key); `fast_math=False`
+    turns off multiply-add contraction."""
+    return ["-cubin", f"-arch={arch}", *_COMMON_OPTIONS, *_float_options(fast_math)]
 
 
-def compile_nvrtc(source: str, arch: str) -> bytes:
+def compile_nvrtc(source: str, arch: str, fast_math: bool = True) -> bytes:
     """A cubin for `arch` ("sm_90") through NVRTC; raises RuntimeError with the log."""
     nvrtc = _nvrtc_module()
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"cubepy_kernel.cu", 0, [], [])
     if int(err) != 0:
         raise RuntimeError(f"nvrtcCreateProgram failed: {err}")
     try:
-        opts = [o.encode() for o in nvrtc_options(arch)]
+        opts = [o.encode() for o in nvrtc_options(arch, fast_math)]
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if int(err) != 0:
             _, size = nvrtc.nvrtcGetProgramLogSize(prog)
@@ -222,7 +231,7 @@ def compile_nvrtc(source: str, arch: str) -> bytes:
         nvrtc.nvrtcDestroyProgram(prog)
 
 
-def compile_nvcc(source: str, arch: str) -> bytes:
+def compile_nvcc(source: str, arch: str, fast_math: bool = True) -> bytes:
     """A cubin for `arch` through the nvcc command line; raises RuntimeError with the
     compiler's messages."""
     import subprocess
@@ -233,7 +242,7 @@ def compile_nvcc(source: str, arch: str) -> bytes:
         src, out = os.path.join(tmp, "kernel.cu"), os.path.join(tmp, "kernel.cubin")
         with open(src, "w") as f:
             f.write(source)
-        proc = subprocess.run([nvcc, *nvcc_options(arch), "-o", out, src],
+        proc = subprocess.run([nvcc, *nvcc_options(arch, fast_math), "-o", out, src],
                               capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError((proc.stderr or proc.stdout).strip())
@@ -257,8 +266,9 @@ class CudaCompiler:
         and (through cache_key) the cubepy version."""
         return cache_key("cubin", compiler, self.arch, "\x00".join(options), source)
 
-    def compile(self, source: str) -> bytes:
-        """The cubin for `source`; raises LaunchError when no compiler accepts it."""
+    def compile(self, source: str, fast_math: bool = True) -> bytes:
+        """The cubin for `source` (`fast_math=False`: without multiply-add contraction,
+        a cache entry of its own); raises LaunchError when no compiler accepts it."""
         errors = []
         # Module globals looked up per call, so tests can substitute fake compilers.
         compilers = (("nvrtc", nvrtc_identity, nvrtc_options, compile_nvrtc, nvrtc_version),
@@ -270,13 +280,13 @@ class CudaCompiler:
             compiler = identity()
             if compiler is None:
                 continue
-            key = self.key(source, compiler, options(self.arch))
+            key = self.key(source, compiler, options(self.arch, fast_math))
             cubin = CUBINS.get(key)
             if cubin is not None:
                 self.last_compiler = "disk"
                 return cubin
             try:
-                cubin = fn(source, self.arch)
+                cubin = fn(source, self.arch, fast_math=fast_math)
             except Exception as e:  # compiler missing or rejecting: try the next one
                 errors.append(f"{version() or which}: {e}")
                 continue
