@@ -10,7 +10,7 @@ import cubepy
 from cubepy import (ABSOLUTE_POS, UNIT_POS, Array, CubeCount, CubeDim, Float, Line, Numeric,
                     SharedMemory, Tensor, atomic_add, atomic_max, atomic_min, cube, f32, i32,
                     plane_all, plane_any, plane_broadcast, plane_max, plane_min, plane_prod,
-                    plane_sum, select, sync_cube, terminate, u32)
+                    plane_sum, select, sync_cube, sync_plane, terminate, u32)
 
 from . import plane_width, ported
 
@@ -392,3 +392,23 @@ def cubecl_switch(client):
     assert _switch(client, kernel_switch_value_expr, 5) == 5.0
     assert _switch(client, kernel_switch_or_arm, 2) == 3.0
     assert _switch(client, kernel_switch_const, 1) == 3.0
+
+
+# ----------------------------------------------------------------------------- synchronization.rs: sync_plane
+
+@cube(launch=True)
+def kernel_test_sync_plane(out: Array[Float]):
+    shared_memory = SharedMemory(Float, 1)
+    if UNIT_POS == 0:
+        shared_memory[0] = Float(1)
+    sync_plane()
+    out[UNIT_POS] = shared_memory[0]
+
+
+@ported(TESTS + "synchronization.rs::test_sync_plane")
+def cubecl_sync_plane(client):
+    handle = client.zeros(64, f32)
+    kernel_test_sync_plane.launch(client, CubeCount(1), CubeDim(32, 2), handle)
+    # the original's 32 lanes: the first plane sees unit 0's write after sync_plane
+    p = plane_width(client)
+    assert handle.numpy()[:p].tolist() == [1.0] * p

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from cubepy import (ABSOLUTE_POS, CUBE_COUNT_X, CUBE_DIM_X, CUBE_DIM_Y, CUBE_POS_X,
-                    DynamicSharedMemory,
+from cubepy import (ABSOLUTE_POS, ABSOLUTE_POS_X, ABSOLUTE_POS_Y, ABSOLUTE_POS_Z,
+                    CUBE_COUNT_X, CUBE_DIM_X, CUBE_DIM_Y, CUBE_POS_X, DynamicSharedMemory,
+                    Tensor, sync_plane,
                     PLANE_DIM, UNIT_POS_PLANE, UNIT_POS_X, UNIT_POS_Y, Array, CubeCount, CubeDim, Numeric,
                     SharedMemory, atomic_add, cube, f32, f64, i32, i64, plane_broadcast,
                     plane_shuffle_down, plane_shuffle_up, plane_shuffle_xor, sync_cube, u32,
@@ -311,3 +312,74 @@ def cupyx_shared_memory_dynamic(client):
                                  shared_mem=128)
     expected = x.reshape(32, 32)[:, ::-1].ravel()
     assert bool((y.numpy() == expected).all())
+
+
+# ----------------------------------------------------------------------------- grids in 2-D and 3-D
+
+@cube(launch=True)
+def grid_2d(arr1: Tensor[i32], arr2: Tensor[i32], n: u32, m: u32):
+    x, y = ABSOLUTE_POS_X, ABSOLUTE_POS_Y  # jit.grid(2)
+    if x < n and y < m:
+        arr2[x, y] = arr1[x, y]
+
+
+@cube(launch=True)
+def grid_3d(arr1: Tensor[i32], arr2: Tensor[i32], k: u32, m: u32, n: u32):
+    x, y, z = ABSOLUTE_POS_X, ABSOLUTE_POS_Y, ABSOLUTE_POS_Z  # jit.grid(3)
+    if x < k and y < m and z < n:
+        arr2[x, y, z] = arr1[x, y, z]
+
+
+@ported(RAW + "test_raw_grid_2D/test_raw_grid_3D")
+def cupyx_raw_grid_2d_3d(client):
+    x = np.arange(20, dtype=np.int32).reshape(4, 5)
+    y = client.zeros((4, 5), i32)
+    grid_2d.launch(client, CubeCount(1), CubeDim(4, 5), client.tensor(x), y, 4, 5)
+    assert (x == y.numpy()).all()
+    l, m, n = (2, 3, 4)
+    x = np.arange(24, dtype=np.int32).reshape(l, m, n)
+    y = client.zeros((l, m, n), i32)
+    grid_3d.launch(client, CubeCount((l + 1) // 2, (m + 1) // 2, (n + 1) // 2),
+                   CubeDim(2, 2, 2), client.tensor(x), y, l, m, n)
+    assert (x == y.numpy()).all()
+
+
+@cube(launch=True)
+def multidimensional_array(x: Tensor[i32], y: Tensor[i32], n_row: u32, n_col: u32):
+    tid = UNIT_POS_X + CUBE_DIM_X * CUBE_POS_X
+    ntid = CUBE_DIM_X * CUBE_COUNT_X
+    size = n_row * n_col
+    for i in range(tid, size, ntid):
+        i_row = i // n_col
+        i_col = i % n_col
+        y[i_row, i_col] = x[i_row, i_col]
+
+
+@ported(RAW + "test_raw_multidimensional_array")
+def cupyx_raw_multidimensional_array(client):
+    n, m = 12, 13
+    x = shaped_random((n, m), np.int32, seed=0)
+    y = client.tensor(shaped_random((n, m), np.int32, seed=1))
+    multidimensional_array.launch(client, CubeCount(5), CubeDim(6), client.tensor(x), y, n, m)
+    assert bool((x == y.numpy()).all())
+
+
+# ----------------------------------------------------------------------------- syncwarp
+
+@cube(launch=True)
+def syncwarp(x: Array[i32]):
+    lane_id = UNIT_POS_X & 0x1F
+    if lane_id < 16:
+        x[lane_id] = 1
+    else:
+        x[lane_id] = 2
+    sync_plane()  # jit.syncwarp()
+
+
+@ported(RAW + "test_syncwarp")
+def cupyx_syncwarp(client):
+    x = client.zeros(32, i32)
+    syncwarp.launch(client, CubeCount(1), CubeDim(32), x)
+    y = np.ones(32, np.int32)
+    y[16:] += 1
+    assert bool((x.numpy() == y).all())

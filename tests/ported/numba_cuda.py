@@ -7,8 +7,9 @@ import math
 
 import numpy as np
 
-from cubepy import (ABSOLUTE_POS, CUBE_DIM_X, CUBE_POS_X, UNIT_POS_X, Array, CubeCount,
-                    CubeDim, Float, SharedMemory, cube, f32, i32, sync_cube, terminate)
+from cubepy import (ABSOLUTE_POS, ABSOLUTE_POS_X, ABSOLUTE_POS_Y, CUBE_COUNT_X, CUBE_DIM_X,
+                    CUBE_POS_X, UNIT_POS_X, UNIT_POS_Y, Array, CubeCount, CubeDim, Float,
+                    SharedMemory, Tensor, cube, f32, i32, sync_cube, terminate)
 
 from . import best_float, ported
 
@@ -135,3 +136,113 @@ def numba_parallel_max(client):
     max_reduce_kernel.launch(client, CubeCount(blocks_per_grid), CubeDim(threads_per_block),
                              client.tensor(test_array), d_output)
     assert np.max(d_output.numpy()) == np.max(test_array)
+
+
+# ----------------------------------------------------------------------------- matmul
+
+@cube(launch=True)
+def matmul(A: Tensor[Float], B: Tensor[Float], C: Tensor[Float]):
+    """Perform square matrix multiplication of C = A * B."""
+    i, j = ABSOLUTE_POS_X, ABSOLUTE_POS_Y  # cuda.grid(2)
+    if i < C.shape[0] and j < C.shape[1]:
+        tmp = Float(0.0)
+        for k in range(A.shape[1]):
+            tmp += A[i, k] * B[k, j]
+        C[i, j] = tmp
+
+
+TPB = 16
+
+
+@cube(launch=True)
+def fast_matmul(A: Tensor[Float], B: Tensor[Float], C: Tensor[Float]):
+    """Perform matrix multiplication of C = A * B using shared memory."""
+    sA = SharedMemory(Float, (TPB, TPB))
+    sB = SharedMemory(Float, (TPB, TPB))
+    x, y = ABSOLUTE_POS_X, ABSOLUTE_POS_Y
+    tx = UNIT_POS_X
+    ty = UNIT_POS_Y
+    bpg = CUBE_COUNT_X  # blocks per grid
+    tmp = Float(0.0)
+    for i in range(bpg):
+        sA[ty, tx] = 0
+        sB[ty, tx] = 0
+        if y < A.shape[0] and (tx + i * TPB) < A.shape[1]:
+            sA[ty, tx] = A[y, tx + i * TPB]
+        if x < B.shape[1] and (ty + i * TPB) < B.shape[0]:
+            sB[ty, tx] = B[ty + i * TPB, x]
+        sync_cube()
+        for j in range(TPB):
+            tmp += sA[ty, j] * sB[j, tx]
+        sync_cube()
+    if y < C.shape[0] and x < C.shape[1]:
+        C[y, x] = tmp
+
+
+@ported(DOCS + "test_matmul.py::test_ex_matmul")
+def numba_matmul(client):
+    F, rtol = best_float(client)
+    x_h = np.arange(16).reshape([4, 4]).astype(F.numpy)
+    y_h = np.ones([4, 4], F.numpy)
+    z = client.zeros((4, 4), F)
+    matmul.launch(client, CubeCount(1), CubeDim(16, 16), client.tensor(x_h),
+                  client.tensor(y_h), z)
+    assert np.all(z.numpy() == x_h @ y_h)
+    threadsperblock = (TPB, TPB)
+    z = client.zeros((4, 4), F)
+    blockspergrid = (math.ceil(4 / threadsperblock[0]), math.ceil(4 / threadsperblock[1]))
+    fast_matmul.launch(client, CubeCount(*blockspergrid), CubeDim(*threadsperblock),
+                       client.tensor(x_h), client.tensor(y_h), z)
+    assert np.all(z.numpy() == x_h @ y_h), "fast_matmul incorrect, square case"
+    x_h = np.arange(115).reshape([5, 23]).astype(F.numpy)
+    y_h = np.ones([23, 7], F.numpy)
+    z = client.zeros((5, 7), F)
+    grid_y_max = max(x_h.shape[0], y_h.shape[0])
+    grid_x_max = max(x_h.shape[1], y_h.shape[1])
+    blockspergrid = (math.ceil(grid_x_max / threadsperblock[0]),
+                     math.ceil(grid_y_max / threadsperblock[1]))
+    fast_matmul.launch(client, CubeCount(*blockspergrid), CubeDim(*threadsperblock),
+                       client.tensor(x_h), client.tensor(y_h), z)
+    assert np.all(z.numpy() == x_h @ y_h), "fast_matmul incorrect, non-square case"
+
+
+# ----------------------------------------------------------------------------- convolution
+
+@cube(launch=True)
+def convolution_kernel(image: Tensor[f32], kernel: Tensor[f32], output: Tensor[f32]):
+    """Apply a 2D convolution filter to an image."""
+    i, j = ABSOLUTE_POS_X, ABSOLUTE_POS_Y
+    # `k_rows, k_cols = kernel.shape` in the original: the rank is known only at launch,
+    # so the two dimensions are read one by one
+    k_rows, k_cols = kernel.shape[0], kernel.shape[1]
+    k_center_y, k_center_x = k_rows // 2, k_cols // 2
+    if i < output.shape[0] and j < output.shape[1]:
+        val = f32(0.0)
+        for k_i in range(k_rows):
+            for k_j in range(k_cols):
+                # signed positions: Numba's integers are int64, cubepy's shapes u32
+                i_pos = i32(i) + (i32(k_i) - i32(k_center_y))
+                j_pos = i32(j) + (i32(k_j) - i32(k_center_x))
+                if 0 <= i_pos < i32(image.shape[0]) and 0 <= j_pos < i32(image.shape[1]):
+                    val += image[i_pos, j_pos] * kernel[k_i, k_j]
+        output[i, j] = val
+
+
+@ported(DOCS + "test_convolution.py::test_ex_convolution")
+def numba_convolution(client):
+    image_size = 64
+    image = np.zeros((image_size, image_size), dtype=np.float32)
+    for i in range(image_size):
+        for j in range(image_size):
+            image[i, j] = (i + j) / (2 * image_size)
+    gaussian = np.array([[1, 2, 1], [2, 4, 2], [1, 2, 1]], dtype=np.float32) / 16.0
+    out = client.empty(image.shape, f32)
+    blocks = (math.ceil(image.shape[0] / 16), math.ceil(image.shape[1] / 16))
+    convolution_kernel.launch(client, CubeCount(*blocks), CubeDim(16, 16),
+                              client.tensor(image), client.tensor(gaussian), out)
+    # signal.convolve2d(image, gaussian, mode='same'), with numpy: zero padding, the
+    # kernel flipped (it is symmetric)
+    padded = np.pad(image, 1)
+    expect = sum(padded[di:di + image_size, dj:dj + image_size] * gaussian[2 - di, 2 - dj]
+                 for di in range(3) for dj in range(3))
+    np.testing.assert_allclose(out.numpy(), expect, rtol=1e-5, atol=1e-5)
