@@ -9,7 +9,6 @@ against numpy.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 import numpy as np
@@ -42,8 +41,11 @@ def forward(x: Any, params: list) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or '').splitlines()[0])
-    parser.add_argument("--runtime", default=None, help="cuda, wgpu or cpu (default: best)")
-    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--runtime", default=None, choices=("cuda", "wgpu", "cpu"),
+                        help="where to run (default: $CUBEPY_RUNTIME, else the best present: "
+                             "cuda, then wgpu on a GPU, then cpu)")
+    parser.add_argument("--batch", type=int, default=64,
+                        help="rows of the input batch (default 64)")
     parser.add_argument("--show-source", action="store_true",
                         help="print the generated source of every kernel")
     args = parser.parse_args(argv)
@@ -71,4 +73,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with cubepy.exit_on_error():  # a missing runtime or a rejected kernel: one message
+        raise SystemExit(main())
