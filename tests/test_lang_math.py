@@ -111,7 +111,10 @@ def test_double_math_computes_in_double(runtime_client, fn):
         want = reference(fn, v)
         if math.isnan(want) or math.isinf(want):
             ok = math.isnan(g) if math.isnan(want) else g == want
-        elif fn == "lgamma" and LGAMMA_ABS_INTERVAL[0] < v < LGAMMA_ABS_INTERVAL[1]:
+        elif fn == "lgamma" and (LGAMMA_ABS_INTERVAL[0] < v < LGAMMA_ABS_INTERVAL[1]
+                                 or abs(v - 1) < 0.1 or abs(v - 2) < 0.1):
+            # near its zeros (also at 1 and 2 in f64: CUDA's lgamma is 4e-16 off there,
+            # a large relative error of a tiny value) the bound is absolute
             ok = abs(g - want) <= 1e-13
         else:
             ok = abs(g - want) <= 1e-13 * abs(want) or abs(g - want) < 1e-300

@@ -137,11 +137,16 @@ HELPERS: dict[str, FloatHelper] = {
     let b = abs(y);
     if (cube_isinf_f32(a) || cube_isinf_f32(b)) {{ return {_INF}; }}
     if (cube_isnan_f32(a) || cube_isnan_f32(b)) {{ return {_NAN}; }}
-    let m = select(b, a, a > b);
-    let n = select(a, b, a > b);
+    var m = select(b, a, a > b);
+    var n = select(a, b, a > b);
     if (m == 0.0f) {{ return 0.0f; }}
+    // WGSL's division is accurate only for divisors in [2^-126, 2^126] (NVIDIA's driver
+    // gave hypot(3e38, 1e38) = 3e38): bring m there by a power of two, exact both ways
+    var s = 1.0f;
+    if (m > 1.0e37f) {{ m = m * 5.421011e-20f; n = n * 5.421011e-20f; s = 1.8446744e19f; }}
+    else if (m < 1.0e-30f) {{ m = m * 1.8446744e19f; n = n * 1.8446744e19f; s = 5.421011e-20f; }}
     let r = n / m;
-    return m * sqrt(1.0f + r * r);""", "isinf", "isnan"),
+    return (m * sqrt(1.0f + r * r)) * s;""", "isinf", "isnan"),
     "log1p_kernel": _h("f: F", "F", f"""
     let s = f / (2.0f + f);
     let z = s * s;
