@@ -100,19 +100,23 @@ _CHOSEN: dict = {}  # (client id, rows, lines, dtype) -> the fastest register pl
 
 
 def register_plan(client, rows: int, lines: int, args: tuple) -> tuple[int, int] | None:
-    """(units, lines per unit) holding the row in registers, the fastest measured once
-    per shape on a GPU (softmax.register_plans lists the candidates)."""
+    """(units, lines per unit) holding the row in registers, or None for the three-pass
+    kernel: the fastest measured once per shape on a GPU (softmax.register_plans lists
+    the candidates)."""
     from .softmax import register_plans
     plans = register_plans(lines)
-    if len(plans) < 2 or client.runtime == "cpu":
+    if not plans or client.runtime == "cpu":
         return plans[0] if plans else None
     key = (id(client), rows, lines, args[0].dtype)
     if key not in _CHOSEN:
-        times = {}
+        times: dict = {}
         for units, per_unit in plans:
             times[(units, per_unit)] = cubepy.bench(
                 layernorm_in_registers.launch_unchecked, client, CubeCount(rows),
                 CubeDim(units), *args, per_unit, warmup=1, reps=5, flush=False).median_ms
+        times[None] = cubepy.bench(layernorm.launch_unchecked, client, CubeCount(rows),
+                                   CubeDim(UNITS), *args, warmup=1, reps=5,
+                                   flush=False).median_ms  # the three-pass kernel
         _CHOSEN[key] = min(times, key=lambda plan: times[plan])
     return _CHOSEN[key]
 

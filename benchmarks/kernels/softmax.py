@@ -144,18 +144,22 @@ _CHOSEN: dict = {}  # (client id, rows, lines) -> the fastest register plan meas
 
 
 def register_plan(client, rows: int, lines: int, x, out) -> tuple[int, int] | None:
-    """The register plan for this shape: on a GPU the fastest of `register_plans`,
-    timed once per shape and client (a few ms); on the cpu runtime the first."""
+    """The register plan for this shape, or None for the online kernel: on a GPU the
+    fastest of `register_plans` and the online kernel, timed once per shape and client
+    (a few ms; at 16384 columns the register kernel's 1024-unit cubes lose to the online
+    one on an H200); on the cpu runtime the first plan."""
     plans = register_plans(lines)
-    if len(plans) < 2 or client.runtime == "cpu":
+    if not plans or client.runtime == "cpu":
         return plans[0] if plans else None
     key = (id(client), rows, lines)
     if key not in _CHOSEN:
-        times = {}
+        times: dict = {}
         for units, per_unit in plans:
             times[(units, per_unit)] = cubepy.bench(
                 softmax_in_registers.launch_unchecked, client, CubeCount(rows),
                 CubeDim(units), x, out, per_unit, warmup=1, reps=5, flush=False).median_ms
+        times[None] = cubepy.bench(softmax.launch_unchecked, client, CubeCount(rows), x,
+                                   out, warmup=1, reps=5, flush=False).median_ms
         _CHOSEN[key] = min(times, key=lambda plan: times[plan])
     return _CHOSEN[key]
 
