@@ -388,6 +388,7 @@ def test_nvcc_identity_changes_with_the_toolkit_files_and_needs_no_subprocess(
 def test_nvrtc_identity_names_the_loaded_library_file(tmp_path, monkeypatch):
     lib = tmp_path / "libnvrtc.so.13"
     lib.write_bytes(b"\x7fELF" + b"\0" * 100)
+    monkeypatch.setattr(cuda_compile, "_nvrtc_record_key", lambda: None)
     monkeypatch.setattr(cuda_compile, "nvrtc_version", lambda: "nvrtc-13.0")
     monkeypatch.setattr(cuda_compile, "_loaded_library", lambda stem: str(lib))
     cuda_compile.nvrtc_identity.cache_clear()
@@ -595,3 +596,47 @@ def test_cuda_cubin_cache_with_real_compiler_and_device(cache_root):
     got, warned = _caught(lambda: refused.compile(FILL_SOURCE))
     assert refused.last_compiler != "disk" and len(warned) == 1
     assert np.array_equal(run(got), want)
+
+
+def test_nvrtc_identity_is_recorded_so_a_later_process_need_not_load_nvrtc(
+        cache_root, tmp_path, monkeypatch):
+    """The first call loads NVRTC (its version, the library mapped in) and records them;
+    a later call (a new process: the lru_cache cleared) with the same key reads the
+    record and stats the library, never asking NVRTC; a rebuilt library changes the
+    identity, and a record naming a library that is gone is not trusted."""
+    lib = tmp_path / "libnvrtc.so.13"
+    lib.write_bytes(b"\x7fELF" + b"\0" * 100)
+    loads = []
+    monkeypatch.setattr(cuda_compile, "_nvrtc_record_key", lambda: "ab" * 32)
+    monkeypatch.setattr(cuda_compile, "nvrtc_version",
+                        lambda: loads.append(1) or "nvrtc-13.0")
+    monkeypatch.setattr(cuda_compile, "_loaded_library", lambda stem: str(lib))
+    cuda_compile.nvrtc_identity.cache_clear()
+    try:
+        first = cuda_compile.nvrtc_identity()
+        assert first.startswith("nvrtc-13.0|") and str(lib) in first and loads == [1]
+        cuda_compile.nvrtc_identity.cache_clear()
+        assert cuda_compile.nvrtc_identity() == first and loads == [1]  # from the record
+        cuda_compile.nvrtc_identity.cache_clear()
+        lib.write_bytes(b"\x7fELF" + b"\0" * 101)  # a patched library, same version
+        second = cuda_compile.nvrtc_identity()
+        assert second != first and loads == [1]  # its own stat, still no load
+        cuda_compile.nvrtc_identity.cache_clear()
+        lib.unlink()  # the recorded library is gone: NVRTC is asked again
+        monkeypatch.setattr(cuda_compile, "_loaded_library", lambda stem: None)
+        assert cuda_compile.nvrtc_identity() == "nvrtc-13.0|" and loads == [1, 1]
+    finally:
+        cuda_compile.nvrtc_identity.cache_clear()
+
+
+def test_nvrtc_record_key_depends_on_the_loader_environment(monkeypatch):
+    import importlib.util
+    from types import SimpleNamespace
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name: SimpleNamespace(origin=__file__))
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    first = cuda_compile._nvrtc_record_key()
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/other-cuda/lib64")
+    assert first and cuda_compile._nvrtc_record_key() not in (None, first)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    assert cuda_compile._nvrtc_record_key() is None

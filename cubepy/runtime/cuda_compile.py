@@ -34,6 +34,7 @@ STRICT_FLOAT_OPTIONS = ("--fmad=false",)
 
 
 CUBINS = DiskCache("cuda", ".cubin")
+COMPILERS = DiskCache("compilers", ".txt")  # which libnvrtc serves (nvrtc_identity)
 
 
 @functools.lru_cache(maxsize=None)
@@ -133,12 +134,50 @@ def file_identity(path: str | None) -> str:
 
 @functools.lru_cache(maxsize=None)
 def nvrtc_identity() -> str | None:
-    """NVRTC's version and the identity of the libnvrtc this process loaded, or None
-    when NVRTC is not available. NVRTC must be loaded to learn which library serves."""
+    """NVRTC's version and the identity of the libnvrtc this process loads, or None
+    when NVRTC is not available.
+
+    Learning which library serves takes loading NVRTC (tens of ms), so the first process
+    records it in the cache (`compilers/`): keyed by what decides the library (the
+    cuda-python module file and the loader's environment), holding NVRTC's version and
+    the library's path. A later process with the same key takes the version from the
+    record and the library's identity from one stat of that path, and on a cubin cache
+    hit never loads NVRTC; a changed library file or module misses the record."""
+    key = _nvrtc_record_key()
+    record = COMPILERS.get(key) if key is not None else None
+    if record is not None:
+        version, _, library = record.decode().partition("|")
+        identity = file_identity(library)
+        if version and identity:
+            return f"{version}|{identity}"
     version = nvrtc_version()
     if version is None:
         return None
-    return f"{version}|{file_identity(_loaded_library('libnvrtc.so'))}"
+    library = _loaded_library("libnvrtc.so")
+    if key is not None and library:
+        COMPILERS.put(key, f"{version}|{library}".encode())
+    return f"{version}|{file_identity(library)}"
+
+
+def _nvrtc_record_key() -> str | None:
+    """The cache key of the NVRTC record: the cuda-python nvrtc module's file identity
+    and the environment variables that steer which libnvrtc it loads (found without
+    importing it). None without cuda-python."""
+    import importlib.util
+    origin = None
+    for name in ("cuda.bindings.nvrtc", "cuda.nvrtc"):
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and spec.origin:
+            origin = spec.origin
+            break
+    if origin is None:
+        return None
+    env = "\x00".join(os.environ.get(v, "") for v in
+                      ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_PYTHON_NVRTC_PATH"))
+    return cache_key("nvrtc-identity", file_identity(origin), env)
 
 
 def _loaded_library(stem: str) -> str | None:
