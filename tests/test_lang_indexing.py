@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import cubepy
 from cubepy import (ABSOLUTE_POS, UNIT_POS, Array, CompileError, Comptime, CubeCount,
                     CubeDim, LaunchError, Line, SharedMemory, Tensor, atomic_add, cube, f32, i32,
                     sync_cube, u32)
@@ -582,3 +583,71 @@ def test_sources_compile_everywhere(tmp_path, checked):
     sources = validate_sources(every_construct, tmp_path, cube_dim=(64, 1, 1),
                                checked=checked)
     assert "x_stride" in sources["cuda"]
+
+
+# -- unpacking a shape ------------------------------------------------------------------
+
+@cube(launch=True)
+def unpack_shape(x: Tensor[f32], out: Array[f32]):
+    rows, cols = x.shape
+    s_rows, s_cols = x.stride
+    i = ABSOLUTE_POS
+    if i < rows * cols:
+        out[i] = x[i // cols, i % cols] + f32(s_rows * 0 + s_cols * 0)
+
+
+def test_unpacking_a_shape_reads_each_dimension_and_fixes_the_rank(runtime_client):
+    c = runtime_client
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    out = c.zeros((12,), f32)
+    unpack_shape.launch(c, CubeCount(1), CubeDim(64), c.tensor(host), out)
+    np.testing.assert_array_equal(out.numpy(), host.reshape(-1))
+    out2 = c.zeros((12,), f32)
+    transposed = c.tensor(host.T.copy())  # (4, 3)
+    unpack_shape.launch(c, CubeCount(1), CubeDim(64), transposed, out2)
+    np.testing.assert_array_equal(out2.numpy(), host.T.reshape(-1))
+    with pytest.raises(cubepy.LaunchError, match="'x' has rank 3"):
+        unpack_shape.launch(c, CubeCount(1), CubeDim(64),
+                            c.tensor(np.zeros((2, 2, 3), np.float32)), out)
+
+
+@cube(launch=True)
+def unpack_shared_shape(out: Array[u32]):
+    s = cubepy.SharedMemory(u32, (3, 5))
+    rows, cols = s.shape
+    out[0] = rows
+    out[1] = cols
+
+
+def test_unpacking_the_shape_of_shared_memory_gives_constants(runtime_client):
+    out = runtime_client.zeros((2,), u32)
+    unpack_shared_shape.launch(runtime_client, CubeCount(1), CubeDim(1), out)
+    assert out.numpy().tolist() == [3, 5]
+    assert "3u" in unpack_shared_shape.source("cuda")
+
+
+def test_unpacking_a_shape_into_the_wrong_count_is_an_error():
+    @cube(launch=True)
+    def bad(out: Array[u32]):
+        s = cubepy.SharedMemory(u32, (3, 5))
+        a, b, c = s.shape
+        out[0] = a + b + c
+
+    with pytest.raises(cubepy.CompileError, match="has 2 values, not 3"):
+        bad.source("cuda")
+
+    @cube(launch=True)
+    def both(x: Tensor[f32], out: Array[f32]):
+        rows, cols = x.shape
+        out[0] = x[rows - 1, cols - 1, 0]
+
+    with pytest.raises(cubepy.CompileError, match="indexed with 3 indices here but with 2"):
+        both.source("cuda")
+
+    @cube(launch=True)
+    def array_shape(x: Array[f32], out: Array[f32]):
+        (n,) = x.shape
+        out[0] = f32(n)
+
+    with pytest.raises(cubepy.CompileError, match="only a Tensor"):
+        array_shape.source("cuda")

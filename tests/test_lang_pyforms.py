@@ -701,3 +701,46 @@ def test_a_long_match_runs_like_python(runtime_client, tmp_path):
     spec.loader.exec_module(module)
     got = run(runtime_client, module.k)
     np.testing.assert_array_equal(got, [module.pick.__wrapped__(int(v) * 3) for v in XS])
+
+
+# -- divmod ------------------------------------------------------------------------------
+
+@cube(launch=True)
+def divmod_kernel(a: Array[i32], d: i32, q: Array[i32], r: Array[i32], fq: Array[f32],
+                  fr: Array[f32]):
+    i = ABSOLUTE_POS
+    if i < len(a):
+        q[i], r[i] = divmod(a[i], d)
+        fq[i], fr[i] = divmod(f32(a[i]) + 0.5, f32(d))
+
+
+def test_divmod_is_pythons_on_every_runtime(runtime_client):
+    c = runtime_client
+    a = np.arange(-20, 21, dtype=np.int32)
+    for d in (7, -3):
+        q, r, fq, fr = (c.zeros((len(a),), t) for t in (i32, i32, f32, f32))
+        divmod_kernel.launch(c, CubeCount(1), CubeDim(64), c.tensor(a), d, q, r, fq, fr)
+        want = [divmod(int(v), d) for v in a]
+        assert q.numpy().tolist() == [w[0] for w in want]
+        assert r.numpy().tolist() == [w[1] for w in want]
+        fwant = [divmod(float(v) + 0.5, float(d)) for v in a]
+        assert fq.numpy().tolist() == [w[0] for w in fwant]
+        assert fr.numpy().tolist() == [w[1] for w in fwant]
+
+
+def test_divmod_evaluates_each_operand_once():
+    @cube
+    def bump(counter: Array[u32]) -> u32:
+        cubepy.atomic_add(counter, 0, u32(1))
+        return u32(17)
+
+    @cube(launch=True)
+    def once(counter: Array[u32], out: Array[u32]):
+        q, r = divmod(bump(counter), u32(5))
+        out[0] = q
+        out[1] = r
+
+    c = cubepy.client("cpu")
+    counter, out = c.zeros((1,), u32), c.zeros((2,), u32)
+    once.launch(c, CubeCount(1), CubeDim(1), counter, out)
+    assert counter.numpy().tolist() == [1] and out.numpy().tolist() == [3, 2]

@@ -25,7 +25,7 @@ from .pyforms import PyFormsMixin
 from .tuples import TupleMixin
 from .context import FrontendContext
 from .exprs import ExprMixin
-from .indexing import IndexMixin
+from .indexing import IndexMixin, ShapeOf
 from .finalize import const_value, finalize_kernel
 from .infer import TVar, find
 from .parse import ParsedFunction, make_loc
@@ -170,7 +170,9 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
 
     def assign_tuple(self, target: ast.Tuple, value_node: ast.expr) -> None:
         if not isinstance(value_node, ast.Tuple):
-            made = self.expr(value_node)
+            made = self.subscripted(value_node)  # (t.shape comes back as a ShapeOf)
+            if isinstance(made, ShapeOf):  # rows, cols = t.shape
+                made = self.unpacked_shape(made, len(target.elts), value_node)
             if isinstance(made, Tup) and len(made.items) == len(target.elts):
                 for t, v in zip(target.elts, made.items):
                     self.assign_to(t, v, t)

@@ -20,7 +20,7 @@ import math
 from ..ir import nodes as n
 from ..ir.types import DType, bool_, u32
 from .infer import find
-from .values import Buf, Py, is_number
+from .values import Buf, Py, Tup, is_number
 
 _SHAPE_METHODS = ("shape", "stride")
 OUT_OF_RANGE = 2**32 - 1  # a flat index past every buffer (lengths are at most 2**32 - 1)
@@ -255,6 +255,24 @@ class IndexMixin:
         if isinstance(node.slice, (ast.Tuple, ast.Slice)):
             self.error(f"{what}[d] takes one dimension", node.slice)
         return self.shape_query(of.buf, of.name, node.slice, node)
+
+    def unpacked_shape(self, of: "ShapeOf", count: int, node: ast.AST) -> Tup:
+        """`rows, cols = t.shape` (or `t.stride`): one value per dimension. On a tensor
+        the number of names fixes its rank, as indexing it with that many indices does
+        (the launch checks it); shared memory and views have their own."""
+        buf = of.buf
+        if buf.kind == "tensor" and buf.start is None:
+            self.require_rank(buf.ref.name, count, node)
+        elif buf.start is not None or buf.kind == "shared":
+            rank = 1 if buf.start is not None else len(buf.dims)
+            if count != rank:
+                self.error(f"{buf.ref.name}.{of.name} has {rank} value"
+                           f"{'s' if rank != 1 else ''}, not {count}", node)
+        else:
+            self.error(f"{buf.ref.name}.{of.name}: only a Tensor (or shared memory, or a "
+                       f"view) has a shape to unpack (an Array has len())", node)
+        dims = [ast.copy_location(ast.Constant(d), node) for d in range(count)]
+        return Tup(tuple(self.shape_query(buf, of.name, d, node) for d in dims))
 
     def meta_of_view(self, buf: Buf, name: str):
         """rank()/len()/buffer_len() of a view or a multi-dimensional shared memory;

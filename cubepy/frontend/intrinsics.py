@@ -28,7 +28,7 @@ from ..math import PUBLIC_MATH
 from ..targets import PORTABLE
 from .indexing import shared_dims
 from .infer import find, resolve
-from .values import Buf, Py, is_number
+from .values import Buf, Py, Tup, is_number
 
 if TYPE_CHECKING:
     from .build import Builder
@@ -107,6 +107,33 @@ def _listed(names) -> tuple[DType, ...]:
 @intrinsic("builtins.range")
 def _range(b: Builder, node: ast.Call, site: CallSite):
     b.error("range() can only be used in a for loop: for i in range(n)", node)
+
+
+@intrinsic("builtins.divmod")
+def _divmod(b: Builder, node: ast.Call, site: CallSite):
+    """`q, r = divmod(a, b)`: Python's `(a // b, a % b)` (floor semantics, every
+    target), each operand evaluated once."""
+    b.arity(node, "divmod", 2)
+    operands = []
+    for arg in node.args:
+        v = b.expr(arg)
+        if isinstance(v, n.Expr) and not isinstance(v, (n.Const, n.Load)):
+            tmp = b.new_var("tmp", v.ty)
+            b.use(tmp)
+            b.emit(n.Assign(var=tmp, value=v, loc=b.ctx.loc))
+            v = n.Load(ty=v.ty, var=tmp, loc=b.ctx.loc)
+        operands.append(v)
+    lhs, rhs = operands
+    results = []
+    for op in (ast.FloorDiv(), ast.Mod()):
+        v = b.binop(op, lhs, rhs, node, node.args[0], node.args[1])
+        if isinstance(v, n.Expr) and not isinstance(v, n.Const):
+            tmp = b.new_var("tmp", v.ty)  # the values at this line, read as often as needed
+            b.use(tmp)
+            b.emit(n.Assign(var=tmp, value=v, loc=b.ctx.loc))
+            v = n.Load(ty=v.ty, var=tmp, loc=b.ctx.loc)
+        results.append(v)
+    return Tup(tuple(results))
 
 
 @intrinsic("builtins.len")

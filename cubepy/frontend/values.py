@@ -101,7 +101,7 @@ CALLABLE_NAMES.update({id(getattr(pymath, name)): f"math.{name}"
 CALLABLE_NAMES[id(pymath.gamma)] = "math.tgamma"
 CALLABLE_NAMES.update({id(getattr(builtins, name)): f"builtins.{name}"
                        for name in ("range", "len", "max", "min", "abs", "round", "int",
-                                    "float", "bool")})
+                                    "float", "bool", "divmod")})
 
 
 def short_name(key: str) -> str:
