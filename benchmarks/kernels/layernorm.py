@@ -16,28 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 import cubepy
-from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Comptime,
-                    CubeCount, CubeDim, Float, Line, LocalArray, SharedMemory, Tensor, cube,
-                    f32, sync_cube, unroll)
+from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Comptime, CubeCount, CubeDim, Float,
+                    Line, LocalArray, Tensor, cube, f32, unroll)
 from cubepy import math
 
+from .cube_reduce import cube_sum
+
 UNITS = 256
-MAX_PLANES = 128  # room for planes of 8 units in a cube of 1024
-
-
-@cube
-def cube_sum(v: f32) -> f32:
-    """The sum of `v` over every unit of the cube (every unit gets it)."""
-    parts = SharedMemory(f32, MAX_PLANES)
-    s = cubepy.plane_sum(v)
-    if UNIT_POS_PLANE == 0:
-        parts[UNIT_POS // PLANE_DIM] = s
-    sync_cube()
-    total = f32(0.0)
-    for p in range(CUBE_DIM // PLANE_DIM):
-        total += parts[p]
-    sync_cube()  # everyone has read `parts` before a later call writes it again
-    return total
 
 
 @cube

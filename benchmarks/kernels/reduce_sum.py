@@ -16,9 +16,10 @@ from __future__ import annotations
 import numpy as np
 
 import cubepy
-from cubepy import (ABSOLUTE_POS, CUBE_COUNT, CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS,
-                    UNIT_POS_PLANE, Array, CubeCount, CubeDim, Float, Line, SharedMemory,
-                    Tensor, cube, f32, sync_cube, unroll)
+from cubepy import (ABSOLUTE_POS, CUBE_COUNT, CUBE_DIM, CUBE_POS, UNIT_POS, UNIT_POS_PLANE,
+                    Array, CubeCount, CubeDim, Float, Line, Tensor, cube, f32, unroll)
+
+from .cube_reduce import cube_sum
 
 UNITS = 256
 CUBES = 1056  # 8 cubes of 256 units per SM of an H200 (132 SMs): every SM stays busy
@@ -59,15 +60,8 @@ def unit_total(x: Tensor[Line[f32]]) -> f32:
 @cube(launch=True)
 def reduce_sum_partials(x: Tensor[Line[f32]], partials: Array[f32]):
     """partials[cube] = this cube's share of the sum of x (no atomics)."""
-    s = cubepy.plane_sum(unit_total(x))
-    parts = SharedMemory(f32, 128)  # room for planes of 8 units in a cube of 1024
-    if UNIT_POS_PLANE == 0:
-        parts[UNIT_POS // PLANE_DIM] = s
-    sync_cube()
+    total = cube_sum(unit_total(x))
     if UNIT_POS == 0:
-        total = f32(0.0)
-        for p in range(CUBE_DIM // PLANE_DIM):
-            total += parts[p]
         partials[CUBE_POS] = total
 
 
@@ -77,15 +71,8 @@ def sum_partials(partials: Array[f32], total: Array[f32]):
     s = f32(0.0)
     for i in range(UNIT_POS, len(partials), CUBE_DIM):
         s += partials[i]
-    s = cubepy.plane_sum(s)
-    parts = SharedMemory(f32, 128)
-    if UNIT_POS_PLANE == 0:
-        parts[UNIT_POS // PLANE_DIM] = s
-    sync_cube()
+    acc = cube_sum(s)
     if UNIT_POS == 0:
-        acc = f32(0.0)
-        for p in range(CUBE_DIM // PLANE_DIM):
-            acc += parts[p]
         total[0] = total[0] + acc
 
 

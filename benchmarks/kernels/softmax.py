@@ -23,7 +23,8 @@ from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Com
                     sync_cube, unroll)
 from cubepy import math
 
-MAX_PLANES = 128  # room for planes of 8 units in a cube of 1024
+from .cube_reduce import MAX_PLANES, cube_max, cube_sum
+
 
 
 @cube
@@ -76,36 +77,6 @@ def softmax(x: Tensor[Line[f32]], out: Tensor[Line[f32]]):
     scale = 1.0 / row_sum
     for j in range(UNIT_POS, lines, CUBE_DIM):
         out[base + j] = math.exp(x[base + j] - row_max) * scale
-
-
-@cube
-def cube_max(v: f32) -> f32:
-    """The maximum of `v` over the cube (every unit gets it)."""
-    parts = SharedMemory(f32, MAX_PLANES)
-    m = cubepy.plane_max(v)
-    if UNIT_POS_PLANE == 0:
-        parts[UNIT_POS // PLANE_DIM] = m
-    sync_cube()
-    best = parts[0]
-    for p in range(1, CUBE_DIM // PLANE_DIM):
-        best = max(best, parts[p])
-    sync_cube()  # read before a later reduction writes `parts` again
-    return best
-
-
-@cube
-def cube_sum(v: f32) -> f32:
-    """The sum of `v` over the cube (every unit gets it)."""
-    parts = SharedMemory(f32, MAX_PLANES)
-    t = cubepy.plane_sum(v)
-    if UNIT_POS_PLANE == 0:
-        parts[UNIT_POS // PLANE_DIM] = t
-    sync_cube()
-    total = f32(0.0)
-    for p in range(CUBE_DIM // PLANE_DIM):
-        total += parts[p]
-    sync_cube()
-    return total
 
 
 @cube(launch=True)

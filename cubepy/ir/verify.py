@@ -54,18 +54,14 @@ class _Verifier:
                 self.buffers[p.name] = p.buffer
             else:
                 self.fail(k, f"parameter {p.name} has unknown kind {p.kind!r}")
-        for d in k.shared:
-            if d.buffer.space != "shared" or d.size < 1:
-                self.fail(d, f"bad shared memory declaration {d.buffer.name}[{d.size}]")
-            if d.buffer.name in self.buffers:
-                self.fail(d, f"buffer {d.buffer.name} declared twice")
-            self.buffers[d.buffer.name] = d.buffer
-        for d in k.local_arrays:
-            if d.buffer.space != "local" or d.size < 1:
-                self.fail(d, f"bad local array declaration {d.buffer.name}[{d.size}]")
-            if d.buffer.name in self.buffers:
-                self.fail(d, f"buffer {d.buffer.name} declared twice")
-            self.buffers[d.buffer.name] = d.buffer
+        for decls, space, what in ((k.shared, "shared", "shared memory"),
+                                   (k.local_arrays, "local", "local array")):
+            for d in decls:
+                if d.buffer.space != space or d.size < 1:
+                    self.fail(d, f"bad {what} declaration {d.buffer.name}[{d.size}]")
+                if d.buffer.name in self.buffers:
+                    self.fail(d, f"buffer {d.buffer.name} declared twice")
+                self.buffers[d.buffer.name] = d.buffer
         self.block(k.body)
 
     def declare(self, var: ir.Var, node) -> None:

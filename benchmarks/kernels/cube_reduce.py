@@ -1,0 +1,40 @@
+"""Reductions over a whole cube, shared by the benchmark kernels: `plane_sum` /
+`plane_max` within each plane, then the planes' partials through shared memory. Every
+unit gets the result."""
+from __future__ import annotations
+
+import cubepy
+from cubepy import CUBE_DIM, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, SharedMemory, cube, f32, \
+    sync_cube
+
+MAX_PLANES = 128  # room for planes of 8 units in a cube of 1024
+
+
+@cube
+def cube_sum(v: f32) -> f32:
+    """The sum of `v` over every unit of the cube."""
+    parts = SharedMemory(f32, MAX_PLANES)
+    s = cubepy.plane_sum(v)
+    if UNIT_POS_PLANE == 0:
+        parts[UNIT_POS // PLANE_DIM] = s
+    sync_cube()
+    total = f32(0.0)
+    for p in range(CUBE_DIM // PLANE_DIM):
+        total += parts[p]
+    sync_cube()  # everyone has read `parts` before a later call writes it again
+    return total
+
+
+@cube
+def cube_max(v: f32) -> f32:
+    """The maximum of `v` over every unit of the cube."""
+    parts = SharedMemory(f32, MAX_PLANES)
+    m = cubepy.plane_max(v)
+    if UNIT_POS_PLANE == 0:
+        parts[UNIT_POS // PLANE_DIM] = m
+    sync_cube()
+    best = parts[0]
+    for p in range(1, CUBE_DIM // PLANE_DIM):
+        best = max(best, parts[p])
+    sync_cube()
+    return best
