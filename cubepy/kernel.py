@@ -837,6 +837,6 @@ def cube(fn: Callable | None = None, *, launch: bool = False, fast_math: bool = 
 
 # The frontend inlines calls to CubeFunction and accepts `@cube` through this hook, so it
 # never imports this module (nor, through it, the runtimes).
-from .frontend.intrinsics import register_inlinable  # noqa: E402
+from .frontend.inlinable import register_inlinable  # noqa: E402
 
 register_inlinable(CubeFunction, decorator=cube)

@@ -33,29 +33,8 @@ from .values import Buf, Py, Tup, is_number
 if TYPE_CHECKING:
     from .build import Builder
 
-_INLINABLE: tuple[type, ...] = ()  # classes whose instances are inlined (CubeFunction)
-_DECORATORS: list[Callable] = []  # the decorators that make one (`cube`)
-
-
-def register_inlinable(cls: type, decorator: Callable | None = None) -> None:
-    """Declares `cls` (kernel.CubeFunction) as a device function the builder inlines, and
-    `decorator` (kernel.cube) as the one decorator a @cube function may carry. kernel.py
-    registers them when it is imported, which happens before any kernel can be parsed."""
-    global _INLINABLE
-    if cls not in _INLINABLE:
-        _INLINABLE = (*_INLINABLE, cls)
-    if decorator is not None and decorator not in _DECORATORS:
-        _DECORATORS.append(decorator)
-
-
-def is_inlinable(obj: Any) -> bool:
-    """True for a @cube function (inlined at its call sites)."""
-    return isinstance(obj, _INLINABLE)
-
-
-def is_cube_decorator(obj: Any) -> bool:
-    """True for the `@cube` decorator itself (the only decorator a kernel may have)."""
-    return any(obj is d for d in _DECORATORS)
+# (re-exported: calls.py and parse.py ask the registry through this module)
+from .inlinable import is_cube_decorator, is_inlinable, register_inlinable  # noqa: E402,F401
 
 
 # -- the registry -----------------------------------------------------------------------
