@@ -93,7 +93,7 @@ def _fused_sections(module) -> list[str]:
 
     import cubepy
     import cubepy.fusion as fz
-    from cubepy.fusion.runner import _EVALUATED, build_all, source_of
+    from cubepy.fusion.runner import build_all, evaluated_now, source_of
     from cubepy.ir.printer import print_kernel
     client = cubepy.client("cpu")
     rng = np.random.default_rng(0)
@@ -101,7 +101,7 @@ def _fused_sections(module) -> list[str]:
     params = [(fz.asarray(client.tensor(w)), fz.asarray(client.tensor(b)))
               for w, b in module.init_params(rng)]
     out = module.forward(x, params)
-    evaluated = {id(node): t for node, t in list(_EVALUATED.items())}
+    evaluated = evaluated_now()
     sections = []
     for built in build_all([out.node], evaluated, True):
         tabs = [f'=== "{title}"\n\n' + _fence(source_of(built.kernel, target), lang, "    ")

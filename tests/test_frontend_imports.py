@@ -103,7 +103,7 @@ def test_lazy_names_are_listed_and_unknown_names_still_fail():
 
 
 def test_device_functions_are_recognised_through_the_hook():
-    from cubepy.frontend.intrinsics import is_cube_decorator, is_inlinable
+    from cubepy.frontend.inlinable import is_cube_decorator, is_inlinable
 
     @cubepy.cube
     def twice(v: cubepy.f32) -> cubepy.f32:

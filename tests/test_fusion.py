@@ -164,8 +164,8 @@ def test_matmul_reads_fused_producers_and_transposed_views(runtime_client):
     A, W = lazy(runtime_client, a), lazy(runtime_client, w)
     y = fz.relu(A).T @ (W * 0.5)
     plan = fz.explain(y)
-    assert len(plan) == 1 and plan.kernels[0].fused_ops[:1] == ["max"] or \
-        "max" in plan.kernels[0].fused_ops
+    assert len(plan) == 1 and plan.kernels[0].kind == "matmul"
+    assert {"max", "mul"} <= set(plan.kernels[0].fused_ops)  # relu and the scale, on read
     np.testing.assert_allclose(y.numpy(), np.maximum(a, 0).T @ (w * 0.5), rtol=1e-4,
                                atol=1e-4)
 
@@ -298,14 +298,15 @@ def test_errors_are_raised_when_recorded(runtime_client):
 
 
 def test_tensors_of_two_clients_do_not_mix():
-    a = fz.asarray(cubepy.client("cpu").tensor(rand(3)))
-    other = cubepy.client("cpu")
-    b = fz.asarray(other.tensor(rand(3)))
-    if other is cubepy.client("cpu"):  # one client per runtime: mixing is impossible here
-        assert (a + b).numpy().shape == (3,)
-    else:
-        with pytest.raises(cubepy.LaunchError):
-            a + b
+    """cubepy keeps one client per runtime, so the second client is a stand-in object:
+    what is checked is that operands of two clients are refused where they meet."""
+    c = cubepy.client("cpu")
+    a = fz.asarray(c.tensor(rand(3)))
+    b = fz.LazyTensor(a.node, object())
+    with pytest.raises(cubepy.LaunchError, match="different clients"):
+        a + b
+    with pytest.raises(cubepy.LaunchError, match="another client"):
+        a.__cubepy_tensor__(object())
 
 
 def test_numpy_and_torch_arrays_are_accepted():

@@ -34,13 +34,7 @@ def zeros_like(v: Float) -> Float:
 @cube(launch=True)
 def reduce_sum(x: Tensor[Line[f32]], total: Array[f32]):
     """total[0] += the sum of every element of x."""
-    acc = zeros_like(x[0])
-    for i in range(ABSOLUTE_POS, x.len(), CUBE_COUNT * CUBE_DIM):
-        acc += x[i]
-    s = f32(0.0)
-    for k in unroll(range(x.line_size())):
-        s += acc[k]
-    s = cubepy.plane_sum(s)
+    s = cubepy.plane_sum(unit_total(x))
     if UNIT_POS_PLANE == 0:
         cubepy.atomic_add(total, 0, s)
 

@@ -15,7 +15,8 @@ from ..ir.visit import walk_stmts
 from ..lang import BufferAnnotation, LineOf
 from .context import Frame
 from .infer import TVar, describe, find
-from .intrinsics import CallSite, handler_for, is_inlinable
+from .inlinable import is_inlinable
+from .intrinsics import CallSite, handler_for
 from .values import CALLABLE_NAMES, Buf, Py, Rec, Tup, is_number, short_name
 
 _SIDE_EFFECTS = (n.Store, n.AtomicOp, n.Barrier, n.Terminate)

@@ -33,9 +33,6 @@ from .values import Buf, Py, Tup, is_number
 if TYPE_CHECKING:
     from .build import Builder
 
-# (re-exported: calls.py and parse.py ask the registry through this module)
-from .inlinable import is_cube_decorator, is_inlinable, register_inlinable  # noqa: E402,F401
-
 
 # -- the registry -----------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -93,26 +90,16 @@ def _divmod(b: Builder, node: ast.Call, site: CallSite):
     """`q, r = divmod(a, b)`: Python's `(a // b, a % b)` (floor semantics, every
     target), each operand evaluated once."""
     b.arity(node, "divmod", 2)
-    operands = []
-    for arg in node.args:
-        v = b.expr(arg)
-        if isinstance(v, n.Expr) and not isinstance(v, (n.Const, n.Load)):
-            tmp = b.new_var("tmp", v.ty)
-            b.use(tmp)
-            b.emit(n.Assign(var=tmp, value=v, loc=b.ctx.loc))
-            v = n.Load(ty=v.ty, var=tmp, loc=b.ctx.loc)
-        operands.append(v)
-    lhs, rhs = operands
-    results = []
-    for op in (ast.FloorDiv(), ast.Mod()):
-        v = b.binop(op, lhs, rhs, node, node.args[0], node.args[1])
-        if isinstance(v, n.Expr) and not isinstance(v, n.Const):
-            tmp = b.new_var("tmp", v.ty)  # the values at this line, read as often as needed
-            b.use(tmp)
-            b.emit(n.Assign(var=tmp, value=v, loc=b.ctx.loc))
-            v = n.Load(ty=v.ty, var=tmp, loc=b.ctx.loc)
-        results.append(v)
-    return Tup(tuple(results))
+    lhs, rhs = (_once(b, b.expr(arg), "divmod_arg") for arg in node.args)
+    # the results held in variables: the values at this line, read as often as needed
+    return Tup(tuple(_once(b, b.binop(op, lhs, rhs, node, node.args[0], node.args[1]),
+                           "divmod")
+                     for op in (ast.FloorDiv(), ast.Mod())))
+
+
+def _once(b: Builder, v, base: str):
+    """An IR value read once (b.once); compile-time values and buffers unchanged."""
+    return b.once(v, base) if isinstance(v, n.Expr) else v
 
 
 @intrinsic("builtins.len")
@@ -339,11 +326,7 @@ def _plane_vote(b: Builder, node: ast.Call, site: CallSite):
     b.arity(node, name, 1)
     with b.at(node.args[0]):
         cond = b.condition(b.expr(node.args[0]), node.args[0], f"{name}()")
-        if not isinstance(cond, (n.Load, n.Const)):  # the condition once, for 4 words
-            tmp = b.new_var("vote", bool_)
-            b.use(tmp)
-            b.emit(n.Assign(var=tmp, value=cond, loc=loc))
-            cond = n.Load(ty=bool_, var=tmp, loc=loc)
+        cond = b.once(cond, "vote")  # the condition once, for 4 words
     words = tuple(_plane_assign(b, name, "ballot", cond, n.Const(ty=u32, value=k, loc=loc))
                   for k in range(4))
     return n.MakeLine(ty=LineType(u32, 4), elems=words, loc=loc)
@@ -417,7 +400,6 @@ def _atomic(b: Builder, node: ast.Call, site: CallSite):
         b.error(f"{name}() on the LocalArray {buf.ref.name!r}: a local array belongs to "
                 f"one unit, so no other unit can race on it; read and write it instead",
                 node.args[0])
-    elem = buf.ref.elem
     if buf.line > 1 and buf.kind == "shared":
         b.error(f"{name}() on a shared Line buffer ({buf.ref.name!r}) is not supported; "
                 f"use a Line tensor or a shared buffer of single elements", node.args[0])

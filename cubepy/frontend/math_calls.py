@@ -29,26 +29,16 @@ def _float_arg(b: Builder, node: ast.Call, name: str) -> n.Expr:
     ty = b.ctx.unifier.require_float(x.ty, b.ctx.loc, lambda t: (
         f"{name}() needs a float argument, not {t}: cast it, e.g. f32(...)"))
     b.no_line(ty, f"{name}()")
-    return _kept(b, x, name)
-
-
-def _kept(b: Builder, e: n.Expr, base: str) -> n.Expr:
-    """`e` as an expression safe to read several times (a constant or a variable)."""
-    if isinstance(e, (n.Const, n.Load)):
-        return e
-    var = b.new_var(base, e.ty)
-    b.use(var)
-    b.emit(n.Assign(var=var, value=e, loc=b.ctx.loc))
-    return n.Load(ty=e.ty, var=var, loc=b.ctx.loc)
+    return b.once(x, name)
 
 
 @intrinsic("math.frexp")
 def _frexp(b: Builder, node: ast.Call, site: CallSite):
     x = _float_arg(b, node, "frexp")
     loc = b.ctx.loc
-    e = _kept(b, n.Call(ty=i32, func="frexp_exp", args=(x,), loc=loc), "frexp_exp")
+    e = b.once(n.Call(ty=i32, func="frexp_exp", args=(x,), loc=loc), "frexp_exp")
     neg = n.Unary(ty=i32, op="neg", operand=e, loc=loc)
-    m = _kept(b, n.Call(ty=x.ty, func="ldexp", args=(x, neg), loc=loc), "frexp_m")
+    m = b.once(n.Call(ty=x.ty, func="ldexp", args=(x, neg), loc=loc), "frexp_m")
     return Tup((m, e))
 
 
@@ -56,14 +46,14 @@ def _frexp(b: Builder, node: ast.Call, site: CallSite):
 def _modf(b: Builder, node: ast.Call, site: CallSite):
     x = _float_arg(b, node, "modf")
     loc, ty = b.ctx.loc, x.ty
-    whole = _kept(b, n.Call(ty=ty, func="trunc", args=(x,), loc=loc), "modf_i")
+    whole = b.once(n.Call(ty=ty, func="trunc", args=(x,), loc=loc), "modf_i")
     inf = n.Call(ty=bool_, func="isinf", args=(x,), loc=loc)
     diff = n.Binary(ty=ty, op="sub", lhs=x, rhs=whole, loc=loc)
     zero = n.Const(ty=ty, value=0.0, loc=loc)
     frac = n.Call(ty=ty, func="copysign",
                   args=(n.Select(ty=ty, cond=inf, if_true=zero, if_false=diff, loc=loc), x),
                   loc=loc)
-    return Tup((_kept(b, frac, "modf_f"), whole))
+    return Tup((b.once(frac, "modf_f"), whole))
 
 
 @intrinsic("math.ldexp")
@@ -100,10 +90,10 @@ def _round(b: Builder, node: ast.Call, site: CallSite):
     ty = b.ctx.unifier.require_float(x.ty, loc, lambda t: (
         f"round(x, n) needs a float x, not {t}: cast it, e.g. f32(...)"))
     b.no_line(ty, "round(x, n)")
-    x = _kept(b, x, "round_x")
+    x = b.once(x, "round_x")
     scale = n.Const(ty=ty, value=float(10.0 ** abs(digits)), loc=loc)
     up, down = ("mul", "div") if digits >= 0 else ("div", "mul")
-    scaled = _kept(b, n.Binary(ty=ty, op=up, lhs=x, rhs=scale, loc=loc), "round_s")
+    scaled = b.once(n.Binary(ty=ty, op=up, lhs=x, rhs=scale, loc=loc), "round_s")
     rounded = n.Binary(ty=ty, op=down, lhs=n.Call(ty=ty, func="round", args=(scaled,),
                                                   loc=loc), rhs=scale, loc=loc)
     # x * 10**n past the type's range: x has no digits there to round away

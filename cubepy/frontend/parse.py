@@ -22,7 +22,7 @@ from ..ir.nodes import Loc
 from ..ir.types import DType, Generic, bool_, f32, i32
 from ..lang import BufferAnnotation, ComptimeAnnotation, LineOf
 from ..records import is_struct, leaf_fields
-from .intrinsics import is_cube_decorator
+from .inlinable import is_cube_decorator
 
 
 @dataclass(frozen=True)

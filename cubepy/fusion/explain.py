@@ -61,11 +61,11 @@ def explain(*tensors, fuse: bool = True) -> Explanation:
     """The kernels evaluating `tensors` would launch (nothing runs): for each, the
     operations it fused, the buffers it reads and writes, and its generated source for
     the client's target."""
-    from .runner import _EVALUATED, build_all, source_of
+    from .runner import build_all, evaluated_now, source_of
     if not tensors:
         raise TypeError("explain needs at least one lazy tensor")
     client = tensors[0].client
-    evaluated = {id(node): t for node, t in list(_EVALUATED.items())}
+    evaluated = evaluated_now()
     built = build_all([t.node for t in tensors], evaluated, fuse)
     reports = []
     for b in built:

@@ -159,8 +159,5 @@ class Uses:
                 uses.readers.setdefault(id(i), []).append(node)
         return uses
 
-    def count(self, node: Node) -> int:
-        return len(self.readers.get(id(node), ()))
-
     def of_node(self, node: Node) -> list[Node]:
         return self.readers.get(id(node), [])

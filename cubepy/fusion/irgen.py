@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..ir import nodes as n
-from ..ir.types import DType, bf16, bool_, f16, f32, i32, u32
+from ..ir.types import DType, bf16, bool_, f16, f32, u32
 from .graph import Leaf, Map, MatMul, Node, Reduce, Scalar, View
 
 UNITS = 256  # units per cube of element-wise and reduction kernels

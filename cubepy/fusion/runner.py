@@ -69,9 +69,9 @@ class _Step:
 
 # ----------------------------------------------------------------------------- structure
 
-def walk(roots: list[Node], evaluated: dict) -> list[Node]:
-    """The nodes `roots` need, inputs first, stopping at evaluated nodes."""
-    return topological(roots, evaluated)
+def evaluated_now() -> dict:
+    """id(node) -> tensor of every node evaluated so far and still alive."""
+    return {id(node): t for node, t in list(_EVALUATED.items())}
 
 
 def structure(order: list[Node], roots: list[Node], evaluated: dict) -> tuple:
@@ -264,8 +264,8 @@ def evaluate(tensors: list, fuse: bool = True) -> None:
     if any(t.client is not client for t in tensors):
         raise LaunchError("fusion.eval: the tensors belong to different clients")
     roots = [t.node for t in tensors]
-    evaluated = {id(node): t for node, t in list(_EVALUATED.items())}
-    order = walk(roots, evaluated)
+    evaluated = evaluated_now()
+    order = topological(roots, evaluated)
     key = (structure(order, roots, evaluated), client.target, fuse)
     cached = _PLANS.get(key)
     if cached is None:
@@ -314,8 +314,8 @@ def trace(fn, client, tensors: list, fuse: bool) -> _Program:
         raise TypeError("a fusion.compile function must return lazy tensors (one, or a "
                         "tuple of them)")
     roots = [r.node for r in results]
-    evaluated = {id(node): t for node, t in list(_EVALUATED.items())}
-    order = walk(roots, evaluated)
+    evaluated = evaluated_now()
+    order = topological(roots, evaluated)
     pos = {id(node): i for i, node in enumerate(order)}
     steps, size = _steps(order, roots, evaluated, fuse)
     arg_pos = tuple((i, pos[id(leaf.node)]) for i, leaf in enumerate(leaves)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-import cubepy
 from cubepy import (ABSOLUTE_POS, UNIT_POS, Array, CubeCount, CubeDim, Float, Line, Numeric,
                     SharedMemory, Tensor, atomic_add, atomic_max, atomic_min, cube, f32, i32,
                     plane_all, plane_any, plane_broadcast, plane_max, plane_min, plane_prod,
