@@ -81,6 +81,8 @@ def binary(x: Tensor[Float], y: Tensor[Float], out: Tensor[Float],
         out[i] = math.remainder(a, b)
     elif fn == "nextafter":
         out[i] = math.nextafter(a, b)
+    elif fn == "atan2":
+        out[i] = math.atan2(a, b)
 
 
 @cube(launch=True)
