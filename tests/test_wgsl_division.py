@@ -265,3 +265,24 @@ def test_two_argument_functions_at_their_divisor_edges(runtime_client, fn):
                                    else math.hypot(1e38, 3e38), rel=1e-5)
     bad = _bad_binary(fn, runtime, x, y, got)
     assert not bad, f"{fn} on {runtime}: {bad[:5]}"
+
+
+def test_round_to_38_digits_divides_within_range(runtime_client):
+    """round(x, 38) and round(x, -38) divide by f32's 1e38, beyond 2^126: the WGSL
+    source divides by 1e38 * 2^-64 instead, with the same results."""
+    source = mk.round_far_digits.source("wgsl")
+    divisors = [float(d) for d in re.findall(r"/ ([0-9.e+-]+)f", source)]
+    assert divisors and all(d <= 2.0 ** 126 for d in divisors), divisors
+    c = runtime_client
+    x = np.array([1.5, -2.25, 3e38, -1.2e38, 0.0, 1e-30, 3.4e38, math.inf], np.float32)
+    up, down = c.empty((len(x),), f32), c.empty((len(x),), f32)
+    mk.round_far_digits.launch(c, CubeCount(1), CubeDim(64), c.tensor(x), up, down)
+    scale = np.float32(1e38)
+    with np.errstate(over="ignore", invalid="ignore"):
+        s_up = x * scale
+        want_up = np.where(np.isfinite(s_up), np.rint(s_up) / scale, x)
+        s_down = x / scale
+        want_down = np.where(np.isfinite(s_down), np.rint(s_down) * scale, x)
+    np.testing.assert_array_equal(up.numpy(), want_up)
+    np.testing.assert_array_equal(down.numpy(), want_down)
+    assert down.numpy()[2] == np.float32(3e38) and up.numpy()[0] == 1.5
