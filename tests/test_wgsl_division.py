@@ -27,7 +27,7 @@ from math_accuracy import ULP, points, reference, ulp_error
 
 # helper -> the divisors of its divisions, as written, and why each is in range
 DIVISORS = {
-    "hypot": ["m"],  # the larger operand, scaled by 2^+-64 into [1e-30 * 2^64, 1e37]
+    "hypot": ["m"],  # the larger operand, scaled by 2^-+64 from beyond [1e-30, 1e37]: [2^-85, 1e37]
     "log1p_kernel": ["(2.0f + f)"],  # f in [sqrt(1/2) - 1, sqrt(2) - 1]
     "log1p": ["u"],  # 1 + x with x in (-1, 2^25): [2^-24, 2^25]
     "asinh": ["(1.0f + sqrt(1.0f + a * a))"],  # a <= 4096: [2, 4098]
