@@ -17,6 +17,7 @@ runtime (on torch's current stream), CPU tensors on the cpu runtime, in place.
 No `from __future__ import annotations` here: torch.library reads the annotations of the
 functions it registers.
 """
+import weakref
 from typing import Any, Callable, Iterable, Optional, overload
 
 import torch
@@ -89,7 +90,28 @@ def custom_op(name: str, fn: Optional[Callable] = None, *, mutates_args: Iterabl
         op.register_fake(fake)
     if backward is not None:
         op.register_autograd(backward, setup_context=setup_context)
+    _redirect_earlier_definitions(name, op)
     return op
+
+
+# operator name -> the operators custom_op registered under it, weakly held
+_DEFINED: dict = {}
+
+
+def _redirect_earlier_definitions(name: str, op: Any) -> None:
+    """Points every earlier, still referenced operator of this name at `op`.
+
+    Registering a name again (a module reloaded: importlib.reload, a notebook's
+    autoreload, a docs build that imports the examples) makes torch free the earlier
+    operator's dispatcher entry, while the earlier operator object keeps the handle to it:
+    calling it then reads freed memory (a crash, std::bad_alloc, or another operator
+    that took the memory runs). Calls through an earlier object now reach the operator
+    registered last, as `torch.ops.<namespace>.<name>` does."""
+    earlier = [ref() for ref in _DEFINED.get(name, ())]
+    for old in earlier:
+        if old is not None and old is not op:
+            old._opoverload = op._opoverload
+    _DEFINED[name] = [weakref.ref(o) for o in earlier if o is not None] + [weakref.ref(op)]
 
 
 def sum_to_shape(grad: torch.Tensor, shape) -> torch.Tensor:

@@ -13,7 +13,7 @@ import numpy as np
 # by 2.5 ulp, which llvmpipe's are not: its largest errors are in LLVMPIPE_MEASURED).
 ULP = {
     "asinh": {"cpu": 1, "wgpu": 3, "cuda": 3.5},
-    "acosh": {"cpu": 1, "wgpu": 3, "cuda": 4.5},
+    "acosh": {"cpu": 2, "wgpu": 3, "cuda": 4.5},  # cpu: numpy's f32 arccosh(1.11525) 1.03
     "atanh": {"cpu": 2, "wgpu": 4, "cuda": 3.5},
     "expm1": {"cpu": 2, "wgpu": 3, "cuda": 1.5},
     "log1p": {"cpu": 2, "wgpu": 3, "cuda": 1.5},

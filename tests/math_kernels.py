@@ -81,6 +81,8 @@ def binary(x: Tensor[Float], y: Tensor[Float], out: Tensor[Float],
         out[i] = math.remainder(a, b)
     elif fn == "nextafter":
         out[i] = math.nextafter(a, b)
+    elif fn == "atan2":
+        out[i] = math.atan2(a, b)
 
 
 @cube(launch=True)
@@ -179,3 +181,10 @@ def line_math(x: Tensor[cubepy.Line[f32]], out: Tensor[cubepy.Line[f32]]):
     i = ABSOLUTE_POS
     v = x[i]
     out[i] = cubepy.select(math.isfinite(v), math.erfc(v) + math.lgamma(v), v)
+
+
+@cube(launch=True)
+def round_far_digits(x: Tensor[f32], up: Tensor[f32], down: Tensor[f32]):
+    i = ABSOLUTE_POS
+    up[i] = round(x[i], 38)
+    down[i] = round(x[i], -38)

@@ -3,6 +3,7 @@ them: numpy and torch on the cpu runtime here; torch CUDA tensors and CuPy array
 (marked `cuda`); wgpu refuses foreign memory with a clear LaunchError."""
 from __future__ import annotations
 
+import ctypes
 import gc
 
 import numpy as np
@@ -343,6 +344,27 @@ def test_torch_dlpack_both_ways(cpu):
     view.fill_(1.5)
     torch.testing.assert_close(x, torch.full((4,), 1.5, dtype=torch.float64))
     assert cubepy.client_for(x) is cpu
+
+
+def test_torch_keeps_an_exported_view_alive_until_it_lets_go(cpu):
+    """torch asks for DLPack 1.0 (max_version): the versioned struct. The export keeps
+    the cubepy tensor, the struct and its shape and strides arrays alive until torch
+    calls the deleter, however much is allocated and collected in between."""
+    torch = pytest.importorskip("torch")
+    before = len(cubepy.dlpack._EXPORTED)
+    view = cpu.tensor(np.arange(10, dtype=np.float32))[1:9:3]
+    capsule = view.__dlpack__(max_version=(1, 0))
+    assert ctypes.pythonapi.PyCapsule_IsValid(ctypes.py_object(capsule), b"dltensor_versioned")
+    del capsule
+    back = torch.from_dlpack(view)
+    del view
+    gc.collect()
+    churn = [np.full(64, -1.0, np.float32) for _ in range(2000)]  # reuses freed memory
+    assert len(cubepy.dlpack._EXPORTED) == before + 1
+    assert back.shape == (3,) and back.stride() == (3,) and back.tolist() == [1.0, 4.0, 7.0]
+    del back, churn
+    gc.collect()
+    assert len(cubepy.dlpack._EXPORTED) == before
 
 
 @pytest.mark.parametrize("dtype_name", ["bool", "float16", "int64"])

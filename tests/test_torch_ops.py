@@ -190,6 +190,64 @@ def test_client_for_tensors():
         custom_op("cubepy_tests::bad", _scale_impl, setup_context=lambda *a: None)
 
 
+_DEFINED_AGAIN = """
+import torch
+from torch._library import custom_ops
+
+from cubepy.torch import custom_op
+
+
+def first(x: torch.Tensor) -> torch.Tensor:
+    return x + 1
+
+
+def second(x: torch.Tensor) -> torch.Tensor:
+    return x + 2
+
+
+old = custom_op("cubepy_reload::op", first)
+# torch frees the earlier definition's dispatcher entry (here, in the function that
+# makes the new definition's library), then defines the new one; other operators defined
+# in between take the freed memory, as other allocations may in a longer-running process
+probes = []
+make_library = custom_ops.get_library_allowing_overwrite
+
+
+def library_after_others_took_the_memory(namespace, name):
+    lib = make_library(namespace, name)
+    for i in range(4):
+        probes.append(torch.library.Library(f"cubepy_reload_probe{i}", "FRAGMENT"))
+        probes[-1].define("probe(Tensor a, Tensor b, Tensor c) -> Tensor")
+    return lib
+
+
+custom_ops.get_library_allowing_overwrite = library_after_others_took_the_memory
+new = custom_op("cubepy_reload::op", second)  # what reloading the defining module does
+custom_ops.get_library_allowing_overwrite = make_library
+x = torch.zeros(3)
+print(old(x).tolist(), new(x).tolist(), torch.ops.cubepy_reload.op(x).tolist())
+"""
+
+
+def test_an_operator_defined_again_leaves_earlier_references_usable(tmp_path):
+    """Defining an operator name again (a reloaded module; the docs gallery imports the
+    examples a second time in the test process) makes torch free the earlier operator's
+    dispatcher entry: calling the earlier object then read freed memory, which failed
+    this file's tests with std::bad_alloc. In a process of its own, since that is a
+    crash at worst."""
+    import os
+    import subprocess
+    script = tmp_path / "defined_again.py"
+    script.write_text(_DEFINED_AGAIN)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split("\n")[0] == "[2.0, 2.0, 2.0] [2.0, 2.0, 2.0] [2.0, 2.0, 2.0]"
+
+
 def test_sum_to_shape():
     g = torch.ones(2, 3, 4, 5)
     assert torch.equal(sum_to_shape(g, (3, 1, 5)), torch.full((3, 1, 5), 8.0))

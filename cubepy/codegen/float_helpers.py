@@ -1,6 +1,6 @@
 """f32 bodies of the math functions WGSL (and Metal) lack or compute imprecisely: erf,
 erfc, lgamma, tgamma, cbrt, expm1, log1p, log10, asinh/acosh/atanh, remainder,
-nextafter, copysign, ldexp, frexp's exponent, isfinite.
+nextafter, copysign, ldexp, frexp's exponent, isfinite, hypot, and atan2 (WGSL only).
 
 Each body is written once, in WGSL; `msl_text` rewrites it into MSL (the two languages
 differ here only in declarations, casts, bit casts and the `metal::` prefix), so the WGSL
@@ -19,6 +19,12 @@ lgamma(2 + u) / u near 1 and 2, moved there by the recurrence, with Stirling's s
 from 8 on and reflection below 0; tgamma a fitted polynomial of gamma on [1, 2] and the
 recurrence (reflection below -20). The coefficients were fitted in double precision
 against mpmath and rounded to f32; their text here is the shortest that round-trips.
+
+WGSL's `/` is accurate (2.5 ulp) only for a divisor of magnitude in [2^-126, 2^126], and
+NVIDIA's Vulkan driver computes it as x * (1/y) with a subnormal 1/y flushed to 0: every
+division here has a divisor proven inside that range for all inputs, or scales its
+operands by a power of two first (hypot, atan2, tgamma); tests/test_wgsl_division.py
+checks each one against that model of the division.
 """
 from __future__ import annotations
 
@@ -147,6 +153,27 @@ HELPERS: dict[str, FloatHelper] = {
     else if (m < 1.0e-30f) {{ m = m * 1.8446744e19f; n = n * 1.8446744e19f; s = 5.421011e-20f; }}
     let r = n / m;
     return (m * sqrt(1.0f + r * r)) * s;""", "isinf", "isnan"),
+    # WGSL's atan2 divides one operand by the other (Mesa: min / max), accurately only
+    # for a divisor in [2^-126, 2^126], and leaves zeros and infinities to the driver
+    # (llvmpipe gives atan2(0, -0) = 3pi/4): those follow C here (an infinity counts as
+    # 1, the other operand then as a signed 0), and when the larger magnitude is beyond
+    # 2^100 or below 2^-100 both operands are scaled by 2^-64 (2^64, on the bits, so that
+    # subnormals count), which leaves the angle as it is
+    "atan2": _h("y: F, x: F", "F", f"""
+    if (cube_isnan_f32(y) || cube_isnan_f32(x)) {{ return {_NAN}; }}
+    var a = y;
+    var b = x;
+    if (cube_isinf_f32(y) || cube_isinf_f32(x)) {{
+        a = cube_copysign_f32(select(0.0f, 1.0f, cube_isinf_f32(y)), y);
+        b = cube_copysign_f32(select(0.0f, 1.0f, cube_isinf_f32(x)), x);
+    }}
+    if ((bitcast<u32>(a) & 0x7fffffffu) == 0u) {{
+        return cube_copysign_f32(select(0.0f, 3.1415927f, bitcast<u32>(b) >= 0x80000000u), a);
+    }}
+    let m = max(abs(a), abs(b));
+    if (m > 1.2676506e30f) {{ return atan2(a * 5.421011e-20f, b * 5.421011e-20f); }}
+    if (m < 7.888609e-31f) {{ return atan2(cube_ldexp_f32(a, 64), cube_ldexp_f32(b, 64)); }}
+    return atan2(a, b);""", "isnan", "isinf", "copysign", "ldexp"),
     "log1p_kernel": _h("f: F", "F", f"""
     let s = f / (2.0f + f);
     let z = s * s;
@@ -288,7 +315,9 @@ HELPERS: dict[str, FloatHelper] = {
         while (y >= 2.5f) { y = y - 1.0f; p = p * y; }
         return cube_lgamma2_f32(y - 2.0f) + cube_log_f32(p);
     }
-    let r = 1.0f / x;
+    // 1 / x only below 1e30 (WGSL divides accurately only by [2^-126, 2^126]); above,
+    // the series' w is far below an ulp of the result, which overflows from 4.1e36
+    let r = 1.0f / select(x, 1.0e30f, x > 1.0e30f);
     let z = r * r;
     let w = r * (0.083333336f - z * (0.0027777778f - z * (0.0007936508f - z * 0.0005952381f)));
     return (x - 0.5f) * (cube_log_f32(x) - 1.0f) + (w + 0.41893853f);""",
@@ -316,14 +345,28 @@ HELPERS: dict[str, FloatHelper] = {
     if (x == 0.0f) {{ return cube_copysign_f32({_INF}, x); }}
     if (x < 0.0f && x == floor(x)) {{ return {_NAN}; }}
     if (x >= 1.0f) {{ return cube_tgamma_ge1_f32(x); }}
+    if (abs(x) < 1.1754944e-38f) {{
+        // gamma(x) = 1/x - 0.577 + O(x): 1/x to within an ulp; a subnormal divisor is
+        // outside WGSL's range, so divide by x * 2^24 (on the bits) and scale back
+        return (1.0f / cube_ldexp_f32(x, 24)) * 16777216.0f;
+    }}
     if (x > -20.0f) {{
         var y = x;
         var q = 1.0f;
         while (y < 1.0f) {{ q = q * y; y = y + 1.0f; }}
         return cube_tgamma1_f32(y) / q;
     }}
-    return 3.1415927f / (cube_sinpi_f32(x) * cube_tgamma_ge1_f32(1.0f - x));""",
-                  "isnan", "copysign", "tgamma_ge1", "tgamma1", "sinpi"),
+    // reflection: pi / (sin(pi x) gamma(1 - x)) with gamma(1 - x) carried times 2^-64:
+    // it overflows f32 from 1 - x = 35.04, while the result stays normal down to -37.9
+    // next to the poles, and the divisor, |sin(pi x)| >= 2^-18 times [0.13, 2^96], is
+    // then inside WGSL's range; below -40 every result is subnormal
+    if (x < -40.0f) {{ return cube_copysign_f32(0.0f, cube_sinpi_f32(x)); }}
+    var y = 1.0f - x;
+    var g = 5.421011e-20f;
+    while (y > 2.0f) {{ y = y - 1.0f; g = g * y; }}
+    g = g * cube_tgamma1_f32(y);
+    return (3.1415927f / (cube_sinpi_f32(x) * g)) * 5.421011e-20f;""",
+                  "isnan", "copysign", "ldexp", "tgamma_ge1", "tgamma1", "sinpi"),
 }
 
 _WGSL_TYPES = {"F": "f32", "i32": "i32", "bool": "bool"}

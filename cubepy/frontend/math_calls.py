@@ -10,7 +10,10 @@ x), trunc(x)) with a zero fraction for infinities; round(x, n) is rint(x * 10**n
 from __future__ import annotations
 
 import ast
+import math
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..ir import nodes as n
 from ..ir.types import bool_, i32
@@ -92,10 +95,28 @@ def _round(b: Builder, node: ast.Call, site: CallSite):
     b.no_line(ty, "round(x, n)")
     x = b.once(x, "round_x")
     scale = n.Const(ty=ty, value=float(10.0 ** abs(digits)), loc=loc)
-    up, down = ("mul", "div") if digits >= 0 else ("div", "mul")
-    scaled = b.once(n.Binary(ty=ty, op=up, lhs=x, rhs=scale, loc=loc), "round_s")
-    rounded = n.Binary(ty=ty, op=down, lhs=n.Call(ty=ty, func="round", args=(scaled,),
-                                                  loc=loc), rhs=scale, loc=loc)
+    rint = n.Call(ty=ty, func="round", loc=loc, args=(
+        b.once(_divide(x, scale, loc) if digits < 0 else
+               n.Binary(ty=ty, op="mul", lhs=x, rhs=scale, loc=loc), "round_s"),))
+    scaled = rint.args[0]
+    rounded = (_divide(rint, scale, loc) if digits >= 0 else
+               n.Binary(ty=ty, op="mul", lhs=rint, rhs=scale, loc=loc))
     # x * 10**n past the type's range: x has no digits there to round away
     finite = n.Call(ty=bool_, func="isfinite", args=(scaled,), loc=loc)
     return n.Select(ty=ty, cond=finite, if_true=rounded, if_false=x, loc=loc)
+
+
+def _divide(a: n.Expr, scale: n.Const, loc) -> n.Expr:
+    """a / 10**k. WGSL divides accurately only by [2^-126, 2^126] (NVIDIA's driver takes
+    a / 1e38 as a times a flushed 1/1e38, 0): f32's 10**38 divides as
+    (a * 2^-64) / (10**38 * 2^-64), the same quotient (a * 2^-64 is exact wherever the
+    quotient is not far below an ulp of 1)."""
+    ty = scale.ty
+    if ty.name != "f32":
+        return n.Binary(ty=ty, op="div", lhs=a, rhs=scale, loc=loc)
+    value = float(np.float32(scale.value))
+    if not (2.0 ** 126 < value < math.inf):
+        return n.Binary(ty=ty, op="div", lhs=a, rhs=scale, loc=loc)
+    small = n.Const(ty=ty, value=2.0 ** -64, loc=loc)
+    return n.Binary(ty=ty, op="div", lhs=n.Binary(ty=ty, op="mul", lhs=a, rhs=small, loc=loc),
+                    rhs=n.Const(ty=ty, value=value * 2.0 ** -64, loc=loc), loc=loc)

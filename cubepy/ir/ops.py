@@ -256,7 +256,8 @@ _MATH_ROWS = [
     _math(_M.ASIN, 1, "asinf", "asin", "asin", "np.arcsin"),
     _math(_M.ACOS, 1, "acosf", "acos", "acos", "np.arccos"),
     _math(_M.ATAN, 1, "atanf", "atan", "atan", "np.arctan"),
-    _math(_M.ATAN2, 2, "atan2f", "atan2", "atan2", "np.arctan2"),
+    # WGSL: a helper brings the operands into the range its division is accurate in
+    _math(_M.ATAN2, 2, "atan2f", "atan2", Helper("atan2"), "np.arctan2"),
     _math(_M.SINH, 1, "sinhf", "sinh", "sinh", "np.sinh"),
     _math(_M.COSH, 1, "coshf", "cosh", "cosh", "np.cosh"),
     _math(_M.POW, 2, "powf", "pow", Helper("pow"), "np.power"),
