@@ -110,6 +110,10 @@ def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False)
             stored.add(stmt.buffer.name)
         elif isinstance(stmt, n.AtomicOp):
             atomic.add(stmt.buffer.name)
+        elif isinstance(stmt, n.MatrixStore):
+            stored.add(stmt.buffer.name)
+        elif isinstance(stmt, n.MatrixLoad):
+            accessed.add(stmt.buffer.name)
     accessed |= stored | atomic
 
     buffers = []
