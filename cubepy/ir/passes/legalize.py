@@ -79,7 +79,7 @@ def _check_matrices(kernel: ir.Kernel, t: Target) -> None:
         advice = t.op_advice.get("cmma")
         errors.compile_error(kernel.matrices[0].loc, f"{t.title} has no matrix units (cmma)"
                                                      + (f": {advice}" if advice else ""))
-    have = "; ".join(f"{a} x {a} + {c}: {', '.join(_shape(s) for s in sorted(shapes))}"
+    have = "; ".join(f"{a} A/B into {c}: {', '.join(_shape(s) for s in sorted(shapes))}"
                      for (a, c), shapes in sorted(t.matrix_shapes.items()))
     for d in kernel.matrices:
         if d.elem not in t.matrix_elems(d.ident, d.m, d.n, d.k):
