@@ -12,7 +12,7 @@ reach it: on a GPU both are undefined behaviour).
   does (CUDA and Metal check nothing: the tile must lie inside the buffer);
 - execute computes a @ b + c in float32 (f16, bf16 and tf32 inputs are exact in it);
 - an f16 accumulator rounds every result to f16, a tf32 load rounds f32 to tf32 (10
-  mantissa bits, to nearest even);
+  mantissa bits, to nearest with ties away from zero, as CUDA's cvt.rna.tf32.f32);
 - store writes the tile in the buffer's type; elements outside the buffer are dropped.
 """
 from __future__ import annotations
@@ -24,12 +24,13 @@ from .cpu_plane import PLANE_DIM
 
 
 def round_tf32(x: np.ndarray) -> np.ndarray:
-    """f32 values rounded to TensorFloat-32 (10 explicit mantissa bits), to nearest
-    with ties to even, as CUDA's __float_to_tf32 (NaN and inf unchanged)."""
+    """f32 values rounded to TensorFloat-32 (10 explicit mantissa bits), to nearest with
+    ties away from zero, as CUDA's __float_to_tf32 (PTX cvt.rna.tf32.f32); NaN and inf
+    unchanged. Adding half a tf32 ulp to the magnitude's bits and dropping the low 13
+    rounds so (a carry into the exponent is the next binade, or inf)."""
     x = np.asarray(x, np.float32)
     bits = x.view(np.uint32).astype(np.uint64)
-    lsb = (bits >> 13) & 1
-    rounded = ((bits + 0xFFF + lsb) & ~np.uint64(0x1FFF)).astype(np.uint32)
+    rounded = ((bits + 0x1000) & ~np.uint64(0x1FFF)).astype(np.uint32)
     out = rounded.view(np.float32)
     return np.where(np.isfinite(x), out, x).astype(np.float32)
 
