@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from .reserved import BY_TARGET
 from . import (ALL_PLANE_OPS, ALL_TYPE_NAMES, DEFAULT_SHARED_BYTES, WIDE_ATOMICS,
-               STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, WIDE_PLANE_DTYPES, WMMA_SHAPES, Target,
-               register)
+               STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, WIDE_PLANE_DTYPES, WMMA_SHAPES,
+               Target, register)
 
 CUDA = register(Target(
     name="cuda", title="CUDA", family="c", short="cu", lexer="cuda", shows_source=True,
