@@ -605,3 +605,20 @@ def test_names_outside_kernels():
         cmma.fill(None, 0.0)
     assert cmma.MatrixIdent.Accumulator is cmma.ACCUMULATOR
     assert cmma.MatrixLayout.RowMajor is cmma.ROW_MAJOR
+
+
+# -- the example --------------------------------------------------------------------------
+
+def test_example_matmul(client, capsys):
+    from examples_loader import load_example
+    example = load_example("cmma_matmul")
+    assert example.main(["--runtime", client.runtime, "--size", "128"]) == 0
+    out = capsys.readouterr().out
+    assert "result:  OK" in out and f"runtime: {client.runtime}" in out
+
+
+@pytest.mark.nvcc
+def test_example_compiles_with_nvcc(tmp_path):
+    from examples_loader import load_example
+    validate_sources(load_example("cmma_matmul").matmul, tmp_path, cube_dim=(128, 1, 1),
+                     targets=("cuda",))
