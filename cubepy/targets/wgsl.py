@@ -19,9 +19,9 @@ WGSL = register(Target(
     # in uniform control flow
     uniform_syncs=frozenset({"sync_cube", "fence_cube"}),
     op_advice={"cmma": (
-        "WebGPU has no matrix units (Chromium's experimental subgroup matrices are not in "
-        "WGSL as wgpu takes it); multiply with shared-memory tiles instead, or run on "
-        "CUDA, Metal or the cpu runtime"),
+        "WebGPU exposes none (Chromium's experimental subgroup matrices are not in WGSL "
+        "as wgpu accepts it); multiply with shared-memory tiles instead, or run on CUDA, "
+        "Metal or the cpu runtime"),
         "sync.fence_device": (
         "its barriers order memory within one workgroup only and its atomics are "
         "relaxed, so nothing orders memory between cubes; split the work into two "
