@@ -621,3 +621,41 @@ def test_example_compiles_with_nvcc(tmp_path):
     from examples_loader import load_example
     validate_sources(load_example("cmma_matmul").matmul, tmp_path, cube_dim=(128, 1, 1),
                      targets=("cuda",))
+
+
+@cube(launch=True)
+def from_views(a: Array[f16], b: Array[f16], out: Array[f32]):
+    va = a[256:]  # a view: offsets count from its first element
+    vo = out[16:]
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(acc, 0.0)
+    cmma.load(fa, va, 0, 16)
+    cmma.load(fb, b, 0, 16)
+    cmma.execute(fa, fb, acc, acc)
+    cmma.store(vo, 0, acc, 16, cmma.ROW_MAJOR)
+
+
+def test_views_offset_loads_and_stores(client):
+    a, b = _halves(32, 16), _halves(16, 16)
+    out = client.zeros(16 + 256, f32)
+    from_views.launch(client, (1, 1, 1), PLANE, client.tensor(a.ravel()),
+                      client.tensor(b.ravel()), out)
+    got = out.numpy()
+    assert not got[:16].any()
+    np.testing.assert_allclose(got[16:].reshape(16, 16),
+                               a[16:].astype(np.float32) @ b.astype(np.float32), atol=1e-4)
+
+
+def test_cmma_inside_and_or_is_an_error():
+    def k(a: Array[f32]):
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+        ok = a[0] > 0.0 and cmma.fill(acc, 1.0)  # E:divergent
+    _error_at(_build_error(k), "divergent", "cmma.fill() cannot be used inside")
+
+
+@pytest.mark.nvcc
+def test_views_compile_with_nvcc(tmp_path):
+    src = validate_sources(from_views, tmp_path, cube_dim=PLANE, targets=("cuda",))["cuda"]
+    assert "load_matrix_sync(fa, a + view_start, 16u);" in src
