@@ -10,6 +10,7 @@ on CUDA, WebGPU or the CPU.
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from . import math
+from . import cmma
 from .errors import CompileError, CubepyError, LaunchError, OptionError, exit_on_error
 from .ir.types import (DType, Generic, Float, Int, UInt, Numeric, generic,
                        f16, bf16, f32, f64, i32, i64, u32, u64, bool_)
@@ -33,7 +34,7 @@ from .lang import (Tensor, Array, Line, Comptime,
                    saturating_sub, bitcast, count_ones, popc, leading_zeros,
                    trailing_zeros, find_first_set, brev, mulhi,
                    plane_inclusive_prod, plane_exclusive_prod, plane_ballot, plane_elect,
-                   sync_plane, fence_cube, fence_device)
+                   sync_plane, fence_cube, fence_device, tf32)
 from .launch_config import CubeCount, CubeDim
 from .timing import BenchResult, bench
 from .autotune import Autotuned, autotune

@@ -19,6 +19,7 @@ checked (a literal `0` passed to a `u32` parameter is valid cubepy). Mixed dtype
 from typing import Annotated, Any, Callable, Generic as _TypingGeneric, Iterable, Self, \
     SupportsIndex, TypeAlias, TypeVar, dataclass_transform, overload
 
+from . import cmma as cmma
 from . import math as math
 from .autotune import Autotuned as Autotuned, autotune as autotune
 from .errors import CompileError as CompileError, CubepyError as CubepyError, \
@@ -135,6 +136,8 @@ class _IntPlaceholder(_IntScalar):
 
 class f16(_FloatScalar, metaclass=_DTypeClass): ...
 class bf16(_FloatScalar, metaclass=_DTypeClass): ...
+from .lang import MatrixElement as _MatrixElement
+tf32: _MatrixElement  # the element type of tf32 cmma fragments only (stored as f32)
 class f32(_FloatScalar, metaclass=_DTypeClass): ...
 class f64(_FloatScalar, metaclass=_DTypeClass): ...
 class i32(_IntScalar, metaclass=_DTypeClass): ...

@@ -97,6 +97,8 @@ def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False)
     stored: set[str] = set()
     atomic: set[str] = set()
     accessed: set[str] = set()
+    tiled: set[str] = set()  # buffers cmma fragments load from or store to
+    tile_stored: set[str] = set()  # those stored to
     uses_cube_count = needs_cube_count
     for expr in walk_all_exprs(kernel.body):
         if isinstance(expr, n.Meta):
@@ -110,7 +112,16 @@ def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False)
             stored.add(stmt.buffer.name)
         elif isinstance(stmt, n.AtomicOp):
             atomic.add(stmt.buffer.name)
-    accessed |= stored | atomic
+        elif isinstance(stmt, n.MatrixLoad):
+            tiled.add(stmt.buffer.name)
+        elif isinstance(stmt, n.MatrixStore):
+            tiled.add(stmt.buffer.name)
+            tile_stored.add(stmt.buffer.name)
+    # element accesses are bounds-checked against buffer_len; cmma tiles are not (wmma
+    # and simdgroup matrices check nothing), so a buffer only they use needs none
+    checked_access = accessed | stored | atomic
+    stored |= tile_stored
+    accessed |= stored | atomic | tiled
 
     buffers = []
     candidates: list[tuple[int, InfoField]] = []  # (alignment, field without offset)
@@ -125,7 +136,7 @@ def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False)
             continue
         buffers.append(BufferBinding(p.name, p.dtype, p.kind, p.name not in stored | atomic,
                                      p.name in atomic))
-        if checked and p.name in accessed:
+        if checked and p.name in checked_access:
             used_kinds.add("buffer_len")
         for kind in ("buffer_len", "len", "rank", "shape", "stride"):
             if kind in used_kinds:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .ir.types import DType, Generic
+from .ir.types import DType, Generic, f32
 
 
 # ----------------------------------------------------------------------------- annotations
@@ -36,11 +36,35 @@ class ComptimeAnnotation:
     pytype: type
 
 
+class MatrixElement:
+    """An element type that exists only inside matrix-unit fragments (`tf32`: TensorFloat
+    32, stored as f32, multiplied with 10 mantissa bits). Not a DType: buffers, values and
+    casts cannot have it."""
+
+    def __init__(self, name: str, storage: DType):
+        self.name = name
+        self.storage = storage
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self.name} is only the element type of a cmma fragment "
+                        f"(cmma.Matrix(cmma.A, 16, 16, 8, {self.name}, ...)), not a cast")
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+tf32 = MatrixElement("tf32", f32)
+
+
 class _BufferFactory:
     def __init__(self, kind: str):
         self.kind = kind
 
     def __getitem__(self, elem) -> BufferAnnotation:
+        if isinstance(elem, MatrixElement):
+            raise TypeError(f"{self.kind.capitalize()}[{elem.name}]: {elem.name} is only "
+                            f"the element type of a cmma fragment; its buffers hold "
+                            f"{elem.storage.name}")
         if not isinstance(elem, (DType, Generic, LineOf)):
             raise TypeError(f"{self.kind.capitalize()}[...] takes a dtype, a generic "
                             f"placeholder or Line[...], not {elem!r}")

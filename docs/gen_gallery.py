@@ -30,6 +30,7 @@ KERNELS: dict[str, list[tuple[str, tuple[int, int, int], dict, dict]]] = {
         ("matmul_grad_rhs", (16, 16, 1), _F32, {}),
     ],
     "plane_row_stats": [("row_stats", (256, 1, 1), {}, {})],
+    "cmma_matmul": [("matmul", (128, 1, 1), {}, {})],  # WGSL, Metal: their CompileError
     "torch_autograd": [
         ("fused_matmul_add_relu_kernel", (16, 16, 1), _F32, {}),
         ("relu_backward", (256, 1, 1), _F32, {}),
@@ -76,7 +77,7 @@ def _kernel_section(module, kernel: str, dim, placeholders: dict, line_sizes: di
     spec = ", ".join([f"cube dim {dim[0]}x{dim[1]}x{dim[2]}"]
                      + [f"`{k}={v}`" for k, v in placeholders.items()]
                      + [f"line size {v} for `{k}`" for k, v in line_sizes.items()])
-    tabs = [f'=== "{title}"\n\n' + _fence(fn.source(target, **options), lang, "    ")
+    tabs = [f'=== "{title}"\n\n' + _target_source(fn, target, options, lang)
             for title, target, lang in TARGETS]
     ir_options = {k: v for k, v in options.items() if k != "line_sizes"}
     ir_options.update({"line_sizes": line_sizes} if line_sizes else {})
@@ -84,6 +85,17 @@ def _kernel_section(module, kernel: str, dim, placeholders: dict, line_sizes: di
     ir_text = fn.ir(**ir_options).replace(f"{ROOT}{os.sep}", "")
     tabs.append('=== "IR"\n\n' + _fence(ir_text, "text", "    "))
     return f"### `{kernel}`\n\n{spec}:\n\n" + "\n\n".join(tabs)
+
+
+def _target_source(fn, target: str, options: dict, lang: str) -> str:
+    """The kernel's source for `target`, or the CompileError a target that lacks what it
+    uses gives (cmma on WGSL), as the user sees it."""
+    from cubepy import CompileError
+
+    try:
+        return _fence(fn.source(target, **options), lang, "    ")
+    except CompileError as e:  # the message names the kernel's file: as a clone shows it
+        return _fence(f"CompileError: {e}".replace(f"{ROOT}{os.sep}", ""), "text", "    ")
 
 
 def _fused_sections(module) -> list[str]:

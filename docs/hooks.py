@@ -35,12 +35,12 @@ def names_of_kind(kind: str) -> list[str]:
     """Public names of `cubepy` of one kind, in the order `cubepy/__init__.py` lists them."""
     import cubepy
     from cubepy.ir.types import DType, Generic
-    from cubepy.lang import BuiltinVar, Intrinsic
+    from cubepy.lang import BuiltinVar, Intrinsic, MatrixElement
 
     tests = {
         "intrinsics": lambda o: isinstance(o, Intrinsic),
         "builtins": lambda o: isinstance(o, BuiltinVar),
-        "dtypes": lambda o: isinstance(o, DType),
+        "dtypes": lambda o: isinstance(o, (DType, MatrixElement)),
         "annotations": lambda o: (isinstance(o, Generic)
                                   or type(o).__name__ in ("_BufferFactory", "_LineFactory",
                                                           "_ComptimeFactory")),
@@ -75,6 +75,9 @@ def _summary(kind: str, name: str) -> str:
         return f"`u32`: {_POSITIONS[name]}" + (", linearised (x fastest)"
                                                if name not in ("PLANE_DIM", "UNIT_POS_PLANE")
                                                else "")
+    if kind == "dtypes" and not hasattr(obj, "bits"):  # tf32: cmma fragments only
+        return (f"TensorFloat-32, the element type of cmma A/B fragments only (stored as "
+                f"`{obj.storage.name}`)")
     if kind == "dtypes":
         return f"{obj.bits}-bit {_KINDS.get(obj.kind, obj.kind)}"
     if isinstance(obj, Generic):

@@ -3,7 +3,7 @@ every node type, so these tests do not depend on the frontend."""
 from __future__ import annotations
 
 from cubepy.ir import nodes as ir
-from cubepy.ir.types import LineType, bool_, f32, f64, i32, u32
+from cubepy.ir.types import LineType, bool_, f16, f32, f64, i32, u32
 
 L = lambda line: ir.Loc("samples.py", line)  # noqa: E731
 
@@ -100,3 +100,42 @@ def every_node_kernel() -> ir.Kernel:
     ]
     return kernel(body, params=(x, y, cnt, n, a), shared=(buf,), cube_dim=(16, 4, 1),
                   name="every_node")
+
+
+def every_matrix_kernel() -> ir.Kernel:
+    """A kernel using every cmma node: fragments (one, an array of two), fill, loads
+    (A/B and an accumulator's with a layout), execute, store and cast. 16x16x16 f16 x
+    f16 + f32: CUDA and the cpu runtime have it."""
+    a = ir.Param("a", "array", f16)
+    b = ir.Param("b", "tensor", f16)
+    out = ir.Param("out", "array", f32)
+    half = ir.Param("half", "array", f16)
+    tile = ir.SharedDecl(ir.BufferRef("tile", f16, "shared"), 256, loc=L(2))
+    fa = ir.MatrixDecl("fa", "a", 16, 16, 16, "f16", "row_major", loc=L(3))
+    fb = ir.MatrixDecl("fb", "b", 16, 16, 16, "f16", "col_major", count=2, loc=L(4))
+    acc = ir.MatrixDecl("acc", "accumulator", 16, 16, 16, "f32", loc=L(5))
+    acc16 = ir.MatrixDecl("acc16", "accumulator", 16, 16, 16, "f16", loc=L(6))
+    j = ir.Var("j", u32)
+
+    def frag(d, index=None):
+        return ir.Frag(ty=d.storage, matrix=d, index=index)
+
+    body = [
+        ir.MatrixFill(frag=frag(acc), value=c(0.0, f32), loc=L(7)),
+        ir.MatrixLoad(frag=frag(fa), buffer=tile.buffer, offset=c(0), stride=c(16), loc=L(8)),
+        ir.For(var=j, start=c(0), stop=c(2), step=c(1), body=ir.Block((
+            ir.MatrixLoad(frag=frag(fb, load(j)), buffer=b.buffer,
+                          offset=binop("mul", load(j), c(256)), stride=c(16), loc=L(10)),
+            ir.MatrixExecute(a=frag(fa), b=frag(fb, load(j)), c=frag(acc), d=frag(acc),
+                             loc=L(11)),
+        )), loc=L(9)),
+        ir.MatrixLoad(frag=frag(acc16), buffer=half.buffer, offset=c(0), stride=c(16),
+                      layout="col_major", loc=L(12)),
+        ir.MatrixCast(src=frag(acc), dst=frag(acc16), loc=L(13)),
+        ir.MatrixStore(buffer=half.buffer, offset=c(0), frag=frag(acc16), stride=c(16),
+                       layout="row_major", loc=L(14)),
+        ir.MatrixStore(buffer=out.buffer, offset=builtin("cube_pos"), frag=frag(acc),
+                       stride=c(16), layout="col_major", loc=L(15)),
+    ]
+    return ir.Kernel("every_matrix", (a, b, out, half), (tile,), ir.Block(tuple(body)),
+                     (32, 1, 1), loc=L(1), matrices=(fa, fb, acc, acc16))

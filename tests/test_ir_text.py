@@ -13,7 +13,7 @@ from cubepy.ir.printer import print_kernel
 from cubepy.ir.types import bool_, f16, f32, f64, i32, i64, u32, u64
 from cubepy.ir.visit import walk_all_exprs, walk_stmts
 
-from ir_samples import c, every_node_kernel, kernel, load
+from ir_samples import c, every_matrix_kernel, every_node_kernel, kernel, load
 
 
 def roundtrip(k: ir.Kernel) -> str:
@@ -31,9 +31,23 @@ def test_every_node_round_trips():
     roundtrip(every_node_kernel())
 
 
+def test_every_matrix_node_round_trips():
+    text = roundtrip(every_matrix_kernel())
+    assert "matrix $fb: b<16, 16, 16, f16, col_major>[2]  # line 4" in text
+    assert "cmma.execute($fa, $fb[%j], $acc, $acc)  # line 11" in text
+    assert "cmma.load($acc16, @half, 0:u32, 16:u32, col_major)" in text
+
+
+@pytest.mark.parametrize("target", [None, "cuda", "cpu"])
+def test_every_matrix_node_round_trips_after_pipeline(target):
+    roundtrip(run_pipeline(every_matrix_kernel(), target))
+
+
 def test_sample_covers_every_node_type():
-    k = every_node_kernel()
-    seen = {type(s) for s in walk_stmts(k.body)} | {type(e) for e in walk_all_exprs(k.body)}
+    seen = set()
+    for k in (every_node_kernel(), every_matrix_kernel()):
+        seen |= {type(s) for s in walk_stmts(k.body)}
+        seen |= {type(e) for e in walk_all_exprs(k.body)}
     node_types = {t for t in vars(ir).values() if isinstance(t, type) and t.__module__ ==
                   ir.__name__ and issubclass(t, (ir.Expr, ir.Stmt)) and t not in
                   (ir.Expr, ir.Stmt)}

@@ -11,7 +11,8 @@ from cubepy.ir.passes import passes_for
 from cubepy.ir.types import bool_, f32, i32, u32
 from cubepy.ir.verify import IRVerifyError, verify
 
-from ir_samples import binop, builtin, c, cmp, every_node_kernel, kernel, load
+from ir_samples import (binop, builtin, c, cmp, every_matrix_kernel, every_node_kernel, kernel,
+                        load)
 
 X = ir.Param("x", "array", f32)
 I = ir.Var("i", u32)
@@ -29,6 +30,11 @@ def run_verified(k: ir.Kernel, target) -> ir.Kernel:
 @pytest.mark.parametrize("target", [None, "cuda", "wgsl", "metal", "cpu"])
 def test_sample_verifies_after_every_pass(target):
     run_verified(every_node_kernel(), target)
+
+
+@pytest.mark.parametrize("target", [None, "cuda", "cpu"])
+def test_matrix_sample_verifies_after_every_pass(target):
+    run_verified(every_matrix_kernel(), target)
 
 
 def _corpus_cases():

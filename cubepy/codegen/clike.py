@@ -71,6 +71,8 @@ class CEmitter(BracedWalker):
             self._name("shared", s.buffer.name)
         for d in kernel.local_arrays:
             self._name("local", d.buffer.name)
+        for m in kernel.matrices:
+            self._name("matrix", m.name)
 
     # ------------------------------------------------------------------ names
     def _name(self, space: str, name: str) -> str:
@@ -84,6 +86,10 @@ class CEmitter(BracedWalker):
 
     def buffer(self, b: n.BufferRef) -> str:
         return self._name("param" if b.space == "global" else b.space, b.name)
+
+    def matrix_name(self, d: n.MatrixDecl) -> str:
+        """The C name of a cmma fragment (or array of them)."""
+        return self._name("matrix", d.name)
 
     def fresh(self, stem: str) -> str:
         """A new compiler temporary (cube_ names never collide with user names)."""
@@ -219,6 +225,16 @@ class CEmitter(BracedWalker):
 
     def stmt_barrier(self, s: n.Barrier) -> None:
         self.line(self.d.sync(s.op))
+
+    # cmma statements: the dialect's MatrixSpelling writes them (clike_cmma.py)
+    def _matrix(self, s: n.Stmt) -> None:
+        spelling = self.d.matrix
+        if spelling is None:
+            compile_error(s.loc, f"the {self.d.name} code generator has no matrix units")
+        spelling.statement(self, s)
+
+    stmt_matrixfill = stmt_matrixload = stmt_matrixstore = _matrix
+    stmt_matrixexecute = stmt_matrixcast = _matrix
 
     # ------------------------------------------------------------------ bounds checks
     def bounds_check(self, buffer: n.BufferRef, index: n.Expr) -> Optional[str]:

@@ -47,6 +47,7 @@ class Dialect:
     fn_qual = "static inline"  # qualifiers of prelude helper functions
     types: dict[str, str] = {}
     reserved: frozenset[str] = frozenset()  # identifiers the generated code itself uses
+    matrix = None  # its cmma fragments' spelling (a clike_cmma.MatrixSpelling), if any
 
     def type_name(self, ty: DType) -> str:
         return self.types[ty.name]

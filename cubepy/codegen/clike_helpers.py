@@ -153,6 +153,11 @@ def scalar_locals(kernel: n.Kernel, abi: KernelABI, em: "CEmitter") -> list[str]
 
 
 
+def matrix_decls(kernel: n.Kernel, em: "CEmitter") -> list[str]:
+    """The declaration of each cmma fragment (or array of them), in the dialect's form."""
+    return [em.d.matrix.declaration(em, d) for d in kernel.matrices]
+
+
 def local_array_decls(kernel: n.Kernel, em: "CEmitter") -> list[str]:
     """`T name[size] = {};` for each LocalArray: one per unit, zero-filled (CUDA and Metal
     leave a plain `T name[size];` uninitialised; zero makes every read defined)."""

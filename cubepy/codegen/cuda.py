@@ -20,6 +20,7 @@ from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
                     scalar_locals)
 from . import clike_helpers as prelude_helpers
 from .clike_bits import cuda_bits
+from .clike_cmma import WmmaSpelling
 from .clike_plane import cuda_plane
 from .cuda_atomics import cuda_atomic
 from .names import entry_name, field_name
@@ -62,6 +63,7 @@ class CudaDialect(Dialect):
     reserved = _RESERVED
     barrier = "__syncthreads();"
     native_lane = False
+    matrix = WmmaSpelling()
 
     def literal(self, value, ty: DType) -> tuple[str, int]:
         if ty.is_bool or ty.is_int:
@@ -242,7 +244,8 @@ def generate_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled"
     types = {b.dtype.name for b in abi.buffers} | {f.dtype.name for f in abi.fields}
     types |= {s.buffer.elem.name for s in kernel.shared} | _body_types(kernel)
     types |= {d.buffer.elem.name for d in kernel.local_arrays}
-    includes = []
+    types |= {d.elem for d in kernel.matrices}
+    includes = ["mma.h"] if kernel.matrices else []
     if "f16" in types:
         includes.append("cuda_fp16.h")
     if "bf16" in types:
@@ -279,6 +282,7 @@ def _entry_lines(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
         lines.append(f"__shared__ {_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
                      f"[{s.size}];")
     lines.extend(prelude_helpers.local_array_decls(kernel, em))
+    lines.extend(prelude_helpers.matrix_decls(kernel, em))
     lines.extend(em.prologue)
     lines.extend(scalar_locals(kernel, abi, em))
     return ["    " + line for line in lines]

@@ -22,6 +22,7 @@ from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
                     scalar_locals)
 from . import clike_helpers as prelude_helpers
 from .clike_bits import metal_bits
+from .clike_cmma import SimdgroupSpelling
 from .clike_plane import metal_plane
 from . import float_helpers
 from .names import entry_name, field_name
@@ -65,6 +66,7 @@ class MetalDialect(Dialect):
     reserved = _RESERVED
     barrier = "threadgroup_barrier(mem_flags::mem_threadgroup);"
     typed_atomics = True
+    matrix = SimdgroupSpelling()
 
     def type_name(self, ty: DType) -> str:
         if ty.name not in _TYPES:
@@ -340,10 +342,11 @@ def generate_metal(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled
                 else dialect.type_name(s.buffer.elem))
         entry.append(f"threadgroup {elem} {em.buffer(s.buffer)}[{s.size}];")
     entry += prelude_helpers.local_array_decls(kernel, em)
+    entry += prelude_helpers.matrix_decls(kernel, em)
     entry += em.prologue
     entry += scalar_locals(kernel, abi, em)
     name = entry_name(kernel.name, TARGET)
-    source = render("metal.j2", name=name,
+    source = render("metal.j2", name=name, matrices=bool(kernel.matrices),
                     cube_dim=kernel.cube_dim, fields=fields, helpers=em.prelude.helpers,
                     params=params, entry=["    " + e for e in entry], body=em.lines,
                     checked=checked)

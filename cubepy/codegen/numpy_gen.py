@@ -31,7 +31,7 @@ from ..ir.dtype_facts import wrap
 from ..ir.ops import LOWERED, BitOp, ops_of
 from ..ir.types import DType
 from ..targets import get_target
-from ..runtime import cpu_atomics, cpu_bits, cpu_ops, cpu_plane
+from ..runtime import cpu_atomics, cpu_bits, cpu_cmma, cpu_ops, cpu_plane
 from .compiled import Compiled, make_compiled
 from .names import comment_text
 from .walker import StatementWalker
@@ -167,12 +167,65 @@ class _Gen(StatementWalker):
                 self.declared.add(p.name)
             elif f.kind != "cube_count":
                 self.line(f"_M{i} = _F[{i}]")
+        if k.matrices:
+            self.declare_matrices(k)
         body_at = len(self.lines)
         self.walk(k.body)
         for name in sorted(self.builtins):
             self.lines.insert(body_at, f"    _bi_{name} = _bi[{name!r}]")
         head = "def kernel_fn(_L, _B, _bufs, _F, _bi, _cl):"
         return "\n".join([head] + self.lines + ["    return None", ""])
+
+    # -- cmma (runtime/cpu_cmma.py) --------------------------------------------------
+    def declare_matrices(self, k: ir.Kernel) -> None:
+        """The planes of the batch and one Fragment per cmma declaration."""
+        self.ns["_cmma"] = cpu_cmma
+        self.builtins.add("unit_pos")
+        self.line(f"_planes = _cmma.Planes(_bi['unit_pos'], _cl, _B, {k.units_per_cube})")
+        for d in k.matrices:
+            self.line(f"{self.frag_name(d)} = _cmma.Fragment(_planes, {d.rows}, {d.cols}, "
+                      f"{d.elem!r}, {d.count!r}, {d.name!r})")
+
+    def frag_name(self, d: ir.MatrixDecl) -> str:
+        return self.buf("frag " + d.name)  # a name space apart from buffers
+
+    def frag(self, f: ir.Frag) -> str:
+        """`<fragment>, <index>` arguments of a cpu_cmma call."""
+        index = self.expr(f.index) if f.index is not None else "None"
+        return f"{self.frag_name(f.matrix)}, {index}"
+
+    def memory(self, buffer: ir.BufferRef) -> str:
+        """`<buffer>, <shared size or None>` arguments of a cpu_cmma call."""
+        name = self.buf(buffer.name)
+        if buffer.space == "shared":
+            return f"{name}, {self.shared[buffer.name].size}"
+        return f"{name}, None"
+
+    def where(self, s: ir.Stmt) -> str:
+        return repr(f"cmma.{type(s).__name__[len('Matrix'):].lower()} at line {s.loc.lineno}")
+
+    def stmt_matrixfill(self, s: ir.MatrixFill) -> None:
+        self.line(f"_cmma.fill(_planes, {self.frag(s.frag)}, {self.expr(s.value)}, _m, "
+                  f"{self.where(s)})")
+
+    def stmt_matrixload(self, s: ir.MatrixLoad) -> None:
+        layout = s.layout or s.frag.matrix.layout
+        self.line(f"_cmma.load(_planes, {self.frag(s.frag)}, {self.memory(s.buffer)}, "
+                  f"{self.expr(s.offset)}, {self.expr(s.stride)}, {layout!r}, _m, "
+                  f"{self.where(s)})")
+
+    def stmt_matrixstore(self, s: ir.MatrixStore) -> None:
+        self.line(f"_cmma.store(_planes, {self.memory(s.buffer)}, {self.expr(s.offset)}, "
+                  f"{self.frag(s.frag)}, {self.expr(s.stride)}, {s.layout!r}, _m, "
+                  f"{self.where(s)})")
+
+    def stmt_matrixexecute(self, s: ir.MatrixExecute) -> None:
+        frags = ", ".join(self.frag(f) for f in (s.a, s.b, s.c, s.d))
+        self.line(f"_cmma.execute(_planes, {frags}, _m, {self.where(s)})")
+
+    def stmt_matrixcast(self, s: ir.MatrixCast) -> None:
+        self.line(f"_cmma.cast(_planes, {self.frag(s.src)}, {self.frag(s.dst)}, _m, "
+                  f"{self.where(s)})")
 
     # -- names ------------------------------------------------------------------------
     def var(self, v: ir.Var) -> str:

@@ -29,7 +29,7 @@ from .indexing import IndexMixin, ShapeOf
 from .finalize import const_value, finalize_kernel
 from .infer import TVar, find
 from .parse import ParsedFunction, make_loc
-from .values import Buf, Dead, Py, Rec, Tup, is_number
+from .values import Buf, Dead, FragArray, FragVal, Py, Rec, Tup, is_number
 
 
 class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
@@ -212,6 +212,13 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
             frame.scope[name] = value
             frame.assigned.add(name)
             return
+        if isinstance(value, (FragVal, FragArray)):  # a cmma fragment: named, not copied
+            if name in frame.scope:
+                self.error(f"cannot rebind {name!r} to a cmma fragment: it already names "
+                           f"something else", target)
+            frame.scope[name] = value
+            frame.assigned.add(name)
+            return
         if isinstance(value, Rec):  # another name for a struct (its fields are read-only)
             if count != 1:
                 self.error(f"{name!r} names a struct and can be assigned only once", target)
@@ -247,6 +254,10 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
             self.error(f"cannot rebind the {b.kind.capitalize()} parameter {name!r}", target)
         if isinstance(b, Rec):
             self.error(f"cannot rebind the struct {name!r} ({b.cls.__name__})", target)
+        if isinstance(b, (FragVal, FragArray)):
+            self.error(f"cannot assign to the cmma fragment {name!r}: fragments are not "
+                       f"values; change one with cmma.fill, cmma.load or cmma.execute, or "
+                       f"convert it with cmma.cast into a new name", target)
         if name in frame.comptime_names:
             self.error(f"cannot assign to the comptime parameter {name!r}", target)
         if isinstance(b, Py):
@@ -260,6 +271,10 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
         buf = self.expr(target.value)
         if isinstance(buf, n.Expr):  # a line value, or a scalar (a line of 1)
             return self.store_element(target, buf, self.materialize(value, value_node))
+        if isinstance(buf, FragArray):
+            self.error(f"cannot assign to an element of the cmma fragments "
+                       f"{buf.decl.name!r}: fragments are not values (use cmma.fill, "
+                       f"cmma.load or cmma.execute)", target)
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", target.value)
         index = self.buffer_index(buf, target.slice)
@@ -506,7 +521,8 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
         body = finalize_kernel(body)
         return n.Kernel(parsed.name, tuple(params), tuple(self.ctx.shared), body,
                         self.ctx.spec.cube_dim, parsed.loc,
-                        local_arrays=tuple(self.ctx.local_arrays))
+                        local_arrays=tuple(self.ctx.local_arrays),
+                        matrices=tuple(self.ctx.matrices))
 
 
 def _record(cls: type, path: str, members: dict) -> Rec:

@@ -17,9 +17,10 @@ from .context import Frame
 from .infer import TVar, describe, find
 from .inlinable import is_inlinable
 from .intrinsics import CallSite, handler_for
-from .values import CALLABLE_NAMES, Buf, Py, Rec, Tup, is_number, short_name
+from .values import (CALLABLE_NAMES, Buf, FragArray, FragVal, Py, Rec, Tup, is_number,
+                     short_name)
 
-_SIDE_EFFECTS = (n.Store, n.AtomicOp, n.Barrier, n.Terminate)
+_SIDE_EFFECTS = (n.Store, n.AtomicOp, n.Barrier, n.Terminate, *n.MATRIX_STMTS)
 MAX_INLINE_DEPTH = 1000  # device-function calls nested in one kernel (docs/LANGUAGE.md)
 
 
@@ -151,7 +152,7 @@ class CallMixin:
     def no_side_effects(self, what: str, node: ast.AST) -> None:
         if self.ctx.side_effect_ban is not None:
             self.error(f"{what}() cannot be used inside {self.ctx.side_effect_ban}", node)
-        if self.ctx.divergent is not None and what.startswith(("plane_", "sync_")):
+        if self.ctx.divergent is not None and what.startswith(("plane_", "sync_", "cmma.")):
             self.error(f"{what}() cannot be used inside {self.ctx.divergent}", node)
 
     def ct_int(self, value) -> int | None:
@@ -316,6 +317,12 @@ class CallMixin:
             return arg
         if isinstance(arg, Tup):
             return self.bind_tuple_param(p, arg, a_node, parsed)
+        if isinstance(arg, (FragVal, FragArray)):  # by reference, as buffers
+            if p.elem is not None:
+                self.error(f"parameter {p.name!r} of {parsed.name}() is annotated "
+                           f"{p.elem!r}, but a cmma fragment was passed: leave a "
+                           f"fragment parameter unannotated", a_node)
+            return arg
         if isinstance(arg, Buf):
             self.error(f"parameter {p.name!r} of {parsed.name}() is a scalar, but a buffer "
                        f"was passed", a_node)

@@ -60,6 +60,7 @@ class FrontendContext:
     # (fresh ones: base, base_1, base_2...)
     shared: list[n.SharedDecl] = field(default_factory=list)
     local_arrays: list[n.LocalDecl] = field(default_factory=list)
+    matrices: list[n.MatrixDecl] = field(default_factory=list)  # cmma fragments
     dynamic_shared: Any = None  # the kernel's DynamicSharedMemory (a Buf), once made
     inline_stack: list[Any] = field(default_factory=list)  # device functions being inlined
     used_loop_names: set[str] = field(default_factory=set)  # loop variables seen so far

@@ -15,11 +15,11 @@ from ..ir import nodes as n
 from ..ir.dtype_facts import int_range
 from ..ir.types import DType, LineType, bool_, elem_of, i32, u32
 from ..ir.types import Generic
-from ..lang import BuiltinVar, Line, LineOf
+from ..lang import BuiltinVar, Line, LineOf, MatrixElement
 from .infer import TVar, describe, find, float_lit, int_lit, resolve
 from .parse import make_loc, python_scalar_type
 from .indexing import ShapeOf
-from .values import Buf, Dead, Py, Rec, Tup, is_number
+from .values import Buf, Dead, FragArray, FragVal, Py, Rec, Tup, is_number
 
 # ast operator -> (IR op, source symbol)
 BINOPS: dict[type, tuple[str, str]] = {
@@ -133,6 +133,11 @@ class ExprMixin:
         if isinstance(value, Tup):
             self.error(f"a tuple of {len(value.items)} values cannot be used as one value: "
                        f"unpack it (a, b = ...) or take an item (t[0])", node)
+        if isinstance(value, (FragVal, FragArray)):
+            self.error(f"the cmma fragment{'s' if isinstance(value, FragArray) else ''} "
+                       f"{value.decl.name!r} cannot be used as a value: fragments are read "
+                       f"and written only by the cmma calls (cmma.load, cmma.execute, "
+                       f"cmma.store, ...)", node)
         if isinstance(value, Rec):
             self.error(f"the struct {value.path!r} ({value.cls.__name__}) cannot be used as "
                        f"a value: read a field, e.g. {value.path}.{value.fields[0][0]}", node)
@@ -240,6 +245,9 @@ class ExprMixin:
         if isinstance(buf, n.Expr) and isinstance(find(buf.ty), DType) \
                 and not isinstance(node.slice, ast.Tuple):
             return self.line_element(buf, node.slice)  # a scalar is a line of 1
+        if isinstance(buf, FragArray):  # accs[i]: one cmma fragment
+            from .matrices import frag_item
+            return frag_item(self, buf, node.slice)
         if not isinstance(buf, Buf):
             self.error("only tensors, arrays and shared memory can be indexed", node.value)
         if isinstance(node.slice, ast.Slice):  # x[a:b]: a view
@@ -583,6 +591,10 @@ class ExprMixin:
             return value.value
         if isinstance(value, Py) and isinstance(value.value, Generic):
             return self.generic_type(value.value, self.ctx.loc)
+        if isinstance(value, Py) and isinstance(value.value, MatrixElement):
+            self.error(f"{value.value.name} is only the element type of a cmma fragment "
+                       f"(cmma.Matrix(cmma.A, 16, 16, 8, {value.value.name}, ...)); "
+                       f"use {value.value.storage.name} here", node)
         self.error("expected a dtype such as u32 or a placeholder such as Float", node)
 
 

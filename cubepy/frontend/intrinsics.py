@@ -544,3 +544,4 @@ def _dynamic_shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     return ctx.dynamic_shared
 from . import bits as _bits  # noqa: E402,F401  (registers the integer and bit functions)
 from . import math_calls  # noqa: E402,F401  (registers frexp, modf, ldexp, round)
+from . import matrices  # noqa: E402,F401  (registers the cmma calls)

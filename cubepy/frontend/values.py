@@ -7,9 +7,10 @@ import math as pymath
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..ir.nodes import BufferRef
+from ..cmma import CMMA_INTRINSICS
+from ..ir.nodes import BufferRef, MatrixDecl
 from ..ir.types import LineType
-from ..lang import INTRINSICS, Line
+from ..lang import INTRINSICS, Line, tf32
 from ..math import MATH_INTRINSICS
 
 
@@ -78,6 +79,22 @@ class Rec:
 
 
 @dataclass(frozen=True)
+class FragVal:
+    """A cmma fragment (cmma.Matrix), or element `index` (a u32 IR expression) of an
+    array of them. Not a value: only the cmma calls take it."""
+
+    decl: MatrixDecl
+    index: Optional[Any] = None
+
+
+@dataclass(frozen=True)
+class FragArray:
+    """An array of cmma fragments (cmma.Matrices): `frags[i]` is one."""
+
+    decl: MatrixDecl
+
+
+@dataclass(frozen=True)
 class Dead:
     """A loop variable after its loop (reading it is an error)."""
 
@@ -95,6 +112,8 @@ def is_number(v: Any) -> bool:
 CALLABLE_NAMES: dict[int, str] = {id(o): name for name, o in INTRINSICS.items()}
 CALLABLE_NAMES[id(Line)] = "Line"
 CALLABLE_NAMES[id(Line.fill)] = "Line.fill"
+CALLABLE_NAMES.update({id(o): name for name, o in CMMA_INTRINSICS.items()})
+CALLABLE_NAMES[id(tf32)] = "tf32"
 CALLABLE_NAMES.update({id(o): f"math.{name}" for name, o in MATH_INTRINSICS.items()})
 CALLABLE_NAMES.update({id(getattr(pymath, name)): f"math.{name}"
                        for name in MATH_INTRINSICS if hasattr(pymath, name)})
@@ -106,4 +125,6 @@ CALLABLE_NAMES.update({id(getattr(builtins, name)): f"builtins.{name}"
 
 def short_name(key: str) -> str:
     """The name a registry key is called by in messages ("math.exp" -> "exp")."""
+    if key.startswith("cmma."):
+        return key
     return key.rpartition(".")[2]

@@ -379,6 +379,7 @@ class Kernel:
     cube_dim: tuple[int, int, int]
     loc: Loc = field(default=NO_LOC, compare=False)
     local_arrays: tuple[LocalDecl, ...] = ()
+    matrices: tuple["MatrixDecl", ...] = ()
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -418,3 +419,115 @@ class Plane(Expr):
     op: str = ""
     value: Expr  # elect: the constant true (it takes no value)
     arg: Optional[Expr] = None  # ballot: which u32 word (0..3) of the lane mask
+
+
+# ----------------------------------------------------------------------------- matrix units
+
+# cmma fragments (docs/LANGUAGE.md, "Matrix units"): which operand a fragment is, and the
+# memory layouts of loads and stores.
+MATRIX_IDENTS = ("a", "b", "accumulator")
+MATRIX_LAYOUTS = ("row_major", "col_major")
+# Element types a fragment may have: "tf32" is stored as f32 (A/B fragments only).
+MATRIX_ELEMS = ("f16", "bf16", "f32", "tf32")
+
+
+@dataclass(frozen=True)
+class MatrixDecl:
+    """A cmma fragment (`cmma.Matrix`) or an array of `count` of them (`cmma.Matrices`):
+    an m x n x k operand of a plane's matrix multiply, held collectively by the plane.
+    `elem` is the element type's name (MATRIX_ELEMS); `layout` the memory layout of an A
+    or B fragment (None for an accumulator, whose loads and stores name theirs)."""
+
+    name: str
+    ident: str  # one of MATRIX_IDENTS
+    m: int
+    n: int
+    k: int
+    elem: str  # one of MATRIX_ELEMS
+    layout: Optional[str] = None  # one of MATRIX_LAYOUTS (A and B only)
+    count: Optional[int] = None  # an array of fragments (cmma.Matrices); None: one
+    loc: Loc = field(default=NO_LOC, compare=False)
+
+    @property
+    def storage(self) -> DType:
+        """The element type of the buffers it loads from and stores to (f32 for tf32)."""
+        from .types import dtype_from_name
+        return dtype_from_name("f32" if self.elem == "tf32" else self.elem)
+
+    @property
+    def rows(self) -> int:
+        """Rows of the tile it holds: m for A and the accumulator, k for B."""
+        return self.k if self.ident == "b" else self.m
+
+    @property
+    def cols(self) -> int:
+        """Columns of its tile: k for A, n for B and the accumulator."""
+        return self.k if self.ident == "a" else self.n
+
+    @property
+    def shape_text(self) -> str:
+        return f"{self.m}x{self.n}x{self.k}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Frag(Expr):
+    """A fragment named by a cmma statement: `matrix`, or element `index` (a u32) of an
+    array of them. Not a value: only cmma statements hold it. `ty` is the storage type."""
+
+    matrix: MatrixDecl
+    index: Optional[Expr] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixFill(Stmt):
+    """cmma.fill(frag, value): every element of the fragment set to `value` (of its
+    storage type)."""
+
+    frag: Frag
+    value: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixLoad(Stmt):
+    """cmma.load(frag, buffer, offset, stride): the fragment's tile read from `buffer`
+    from element `offset`, `stride` elements between rows (row major) or columns (col
+    major). `layout` is the accumulator's (load_with_layout); A and B use their own."""
+
+    frag: Frag
+    buffer: BufferRef
+    offset: Expr
+    stride: Expr
+    layout: Optional[str] = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixStore(Stmt):
+    """cmma.store(buffer, offset, frag, stride, layout): an accumulator written to memory."""
+
+    buffer: BufferRef
+    offset: Expr
+    frag: Frag
+    stride: Expr
+    layout: str = "row_major"
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixExecute(Stmt):
+    """cmma.execute(a, b, c, d): d = a @ b + c (d may be c)."""
+
+    a: Frag
+    b: Frag
+    c: Frag
+    d: Frag
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixCast(Stmt):
+    """cmma.cast: `dst`, an accumulator of another element type, gets `src`'s elements
+    converted (same shape)."""
+
+    src: Frag
+    dst: Frag
+
+
+MATRIX_STMTS = (MatrixFill, MatrixLoad, MatrixStore, MatrixExecute, MatrixCast)

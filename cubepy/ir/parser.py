@@ -63,6 +63,7 @@ class _Reader:
     def __init__(self):
         self.vars: dict[str, ir.Var] = {}
         self.buffers: dict[str, ir.BufferRef] = {}
+        self.matrices: dict[str, ir.MatrixDecl] = {}
         self.filename = ir.NO_LOC.filename
         self.loc = ir.NO_LOC  # the location of the statement being read
 
@@ -94,16 +95,19 @@ class _Reader:
         kloc = self.make_loc(rest[i])
         if rest[i] is not None:
             self.filename = kloc.filename
-        shared, local, stmts = [], [], []
+        shared, local, matrices, stmts = [], [], [], []
         for child in rest[i + 1:]:
             if isinstance(child, Tree) and child.data == "shared":
                 shared.append(self.shared(child))
             elif isinstance(child, Tree) and child.data == "local":
                 local.append(self.local(child))
+            elif isinstance(child, Tree) and child.data == "matrix":
+                matrices.append(self.matrix(child))
             else:
                 stmts.append(self.stmt(child))
         return ir.Kernel(name, tuple(params), tuple(shared), ir.Block(tuple(stmts)),
-                         dims, loc=kloc, local_arrays=tuple(local))
+                         dims, loc=kloc, local_arrays=tuple(local),
+                         matrices=tuple(matrices))
 
     def param(self, tree: Tree) -> ir.Param:
         if tree.data == "scalar_param":
@@ -132,6 +136,45 @@ class _Reader:
         buf = ir.BufferRef(_name(buf_tok), _type(ty_tok), "local")
         self.buffers[buf.name] = buf
         return ir.LocalDecl(buf, int(str(size_tok)), loc=self.make_loc(loc_tok))
+
+    def matrix(self, tree: Tree) -> ir.MatrixDecl:
+        frag_tok, ident_tok, m, n_, k, elem_tok, layout_tok, count_tok, loc_tok = tree.children
+        ident, elem = str(ident_tok), str(elem_tok)
+        if ident not in ir.MATRIX_IDENTS:
+            self.fail(ident_tok, f"unknown matrix kind {ident}")
+        if elem not in ir.MATRIX_ELEMS:
+            self.fail(elem_tok, f"unknown matrix element type {elem}")
+        decl = ir.MatrixDecl(_name(frag_tok), ident, int(str(m)), int(str(n_)), int(str(k)),
+                             elem, str(layout_tok) if layout_tok is not None else None,
+                             int(str(count_tok)) if count_tok is not None else None,
+                             loc=self.make_loc(loc_tok))
+        self.matrices[decl.name] = decl
+        return decl
+
+    def frag(self, tree: Tree) -> ir.Frag:
+        frag_tok, index = tree.children
+        decl = self.matrices.get(_name(frag_tok))
+        if decl is None:
+            self.fail(frag_tok, f"unknown matrix {frag_tok!s}")
+        return ir.Frag(ty=decl.storage, matrix=decl,
+                       index=self.expr(index) if index is not None else None, loc=self.loc)
+
+    def matrix_stmt(self, kind: str, c: list, loc: ir.Loc) -> ir.Stmt:
+        layout = lambda tok: str(tok) if tok is not None else None  # noqa: E731
+        if kind == "cmma_fill":
+            return ir.MatrixFill(frag=self.frag(c[0]), value=self.expr(c[1]), loc=loc)
+        if kind == "cmma_load":
+            return ir.MatrixLoad(frag=self.frag(c[0]), buffer=self.buffer(c[1]),
+                                 offset=self.expr(c[2]), stride=self.expr(c[3]),
+                                 layout=layout(c[4]), loc=loc)
+        if kind == "cmma_store":
+            return ir.MatrixStore(buffer=self.buffer(c[0]), offset=self.expr(c[1]),
+                                  frag=self.frag(c[2]), stride=self.expr(c[3]),
+                                  layout=str(c[4]), loc=loc)
+        if kind == "cmma_execute":
+            a, b, cc, d = (self.frag(t) for t in c[:4])
+            return ir.MatrixExecute(a=a, b=b, c=cc, d=d, loc=loc)
+        return ir.MatrixCast(src=self.frag(c[0]), dst=self.frag(c[1]), loc=loc)
 
     # -- statements --------------------------------------------------------------------
     def body(self, tree: Tree) -> ir.Block:
@@ -208,6 +251,8 @@ class _Reader:
             return simple[kind](loc=loc)
         if kind == "comment":
             return ir.Comment(text=json.loads(str(c[0])), loc=loc)
+        if kind.startswith("cmma_"):
+            return self.matrix_stmt(kind, c, loc)
         raise IRParseError(f"unknown statement {kind}")
 
     # -- expressions -------------------------------------------------------------------

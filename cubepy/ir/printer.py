@@ -32,7 +32,7 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEYWORDS = frozenset({"kernel", "cube_dim", "shared", "var", "let", "if", "else", "for", "in",
                       "range", "unroll", "while", "break", "continue", "terminate",
                       "barrier", "comment", "atomic", "math", "true", "false", "plane",
-                      "local", "bits"})
+                      "local", "bits", "matrix", "cmma"})
 
 
 def implied_type(expr: ir.Expr) -> DType | None:
@@ -158,6 +158,9 @@ class _Printer:
             return f"plane.{e.op}{suffix}({', '.join(self.expr(a) for a in args)})"
         if isinstance(e, ir.Bits):
             return f"bits.{e.op}{suffix}({', '.join(self.expr(a) for a in e.args)})"
+        if isinstance(e, ir.Frag):
+            index = f"[{self.expr(e.index)}]" if e.index is not None else ""
+            return f"${e.matrix.name}{index}"
         raise TypeError(f"cannot print expression {e!r}")
 
     # -- statements --------------------------------------------------------------------
@@ -217,8 +220,27 @@ class _Printer:
             self.emit(depth, type(s).__name__.lower() + loc)
         elif isinstance(s, ir.Comment):
             self.emit(depth, f"comment {json.dumps(s.text)}{loc}")
+        elif isinstance(s, ir.MATRIX_STMTS):
+            self.emit(depth, f"{self.matrix_stmt(s)}{loc}")
         else:
             raise TypeError(f"cannot print statement {s!r}")
+
+    def matrix_stmt(self, s: ir.Stmt) -> str:
+        """A cmma statement: `cmma.<op>(...)`, its arguments in the order of the call."""
+        e = self.expr
+        if isinstance(s, ir.MatrixFill):
+            args = [e(s.frag), e(s.value)]
+        elif isinstance(s, ir.MatrixLoad):
+            args = [e(s.frag), f"@{s.buffer.name}", e(s.offset), e(s.stride)]
+            args += [s.layout] if s.layout is not None else []
+        elif isinstance(s, ir.MatrixStore):
+            args = [f"@{s.buffer.name}", e(s.offset), e(s.frag), e(s.stride), s.layout]
+        elif isinstance(s, ir.MatrixExecute):
+            args = [e(s.a), e(s.b), e(s.c), e(s.d)]
+        else:
+            args = [e(s.src), e(s.dst)]
+        op = type(s).__name__[len("Matrix"):].lower()
+        return f"cmma.{op}({', '.join(args)})"
 
     def var_ref(self, var: ir.Var) -> str:
         """A variable written by a statement; typed when not declared before."""
@@ -248,6 +270,11 @@ class _Printer:
         for d in k.local_arrays:
             self.emit(1, f"local @{d.buffer.name}: {d.buffer.elem.name}[{d.size}]"
                          f"{self.loc(d.loc)}")
+        for d in k.matrices:
+            layout = f", {d.layout}" if d.layout is not None else ""
+            count = f"[{d.count}]" if d.count is not None else ""
+            self.emit(1, f"matrix ${d.name}: {d.ident}<{d.m}, {d.n}, {d.k}, {d.elem}{layout}>"
+                         f"{count}{self.loc(d.loc)}")
         self.block(k.body, 1)
         self.emit(0, "}")
         return "\n".join(self.lines) + "\n"

@@ -62,6 +62,9 @@ class _Verifier:
                 if d.buffer.name in self.buffers:
                     self.fail(d, f"buffer {d.buffer.name} declared twice")
                 self.buffers[d.buffer.name] = d.buffer
+        self.matrices: dict[str, ir.MatrixDecl] = {}
+        for d in k.matrices:
+            self.matrix_decl(d)
         self.block(k.body)
 
     def declare(self, var: ir.Var, node) -> None:
@@ -133,6 +136,8 @@ class _Verifier:
                           f"value stored to {s.buffer.name}")
             if isinstance(s, ir.AtomicOp):  # on a line buffer: elementwise (lines.py)
                 self.atomic(s)
+        elif isinstance(s, ir.MATRIX_STMTS):
+            self.matrix_stmt(s)
         elif isinstance(s, ir.If):
             self.cond(s.cond, s)
             self.block(s.then)
@@ -180,6 +185,69 @@ class _Verifier:
         self.expr(e)
         self.same(e, bool_, node, "condition")
 
+    # -- matrix units --------------------------------------------------------------------
+    def matrix_decl(self, d: ir.MatrixDecl) -> None:
+        if d.name in self.matrices:
+            self.fail(d, f"matrix {d.name} declared twice")
+        if d.ident not in ir.MATRIX_IDENTS or d.elem not in ir.MATRIX_ELEMS:
+            self.fail(d, f"matrix {d.name}: unknown kind {d.ident!r} or element {d.elem!r}")
+        if min(d.m, d.n, d.k) < 1 or (d.count is not None and d.count < 1):
+            self.fail(d, f"matrix {d.name}: bad shape {d.shape_text} or count {d.count}")
+        if (d.layout is None) != (d.ident == "accumulator") or \
+                (d.layout is not None and d.layout not in ir.MATRIX_LAYOUTS):
+            self.fail(d, f"matrix {d.name}: layout {d.layout!r} for {d.ident}")
+        if d.elem == "tf32" and d.ident == "accumulator":
+            self.fail(d, f"matrix {d.name}: a tf32 accumulator")
+        self.matrices[d.name] = d
+
+    def frag(self, f: ir.Frag, node, *idents: str) -> ir.MatrixDecl:
+        if not isinstance(f, ir.Frag):
+            self.fail(node, f"{f!r} is not a fragment")
+        d = self.matrices.get(f.matrix.name)
+        if d is None or d != f.matrix:
+            self.fail(node, f"unknown matrix {f.matrix.name}")
+        if (f.index is None) != (d.count is None):
+            self.fail(node, f"matrix {d.name} {'needs' if f.index is None else 'takes no'} "
+                            f"index")
+        if f.index is not None:
+            self.index(f.index, node)
+        if f.ty is not d.storage:
+            self.fail(node, f"fragment {d.name} typed {f.ty}, stores {d.storage}")
+        if idents and d.ident not in idents:
+            self.fail(node, f"matrix {d.name} is {d.ident}, expected {' or '.join(idents)}")
+        return d
+
+    def matrix_stmt(self, s: ir.Stmt) -> None:
+        if isinstance(s, ir.MatrixFill):
+            d = self.frag(s.frag, s)
+            self.expr(s.value)
+            self.same(s.value, d.storage, s, "fill value")
+        elif isinstance(s, (ir.MatrixLoad, ir.MatrixStore)):
+            store = isinstance(s, ir.MatrixStore)
+            acc = store or s.layout is not None
+            d = self.frag(s.frag, s, *(("accumulator",) if acc else ("a", "b")))
+            self.buffer(s.buffer, s)
+            if s.buffer.space == "local" or s.buffer.elem is not d.storage \
+                    or self.line_sizes.get(s.buffer.name, 1) > 1:
+                self.fail(s, f"matrix {d.name} with buffer {s.buffer.name}")
+            self.index(s.offset, s)
+            self.index(s.stride, s)
+            if acc and s.layout not in ir.MATRIX_LAYOUTS:
+                self.fail(s, f"bad layout {s.layout!r}")
+        elif isinstance(s, ir.MatrixExecute):
+            a = self.frag(s.a, s, "a")
+            b = self.frag(s.b, s, "b")
+            c = self.frag(s.c, s, "accumulator")
+            d = self.frag(s.d, s, "accumulator")
+            if len({(x.m, x.n, x.k) for x in (a, b, c, d)}) != 1 or a.elem != b.elem \
+                    or c.elem != d.elem:
+                self.fail(s, "cmma execute of fragments of different shapes or types")
+        else:
+            src = self.frag(s.src, s, "accumulator")
+            dst = self.frag(s.dst, s, "accumulator")
+            if (src.m, src.n, src.k) != (dst.m, dst.n, dst.k):
+                self.fail(s, "cmma cast between shapes")
+
     def atomic(self, s: ir.AtomicOp) -> None:
         if s.op not in ir.ATOMIC_OPS:
             self.fail(s, f"unknown atomic operation {s.op!r}")
@@ -214,6 +282,9 @@ class _Verifier:
         if method is None:
             self.fail(e, f"unknown expression {type(e).__name__}")
         method(e)
+
+    def e_frag(self, e: ir.Frag) -> None:
+        self.fail(e, f"the fragment {e.matrix.name} used as a value")
 
     def e_const(self, e: ir.Const) -> None:
         v, ty = e.value, e.ty

@@ -84,7 +84,7 @@ def used_buffers(kernel: n.Kernel) -> set[str]:
     """Names of buffers read, written or used atomically anywhere in the kernel."""
     names = set()
     for stmt in walk_stmts(kernel.body):
-        if isinstance(stmt, (n.Store, n.AtomicOp)):
+        if isinstance(stmt, (n.Store, n.AtomicOp, n.MatrixLoad, n.MatrixStore)):
             names.add(stmt.buffer.name)
     for expr in walk_all_exprs(kernel.body):
         if isinstance(expr, (n.Index, n.Meta)):

@@ -54,6 +54,18 @@ class Target:
     # barriers and fences (SyncOp values) that must be reached in uniform control flow
     uniform_syncs: frozenset[str] = frozenset({"sync_cube"})
     op_advice: Mapping[str, str] = field(default_factory=dict)  # missing op -> why, what instead
+    # matrix units (cmma): (A/B element, accumulator element) -> the (m, n, k) shapes of
+    # its matrix multiply ("tf32" A/B load from f32 buffers); empty: none. Why a target
+    # has none is its op_advice["cmma"].
+    matrix_shapes: Mapping[tuple[str, str], frozenset[tuple[int, int, int]]] = field(
+        default_factory=dict)
+
+    def matrix_elems(self, ident: str, m: int, n: int, k: int) -> frozenset[str]:
+        """The element types a fragment `ident` ("a", "b" or "accumulator") of shape
+        m x n x k may have on this target."""
+        side = 1 if ident == "accumulator" else 0
+        return frozenset(pair[side] for pair, shapes in self.matrix_shapes.items()
+                         if (m, n, k) in shapes)
 
     def spelling(self, op) -> Spelling | None:
         """How this target spells `op` (an ir.ops enum member): its override, else its
@@ -186,6 +198,16 @@ STANDARD_PLANE_DTYPES = frozenset({"i32", "u32", "f32", "f16", "bool"})
 WIDE_PLANE_DTYPES = frozenset({"f64", "i64", "u64"})  # where the target has them
 STANDARD_LINE_SIZES = (1, 2, 4, 8)
 DEFAULT_SHARED_BYTES = 48 * 1024
+# CUDA's wmma shapes (nvcuda::wmma, sm_70+; bf16 and tf32 sm_80+): f16 and bf16 A/B take
+# three shapes, tf32 one. fp8 has no wmma form (it needs mma.sync PTX).
+_WMMA_SHAPES = frozenset({(16, 16, 16), (32, 8, 16), (8, 32, 16)})
+WMMA_SHAPES: Mapping[tuple[str, str], frozenset[tuple[int, int, int]]] = MappingProxyType({
+    ("f16", "f32"): _WMMA_SHAPES, ("f16", "f16"): _WMMA_SHAPES,
+    ("bf16", "f32"): _WMMA_SHAPES, ("tf32", "f32"): frozenset({(16, 16, 8)})})
+# Metal's simdgroup_matrix: 8x8 tiles of half or float, one type throughout.
+SIMDGROUP_SHAPES: Mapping[tuple[str, str], frozenset[tuple[int, int, int]]] = \
+    MappingProxyType({("f16", "f16"): frozenset({(8, 8, 8)}),
+                      ("f32", "f32"): frozenset({(8, 8, 8)})})
 
 
 @dataclass(frozen=True)
@@ -205,6 +227,9 @@ class Portable:
     # element types some built-in target's plane operations take (the frontend accepts
     # these; a target lacking one says so in its legalisation)
     plane_dtypes_any: frozenset[str] = frozenset()
+    # cmma: (A/B element, accumulator element) -> shapes some built-in target has
+    matrix_shapes_anywhere: Mapping[tuple[str, str], frozenset[tuple[int, int, int]]] = \
+        field(default_factory=lambda: MappingProxyType({}))
 
 
 def _portable(targets: tuple[Target, ...]) -> Portable:
@@ -217,7 +242,16 @@ def _portable(targets: tuple[Target, ...]) -> Portable:
                     frozenset.intersection(*(t.plane_ops for t in targets)),
                     frozenset.intersection(*(t.plane_dtypes for t in targets)),
                     tuple(sorted(sizes)), MappingProxyType(anywhere),
-                    frozenset.union(*(t.plane_dtypes for t in targets)))
+                    frozenset.union(*(t.plane_dtypes for t in targets)),
+                    MappingProxyType(_union_shapes(targets)))
+
+
+def _union_shapes(targets: tuple[Target, ...]) -> dict:
+    out: dict[tuple[str, str], frozenset] = {}
+    for t in targets:
+        for pair, shapes in t.matrix_shapes.items():
+            out[pair] = out.get(pair, frozenset()) | shapes
+    return out
 
 
 from . import cuda, wgsl, metal, cpu  # noqa: E402,F401  (registers the built-in targets)

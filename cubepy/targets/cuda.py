@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from .reserved import BY_TARGET
 from . import (ALL_PLANE_OPS, ALL_TYPE_NAMES, DEFAULT_SHARED_BYTES, WIDE_ATOMICS,
-               STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, WIDE_PLANE_DTYPES, Target,
-               register)
+               STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, WIDE_PLANE_DTYPES, WMMA_SHAPES,
+               Target, register)
 
 CUDA = register(Target(
     name="cuda", title="CUDA", family="c", short="cu", lexer="cuda", shows_source=True,
@@ -17,4 +17,5 @@ CUDA = register(Target(
     needs_cube_count=False, reserved=BY_TARGET["cuda"],
     emitter="cubepy.codegen.cuda:emit_cuda", runtimes=("cuda",),
     unroll_pragma="#pragma unroll",
+    matrix_shapes=WMMA_SHAPES,
 ))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .reserved import BY_TARGET
 from . import (ALL_PLANE_OPS, ALL_TYPE_NAMES, DEFAULT_SHARED_BYTES, STANDARD_ATOMICS,
-               STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, Target, register)
+               STANDARD_LINE_SIZES, STANDARD_PLANE_DTYPES, SIMDGROUP_SHAPES, Target, register)
 
 METAL = register(Target(
     name="metal", title="Metal", family="msl", short="mt", lexer="cpp", shows_source=True,
@@ -13,4 +13,5 @@ METAL = register(Target(
     bool_storage_bytes=1, default_shared_bytes=DEFAULT_SHARED_BYTES,
     needs_cube_count=False, reserved=BY_TARGET["metal"],
     emitter="cubepy.codegen.metal:emit_metal", runtimes=(),
+    matrix_shapes=SIMDGROUP_SHAPES,
 ))

@@ -18,7 +18,11 @@ WGSL = register(Target(
     # fence_cube is written as storageBarrier + workgroupBarrier, which WGSL allows only
     # in uniform control flow
     uniform_syncs=frozenset({"sync_cube", "fence_cube"}),
-    op_advice={"sync.fence_device": (
+    op_advice={"cmma": (
+        "WebGPU exposes none (Chromium's experimental subgroup matrices are not in WGSL "
+        "as wgpu accepts it); multiply with shared-memory tiles instead, or run on CUDA, "
+        "Metal or the cpu runtime"),
+        "sync.fence_device": (
         "its barriers order memory within one workgroup only and its atomics are "
         "relaxed, so nothing orders memory between cubes; split the work into two "
         "launches, or use atomics alone for what other cubes read")},

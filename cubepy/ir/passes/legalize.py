@@ -47,6 +47,8 @@ def legalize_types(target: str) -> Callable[[ir.Kernel], ir.Kernel]:
     all_ops = _claims_everything(record)
 
     def legalize(kernel: ir.Kernel) -> ir.Kernel:
+        if kernel.matrices:
+            _check_matrices(kernel, record)
         if not all_types:
             for ty, loc, what in _uses(kernel):
                 if ty.name not in record.dtypes:
@@ -68,6 +70,32 @@ def _claims_everything(t: Target) -> bool:
             and all(t.atomic_dtypes.get(op, frozenset()) >= types
                     for op, types in PORTABLE.atomic_dtypes_anywhere.items())
             and t.plane_dtypes >= PORTABLE.plane_dtypes_any)
+
+
+def _check_matrices(kernel: ir.Kernel, t: Target) -> None:
+    """A CompileError at the first cmma fragment or multiply `t` lacks (its
+    `matrix_shapes`), naming the target and what it has."""
+    if not t.matrix_shapes:
+        advice = t.op_advice.get("cmma")
+        errors.compile_error(kernel.matrices[0].loc, f"{t.title} has no matrix units (cmma)"
+                                                     + (f": {advice}" if advice else ""))
+    have = "; ".join(f"{a} A/B into {c}: {', '.join(_shape(s) for s in sorted(shapes))}"
+                     for (a, c), shapes in sorted(t.matrix_shapes.items()))
+    for d in kernel.matrices:
+        if d.elem not in t.matrix_elems(d.ident, d.m, d.n, d.k):
+            role = "accumulator" if d.ident == "accumulator" else d.ident.upper()
+            errors.compile_error(d.loc, f"{t.title} has no {d.shape_text} {d.elem} {role} "
+                                        f"fragment (it multiplies {have})")
+    for s in walk_stmts(kernel.body):
+        if isinstance(s, ir.MatrixExecute):
+            a, c = s.a.matrix, s.c.matrix
+            if (a.m, a.n, a.k) not in t.matrix_shapes.get((a.elem, c.elem), ()):
+                errors.compile_error(s.loc, f"{t.title} has no {a.shape_text} multiply of "
+                                            f"{a.elem} into {c.elem} (it multiplies {have})")
+
+
+def _shape(s: tuple[int, int, int]) -> str:
+    return "x".join(str(d) for d in s)
 
 
 _EXPR_OPS = {ir.Binary: BinaryOp, ir.Compare: CompareOp, ir.Unary: UnaryOp,

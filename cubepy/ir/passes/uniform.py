@@ -146,8 +146,8 @@ def _observable(s: ir.Stmt) -> bool:
     """Whether running `s` in an inactive unit could be seen (memory, or a loop whose
     length may depend on values the guard kept stale). Plain assignments are not: they
     run everywhere, so uniform variables stay uniform."""
-    if isinstance(s, (ir.Store, ir.AtomicOp, ir.For, ir.While)):
-        return True
+    if isinstance(s, (ir.Store, ir.AtomicOp, ir.For, ir.While, *ir.MATRIX_STMTS)):
+        return True  # (a cmma statement: a terminated unit must not take part either)
     for e in child_exprs(s):
         # A plane operation is observable too: a terminated unit must not contribute.
         if any(isinstance(x, (ir.Index, ir.Plane)) for x in walk_exprs(e)):

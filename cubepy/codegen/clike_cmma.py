@@ -1,0 +1,137 @@
+"""cmma fragments in the C-like targets: CUDA's nvcuda::wmma and Metal's simdgroup_matrix.
+
+Each dialect gets a `MatrixSpelling` (its `matrix` attribute): how a fragment is declared
+and how each cmma statement is written. The legalize pass has already checked shapes and
+element types against the target's `matrix_shapes`, so nothing here rejects a kernel.
+Neither API checks bounds: a checked launch checks the buffers' other accesses, but a
+fragment's tile must lie inside its buffer (docs/LANGUAGE.md, Matrix units).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..ir import nodes as n
+
+if TYPE_CHECKING:
+    from .clike import CEmitter
+
+WMMA = "nvcuda::wmma"
+_CUDA_ELEMS = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float",
+               "tf32": f"{WMMA}::precision::tf32"}
+_CUDA_IDENTS = {"a": "matrix_a", "b": "matrix_b", "accumulator": "accumulator"}
+_MSL_ELEMS = {"f16": "half", "f32": "float"}
+
+
+def frag_text(em: CEmitter, f: n.Frag) -> str:
+    """A fragment operand: its name, indexed for an array of fragments."""
+    name = em.matrix_name(f.matrix)
+    return name if f.index is None else f"{name}[{em.expr(f.index)}]"
+
+
+def _pointer(em: CEmitter, buffer: n.BufferRef, offset: n.Expr) -> str:
+    from .clike import ADD
+    base = em.buffer(buffer)
+    if isinstance(offset, n.Const) and offset.value == 0:
+        return base
+    return f"{base} + {em.expr_prec(offset, ADD + 1)}"
+
+
+class MatrixSpelling:
+    """How one C-like target writes fragments (subclassed per target)."""
+
+    def declaration(self, em: CEmitter, d: n.MatrixDecl) -> str:
+        raise NotImplementedError
+
+    def statement(self, em: CEmitter, s: n.Stmt) -> None:
+        """Writes cmma statement `s` through `em.line`."""
+        raise NotImplementedError
+
+
+class WmmaSpelling(MatrixSpelling):
+    """CUDA: nvcuda::wmma (mma.h), sm_70+ (bf16 and tf32: sm_80+)."""
+
+    def declaration(self, em: CEmitter, d: n.MatrixDecl) -> str:
+        args = [f"{WMMA}::{_CUDA_IDENTS[d.ident]}", str(d.m), str(d.n), str(d.k),
+                _CUDA_ELEMS[d.elem]]
+        if d.layout is not None:
+            args.append(f"{WMMA}::{d.layout}")
+        count = f"[{d.count}]" if d.count is not None else ""
+        return f"{WMMA}::fragment<{', '.join(args)}> {em.matrix_name(d)}{count};"
+
+    def statement(self, em: CEmitter, s: n.Stmt) -> None:
+        if isinstance(s, n.MatrixFill):
+            em.line(f"{WMMA}::fill_fragment({frag_text(em, s.frag)}, {em.expr(s.value)});")
+        elif isinstance(s, n.MatrixLoad):
+            frag = frag_text(em, s.frag)
+            args = [frag, _pointer(em, s.buffer, s.offset), em.expr(s.stride)]
+            if s.layout is not None:
+                args.append(f"{WMMA}::mem_{s.layout.replace('_major', '')}_major")
+            em.line(f"{WMMA}::load_matrix_sync({', '.join(args)});")
+            if s.frag.matrix.elem == "tf32":  # loaded as f32: rounded to tf32 per element
+                i = em.fresh("i")
+                em.line(f"for (int {i} = 0; {i} < {frag}.num_elements; ++{i}) {{")
+                em.line(f"    {frag}.x[{i}] = {WMMA}::__float_to_tf32({frag}.x[{i}]);")
+                em.line("}")
+        elif isinstance(s, n.MatrixStore):
+            layout = f"{WMMA}::mem_{s.layout.replace('_major', '')}_major"
+            em.line(f"{WMMA}::store_matrix_sync({_pointer(em, s.buffer, s.offset)}, "
+                    f"{frag_text(em, s.frag)}, {em.expr(s.stride)}, {layout});")
+        elif isinstance(s, n.MatrixExecute):
+            a, b, c, d = (frag_text(em, f) for f in (s.a, s.b, s.c, s.d))
+            em.line(f"{WMMA}::mma_sync({d}, {a}, {b}, {c});")
+        elif isinstance(s, n.MatrixCast):
+            # element by element, as CubeCL does: accumulators of one shape hold their
+            # elements in the same places whatever the element type
+            src, dst = frag_text(em, s.src), frag_text(em, s.dst)
+            convert = _CUDA_CONVERT[(s.src.matrix.elem, s.dst.matrix.elem)]
+            i = em.fresh("i")
+            em.line(f"for (int {i} = 0; {i} < {dst}.num_elements; ++{i}) {{")
+            em.line(f"    {dst}.x[{i}] = {convert.format(f'{src}.x[{i}]')};")
+            em.line("}")
+
+
+_CUDA_CONVERT = {("f32", "f16"): "__float2half({})", ("f16", "f32"): "__half2float({})",
+                 ("f32", "f32"): "{}", ("f16", "f16"): "{}"}
+
+
+class SimdgroupSpelling(MatrixSpelling):
+    """Metal: simdgroup_matrix<T, 8, 8> (metal_simdgroup_matrix), MSL 2.3+."""
+
+    def _type(self, d: n.MatrixDecl) -> str:
+        # simdgroup_matrix<T, Cols, Rows>
+        return f"simdgroup_matrix<{_MSL_ELEMS[d.elem]}, {d.cols}, {d.rows}>"
+
+    def declaration(self, em: CEmitter, d: n.MatrixDecl) -> str:
+        count = f"[{d.count}]" if d.count is not None else ""
+        return f"{self._type(d)} {em.matrix_name(d)}{count};"
+
+    def statement(self, em: CEmitter, s: n.Stmt) -> None:
+        if isinstance(s, n.MatrixFill):
+            d = s.frag.matrix
+            em.line(f"{frag_text(em, s.frag)} = make_filled_simdgroup_matrix<"
+                    f"{_MSL_ELEMS[d.elem]}, {d.cols}, {d.rows}>({em.expr(s.value)});")
+        elif isinstance(s, n.MatrixLoad):
+            layout = s.layout or s.frag.matrix.layout
+            em.line(f"simdgroup_load({frag_text(em, s.frag)}, "
+                    f"{_pointer(em, s.buffer, s.offset)}, {em.expr(s.stride)}, ulong2(0, 0), "
+                    f"{_transpose(layout)});")
+        elif isinstance(s, n.MatrixStore):
+            em.line(f"simdgroup_store({frag_text(em, s.frag)}, "
+                    f"{_pointer(em, s.buffer, s.offset)}, {em.expr(s.stride)}, ulong2(0, 0), "
+                    f"{_transpose(s.layout)});")
+        elif isinstance(s, n.MatrixExecute):
+            a, b, c, d = (frag_text(em, f) for f in (s.a, s.b, s.c, s.d))
+            em.line(f"simdgroup_multiply_accumulate({d}, {a}, {b}, {c});")
+        elif isinstance(s, n.MatrixCast):
+            # each lane's two elements (thread_elements), converted in place
+            src, dst = frag_text(em, s.src), frag_text(em, s.dst)
+            elem = _MSL_ELEMS[s.dst.matrix.elem]
+            for i in range(2):
+                em.line(f"{dst}.thread_elements()[{i}] = "
+                        f"{elem}({src}.thread_elements()[{i}]);")
+
+
+def _transpose(layout: str) -> str:
+    """simdgroup_load/store read rows of `stride` elements; a column-major tile is the
+    transpose of that."""
+    return "true" if layout == "col_major" else "false"

@@ -1,0 +1,661 @@
+"""Matrix units (cubepy.cmma): fragments of a plane's matrix multiply.
+
+Runtime tests run on the cpu runtime (a numpy emulation) against numpy products, and
+the same tests on CUDA (marked `cuda`). Source tests compile the generated CUDA with
+nvcc (sm_90) and the generated MSL with clang++ against the Metal shim; WGSL has no
+matrix units, which is a CompileError at the user's line. The CompileError tests mark
+the offending line with `# E:<tag>`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cubepy
+from cubepy import (UNIT_POS, Array, CompileError, LaunchError, SharedMemory, Tensor, bf16,
+                    cmma, cube, f16, f32, sync_cube, tf32, u32, unroll)
+from source_check import validate_sources
+
+
+def _present(name: str) -> bool:
+    try:
+        cubepy.client(name)
+        return True
+    except LaunchError:
+        return False
+
+
+CLIENTS = [pytest.param("cpu", id="cpu"),
+           pytest.param("cuda", id="cuda", marks=[
+               pytest.mark.cuda,
+               pytest.mark.skipif(not _present("cuda"), reason="no CUDA device")])]
+
+
+@pytest.fixture(params=CLIENTS)
+def client(request):
+    return cubepy.client(request.param)
+
+
+PLANE = (32, 1, 1)
+ROW, COL = cmma.ROW_MAJOR, cmma.COL_MAJOR
+RNG = np.random.default_rng(7)
+
+
+def _marker(tag: str) -> int:
+    """The line of this file holding `# E:<tag>`."""
+    with open(__file__) as fh:
+        for i, text in enumerate(fh, 1):
+            if text.rstrip().endswith(f"# E:{tag}"):
+                return i
+    raise AssertionError(tag)
+
+
+def _error_at(err: CompileError, tag: str, *words: str) -> None:
+    assert err.lineno == _marker(tag), str(err)
+    assert err.filename == __file__
+    assert "^" in str(err).splitlines()[-1]
+    for w in words:
+        assert w in err.msg, err.msg
+
+
+def _memory(x: np.ndarray, layout) -> np.ndarray:
+    """A matrix as laid out in memory (row major: rows contiguous)."""
+    return (x if layout is ROW else x.T).ravel().copy()
+
+
+def _matrix(flat: np.ndarray, rows: int, cols: int, layout) -> np.ndarray:
+    return flat.reshape(rows, cols) if layout is ROW else flat.reshape(cols, rows).T
+
+
+def _halves(rows: int, cols: int) -> np.ndarray:
+    return RNG.uniform(-1, 1, (rows, cols)).astype(np.float16)
+
+
+def product_kernel(la, lb, ls, m=16, n=16, k=16, elem=f16, acc=f32):
+    """d = a @ b for one tile: A m x k, B k x n, each in its layout; the result stored
+    in `ls`."""
+    lda = k if la is ROW else m
+    ldb = n if lb is ROW else k
+    lds = n if ls is ROW else m
+    storage = f32 if elem is tf32 else elem
+
+    @cube(launch=True)
+    def product(a: Array[storage], b: Array[storage], out: Array[acc]):
+        fa = cmma.Matrix(cmma.A, m, n, k, elem, la)  # E:wgsl
+        fb = cmma.Matrix(cmma.B, m, n, k, elem, lb)
+        c = cmma.Matrix(cmma.ACCUMULATOR, m, n, k, acc)
+        cmma.fill(c, 0.0)
+        cmma.load(fa, a, 0, lda)
+        cmma.load(fb, b, 0, ldb)
+        cmma.execute(fa, fb, c, c)
+        cmma.store(out, 0, c, lds, ls)
+    return product
+
+
+def run_product(client, kernel, a, b, m, n, la, lb, ls, out_dtype=f32):
+    ta, tb = client.tensor(_memory(a, la)), client.tensor(_memory(b, lb))
+    out = client.zeros(m * n, out_dtype)
+    kernel.launch(client, (1, 1, 1), PLANE, ta, tb, out)
+    return _matrix(out.numpy(), m, n, ls)
+
+
+# -- products -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("la", [ROW, COL], ids=["a_row", "a_col"])
+@pytest.mark.parametrize("lb", [ROW, COL], ids=["b_row", "b_col"])
+@pytest.mark.parametrize("ls", [ROW, COL], ids=["store_row", "store_col"])
+def test_f16_product_in_every_layout(client, la, lb, ls):
+    a, b = _halves(16, 16), _halves(16, 16)
+    got = run_product(client, product_kernel(la, lb, ls), a, b, 16, 16, la, lb, ls)
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("m,n", [(32, 8), (8, 32)])
+def test_rectangular_shapes(client, m, n):
+    a, b = _halves(m, 16), _halves(16, n)
+    got = run_product(client, product_kernel(ROW, COL, ROW, m=m, n=n), a, b, m, n, ROW, COL,
+                      ROW)
+    np.testing.assert_allclose(got, a.astype(np.float32) @ b.astype(np.float32), atol=1e-4)
+
+
+def test_f16_accumulator_rounds_to_f16(client):
+    a, b = _halves(16, 16), _halves(16, 16)
+    got = run_product(client, product_kernel(ROW, ROW, ROW, acc=f16), a, b, 16, 16, ROW, ROW,
+                      ROW, out_dtype=f16)
+    assert got.dtype == np.float16
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(got.astype(np.float64), exact, atol=4e-3)
+
+
+def test_tf32_inputs_are_rounded_to_ten_mantissa_bits(client):
+    # 1 + j * 2^-12: a quarter of a tf32 ulp per step, rounded to nearest (ties away
+    # from zero, as CUDA's cvt.rna.tf32.f32)
+    a = (1 + (np.arange(16 * 8) % 8) * 2.0 ** -12).astype(np.float32).reshape(16, 8)
+    b = np.eye(8, 16, dtype=np.float32)  # picks column c of a into column c of out
+    got = run_product(client, product_kernel(ROW, ROW, ROW, k=8, elem=tf32), a, b, 16, 16,
+                      ROW, ROW, ROW)
+    steps = np.array([0, 0, 1, 1, 1, 1, 2, 2])[(np.arange(16 * 8) % 8)].reshape(16, 8)
+    want = np.zeros((16, 16), np.float32)
+    want[:, :8] = 1 + steps * 2.0 ** -10
+    np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(got[:, :8], a)  # the unrounded product differs
+
+
+def test_cpu_tf32_rounding_matches_cuda_rule():
+    from cubepy.runtime.cpu_cmma import round_tf32
+    ulp = 2.0 ** -10
+    x = np.array([1 + ulp / 2, 1 + 1.5 * ulp, -1 - ulp / 2, 1 + 0.49 * ulp, -1 - 0.51 * ulp,
+                  np.inf, -np.inf, 0.0, 2.0 - ulp / 4], np.float32)
+    want = [1 + ulp, 1 + 2 * ulp, -1 - ulp, 1.0, -1 - ulp, np.inf, -np.inf, 0.0, 2.0]
+    np.testing.assert_array_equal(round_tf32(x), np.array(want, np.float32))
+    assert np.isnan(round_tf32(np.array([np.nan], np.float32)))[0]
+
+
+@cube(launch=True)
+def bf16_product(a: Array[bf16], b: Array[bf16], out: Array[f32]):
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, bf16, cmma.ROW_MAJOR)  # E:bf16
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, bf16, cmma.ROW_MAJOR)
+    c = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(c, 0.0)
+    cmma.load(fa, a, 0, 16)
+    cmma.load(fb, b, 0, 16)
+    cmma.execute(fa, fb, c, c)
+    cmma.store(out, 0, c, 16, cmma.ROW_MAJOR)
+
+
+def test_bf16_is_cuda_only():
+    # the cpu runtime has no bf16 buffers (numpy has no bfloat16), so no bf16 fragments
+    with pytest.raises(CompileError) as info:
+        bf16_product.ir(cube_dim=PLANE, target="cpu")
+    _error_at(info.value, "bf16", "the cpu runtime has no 16x16x16 bf16 A fragment")
+    with pytest.raises(CompileError) as info:
+        bf16_product.source("metal", cube_dim=PLANE)
+    _error_at(info.value, "bf16", "Metal has no 16x16x16 bf16 A fragment")
+
+
+@cube(launch=True)
+def to_bf16(x: Array[f32], y: Array[bf16]):
+    y[cubepy.ABSOLUTE_POS] = bf16(x[cubepy.ABSOLUTE_POS])
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not _present("cuda"), reason="no CUDA device")
+def test_bf16_product_on_cuda():
+    c = cubepy.client("cuda")
+    if bf16 not in c.limits.dtypes:
+        pytest.skip("the device has no bf16 (sm_80+)")
+    a = RNG.integers(-4, 5, (16, 16)).astype(np.float32)  # small integers: exact in bf16
+    b = RNG.integers(-4, 5, (16, 16)).astype(np.float32)
+    ta, tb = c.zeros(256, bf16), c.zeros(256, bf16)
+    to_bf16.launch(c, (8, 1, 1), PLANE, c.tensor(a.ravel()), ta)
+    to_bf16.launch(c, (8, 1, 1), PLANE, c.tensor(b.ravel()), tb)
+    out = c.zeros(256, f32)
+    bf16_product.launch(c, (1, 1, 1), PLANE, ta, tb, out)
+    np.testing.assert_array_equal(out.numpy().reshape(16, 16), a @ b)
+
+
+# -- accumulator loads, casts, offsets and strides -------------------------------------
+
+@cube(launch=True)
+def multiply_add(a: Array[f16], b: Array[f16], c: Array[f32], out: Array[f32],
+                 out16: Array[f16]):
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.load_with_layout(acc, c, 0, 16, cmma.COL_MAJOR)
+    cmma.load(fa, a, 0, 16)
+    cmma.load(fb, b, 0, 16)
+    cmma.execute(fa, fb, acc, acc)
+    cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+    half = cmma.cast(acc, f16)
+    cmma.store(out16, 0, half, 16, cmma.ROW_MAJOR)
+
+
+def test_load_with_layout_and_cast(client):
+    a, b = _halves(16, 16), _halves(16, 16)
+    c0 = RNG.uniform(-1, 1, (16, 16)).astype(np.float32)
+    out, out16 = client.zeros(256, f32), client.zeros(256, f16)
+    multiply_add.launch(client, (1, 1, 1), PLANE, client.tensor(a.ravel()),
+                        client.tensor(b.ravel()), client.tensor(c0.T.ravel().copy()), out,
+                        out16)
+    want = a.astype(np.float32) @ b.astype(np.float32) + c0
+    got = out.numpy().reshape(16, 16)
+    np.testing.assert_allclose(got, want, atol=1e-4)
+    np.testing.assert_array_equal(out16.numpy().reshape(16, 16), got.astype(np.float16))
+
+
+@cube(launch=True)
+def sub_tiles(a: Tensor[f16], b: Array[f16], out: Tensor[f32], row: u32, col: u32):
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.COL_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(acc, 0.5)
+    cmma.load(fa, a, row * a.stride(0) + col, a.stride(0))  # a 2-D tensor: flat offset
+    cmma.load(fb, b, 3, 20)  # columns of 20 elements, from element 3
+    cmma.execute(fa, fb, acc, acc)
+    cmma.store(out, 8 * out.stride(0) + 4, acc, out.stride(0), cmma.ROW_MAJOR)
+
+
+def test_nonzero_offsets_and_strides(client):
+    big = _halves(40, 48)
+    b_flat = RNG.uniform(-1, 1, 20 * 16 + 3).astype(np.float16)
+    out = client.zeros((32, 24), f32)
+    sub_tiles.launch(client, (1, 1, 1), PLANE, client.tensor(big), client.tensor(b_flat),
+                     out, 5, 7)
+    b = np.stack([b_flat[3 + 20 * j: 3 + 20 * j + 16] for j in range(16)], axis=1)
+    want = big[5:21, 7:23].astype(np.float32) @ b.astype(np.float32) + 0.5
+    got = out.numpy()
+    np.testing.assert_allclose(got[8:24, 4:20], want, atol=1e-4)
+    assert not got[:8].any() and not got[24:].any() and not got[:, :4].any()
+
+
+# -- a tiled matmul: arrays of fragments, shared-memory staging -------------------------
+
+@cube(launch=True)
+def tiled_matmul(a: Array[f16], b: Array[f16], out: Array[f32], size: u32):
+    """out = a @ b, size x size (a multiple of 64): one cube of 4 planes per 64 x 64
+    block, each plane a 32 x 32 tile as 2 x 2 accumulators, a K loop in steps of 16."""
+    plane = UNIT_POS // 32
+    row0 = cubepy.CUBE_POS_Y * 64 + (plane // 2) * 32
+    col0 = cubepy.CUBE_POS_X * 64 + (plane % 2) * 32
+    fa = cmma.Matrices(2, cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrices(2, cmma.B, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    accs = cmma.Matrices(4, cmma.ACCUMULATOR, 16, 16, 16, f32)
+    for i in unroll(range(4)):
+        cmma.fill(accs[i], 0.0)
+    for kk in range(0, size, 16):
+        for i in unroll(range(2)):
+            cmma.load(fa[i], a, (row0 + i * 16) * size + kk, size)
+            cmma.load(fb[i], b, kk * size + col0 + i * 16, size)
+        for i in unroll(range(2)):
+            for j in unroll(range(2)):
+                cmma.execute(fa[i], fb[j], accs[i * 2 + j], accs[i * 2 + j])
+    for t in range(4):  # a runtime index into the array of fragments
+        cmma.store(out, (row0 + (t // 2) * 16) * size + col0 + (t % 2) * 16, accs[t], size,
+                   cmma.ROW_MAJOR)
+
+
+def test_tiled_matmul_with_arrays_of_fragments(client):
+    size = 128
+    a, b = _halves(size, size), _halves(size, size)
+    out = client.zeros(size * size, f32)
+    tiled_matmul.launch(client, (size // 64, size // 64, 1), (128, 1, 1),
+                        client.tensor(a.ravel()), client.tensor(b.ravel()), out, size)
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(out.numpy().reshape(size, size), want, atol=2e-3)
+
+
+@cube(launch=True)
+def staged(a: Array[f16], b: Array[f16], out: Array[f32]):
+    """Each 16 x 16 tile copied global -> shared by the plane's units, then loaded."""
+    sa = SharedMemory(f16, (16, 16))
+    sb = SharedMemory(f16, 256)
+    for r in range(8):
+        i = r * 32 + UNIT_POS
+        sa[i // 16, i % 16] = a[i]
+        sb[i] = b[i]
+    sync_cube()
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(acc, 0.0)
+    cmma.load(fa, sa, 0, 16)
+    cmma.load(fb, sb, 0, 16)
+    cmma.execute(fa, fb, acc, acc)
+    cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+
+
+def test_shared_memory_staging(client):
+    a, b = _halves(16, 16), _halves(16, 16)
+    out = client.zeros(256, f32)
+    staged.launch(client, (1, 1, 1), PLANE, client.tensor(a.ravel()),
+                  client.tensor(b.ravel()), out)
+    np.testing.assert_allclose(out.numpy().reshape(16, 16),
+                               a.astype(np.float32) @ b.astype(np.float32), atol=1e-4)
+
+
+@cube
+def multiply_into(fa, fb, acc):
+    cmma.execute(fa, fb, acc, acc)
+
+
+@cube(launch=True)
+def through_device_function(a: Array[f16], b: Array[f16], out: Array[f32]):
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(acc, 1.0)
+    cmma.load(fa, a, 0, 16)
+    cmma.load(fb, b, 0, 16)
+    multiply_into(fa, fb, acc)
+    cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+
+
+def test_fragments_pass_to_device_functions(client):
+    a, b = _halves(16, 16), _halves(16, 16)
+    out = client.zeros(256, f32)
+    through_device_function.launch(client, (1, 1, 1), PLANE, client.tensor(a.ravel()),
+                                   client.tensor(b.ravel()), out)
+    np.testing.assert_allclose(out.numpy().reshape(16, 16),
+                               a.astype(np.float32) @ b.astype(np.float32) + 1, atol=1e-4)
+
+
+# -- the cpu emulation's checks ---------------------------------------------------------
+
+def test_checked_cpu_launch_reads_zero_and_drops_stores_out_of_range():
+    c = cubepy.client("cpu")
+    a, b = _halves(16, 16), _halves(16, 16)
+    ta = c.tensor(a[:10].ravel())  # rows 10..15 of A are past the end: they read 0
+    out = c.zeros(16 * 12, f32)  # rows 12..15 of the result are past the end: dropped
+    product_kernel(ROW, ROW, ROW).launch(c, (1, 1, 1), PLANE, ta, c.tensor(b.ravel()), out)
+    a0 = a.astype(np.float32)
+    a0[10:] = 0
+    np.testing.assert_allclose(out.numpy().reshape(12, 16), (a0 @ b.astype(np.float32))[:12],
+                               atol=1e-4)
+
+
+@cube(launch=True)
+def divergent_offset(a: Array[f16], out: Array[f32]):
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    cmma.load(fa, a, UNIT_POS, 16)
+
+
+@cube(launch=True)
+def partial_plane(out: Array[f32]):
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    if UNIT_POS < 16:
+        cmma.fill(acc, 1.0)
+    cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+
+
+def test_cpu_refuses_plane_divergent_cmma():
+    c = cubepy.client("cpu")
+    with pytest.raises(LaunchError, match="passed different offsets"):
+        divergent_offset.launch(c, (1, 1, 1), PLANE, c.zeros(512, f16), c.zeros(1, f32))
+    with pytest.raises(LaunchError, match="only some units of a plane"):
+        partial_plane.launch(c, (1, 1, 1), PLANE, c.zeros(256, f32))
+
+
+# -- generated source ---------------------------------------------------------------------
+
+def test_cuda_source_of_the_basic_product():
+    src = product_kernel(ROW, COL, ROW).source("cuda", cube_dim=PLANE)
+    assert "#include <mma.h>" in src
+    assert ("nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, "
+            "nvcuda::wmma::row_major> fa;") in src
+    assert "nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> c;" in src
+    assert "nvcuda::wmma::mma_sync(c, fa, fb, c);" in src
+    assert "nvcuda::wmma::store_matrix_sync(out, c, 16u, nvcuda::wmma::mem_row_major);" in src
+    tf = product_kernel(ROW, ROW, ROW, k=8, elem=tf32).source("cuda", cube_dim=PLANE)
+    assert "nvcuda::wmma::precision::tf32" in tf and "__float_to_tf32(fa.x[" in tf
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kernel,spec", [
+    (product_kernel(ROW, COL, COL), {}),
+    (product_kernel(COL, ROW, ROW, m=32, n=8), {}),
+    (product_kernel(ROW, ROW, ROW, acc=f16), {}),
+    (product_kernel(ROW, COL, ROW, k=8, elem=tf32), {}),
+    (bf16_product, {}),
+    (multiply_add, {}),
+    (sub_tiles, {}),
+    (staged, {}),
+    (through_device_function, {}),
+], ids=["f16", "32x8x16", "f16_acc", "tf32", "bf16", "load_with_layout_cast", "offsets",
+        "shared", "device_fn"])
+@pytest.mark.parametrize("checked", [True, False])
+def test_cuda_compiles_with_nvcc(tmp_path, kernel, spec, checked):
+    validate_sources(kernel, tmp_path, cube_dim=PLANE, targets=("cuda",), checked=checked,
+                     **spec)
+
+
+def test_tiled_matmul_compiles_with_nvcc(tmp_path):
+    validate_sources(tiled_matmul, tmp_path, cube_dim=(128, 1, 1), targets=("cuda",))
+
+
+@cube(launch=True)
+def metal_product(a: Array[f16], b: Array[f16], c: Array[f32], out: Array[f32],
+                  out16: Array[f16]):
+    sa = SharedMemory(f16, 64)
+    sa[UNIT_POS] = a[UNIT_POS]
+    sa[UNIT_POS + 32] = a[UNIT_POS + 32]
+    sync_cube()
+    fa = cmma.Matrix(cmma.A, 8, 8, 8, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrices(2, cmma.B, 8, 8, 8, f16, cmma.COL_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 8, 8, 8, f16)
+    acc32 = cmma.Matrix(cmma.ACCUMULATOR, 8, 8, 8, f32)
+    cmma.fill(acc, 0.0)
+    cmma.load(fa, sa, 0, 8)
+    for j in range(2):
+        cmma.load(fb[j], b, j * 64, 8)
+        cmma.execute(fa, fb[j], acc, acc)
+    cmma.store(out16, 0, acc, 8, cmma.COL_MAJOR)
+    cmma.load_with_layout(acc32, c, 0, 8, cmma.ROW_MAJOR)
+    wide = cmma.cast(acc, f32)
+    cmma.store(out, 0, wide, 8, cmma.ROW_MAJOR)
+    cmma.store(out, 64, acc32, 8, cmma.ROW_MAJOR)
+
+
+@pytest.mark.clang
+def test_metal_compiles_with_clang(tmp_path):
+    validate_sources(metal_product, tmp_path, cube_dim=PLANE, targets=("metal",))
+
+
+def test_metal_source():
+    src = metal_product.source("metal", cube_dim=PLANE)
+    assert "#include <metal_simdgroup_matrix>" in src
+    assert "simdgroup_matrix<half, 8, 8> fb[2];" in src
+    assert "simdgroup_load(fb[j], b + (int)((uint)j * 64u), 8u, ulong2(0, 0), true);" in src
+    assert "wide.thread_elements()[1] = float(acc.thread_elements()[1]);" in src
+    assert "simdgroup_multiply_accumulate(acc, fa, fb[j], acc);" in src
+    assert "acc = make_filled_simdgroup_matrix<half, 8, 8>(" in src
+    assert "simdgroup_store(acc, out16, 8u, ulong2(0, 0), true);" in src
+
+
+def test_metal_product_on_the_cpu_runtime():
+    """The 8x8x8 kernel written for Metal runs on the cpu runtime too."""
+    c = cubepy.client("cpu")
+    a, b = _halves(8, 8), _halves(8, 16)
+    c0 = RNG.uniform(-1, 1, (8, 8)).astype(np.float32)
+    out, out16 = c.zeros(128, f32), c.zeros(64, f16)
+    b_mem = np.concatenate([b[:, :8].T.ravel(), b[:, 8:].T.ravel()])  # two col-major tiles
+    metal_product.launch(c, (1, 1, 1), PLANE, c.tensor(a.ravel()), c.tensor(b_mem),
+                         c.tensor(c0.ravel()), out, out16)
+    half_sum = (a.astype(np.float32) @ b[:, :8].astype(np.float32)).astype(np.float16)
+    want16 = (half_sum.astype(np.float32)
+              + a.astype(np.float32) @ b[:, 8:].astype(np.float32)).astype(np.float16)
+    np.testing.assert_array_equal(out16.numpy().reshape(8, 8).T, want16)
+    np.testing.assert_array_equal(out.numpy()[:64].reshape(8, 8), want16.astype(np.float32))
+    np.testing.assert_array_equal(out.numpy()[64:].reshape(8, 8), c0)
+
+
+def test_wgsl_has_no_matrix_units():
+    with pytest.raises(CompileError) as info:
+        product_kernel(ROW, ROW, ROW).source("wgsl", cube_dim=PLANE)
+    _error_at(info.value, "wgsl", "WGSL has no matrix units (cmma)", "WebGPU exposes none")
+    assert "fa = cmma.Matrix(cmma.A, m, n, k, elem, la)" in str(info.value)
+
+
+# -- compile errors ---------------------------------------------------------------------
+
+def _build_error(fn, target="cuda") -> CompileError:
+    with pytest.raises(CompileError) as info:
+        cube(launch=True)(fn).source(target, cube_dim=PLANE)
+    return info.value
+
+
+def test_shape_no_target_has():
+    def k(a: Array[f16]):
+        fa = cmma.Matrix(cmma.A, 16, 16, 8, f16, cmma.ROW_MAJOR)  # E:shape
+    _error_at(_build_error(k), "shape", "no target has a 16x16x8 f16 A fragment",
+              "16x16x16")
+
+
+def test_shape_the_target_lacks_names_the_target():
+    def k(a: Array[f16]):
+        fa = cmma.Matrix(cmma.A, 8, 8, 8, f16, cmma.ROW_MAJOR)  # E:cuda_shape
+    _error_at(_build_error(k), "cuda_shape", "CUDA has no 8x8x8 f16 A fragment")
+
+
+def test_mixed_multiply_the_target_lacks():
+    def k(a: Array[f16], c: Array[f32]):
+        fa = cmma.Matrix(cmma.A, 8, 8, 8, f16, cmma.ROW_MAJOR)
+        fb = cmma.Matrix(cmma.B, 8, 8, 8, f16, cmma.ROW_MAJOR)
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 8, 8, 8, f32)
+        cmma.execute(fa, fb, acc, acc)  # E:mixed
+    _error_at(_build_error(k, "metal"), "mixed", "Metal has no 8x8x8 multiply of f16 into "
+                                                 "f32", "f16 A/B into f16: 8x8x8")
+
+
+def test_element_type_errors():
+    def k(a: Array[f16]):
+        fa = cmma.Matrix(cmma.A, 16, 16, 16, u32, cmma.ROW_MAJOR)  # E:elem
+    _error_at(_build_error(k), "elem", "f16, bf16, f32 or tf32 elements, not u32")
+
+    def k2(a: Array[f32]):
+        fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+        cmma.load(fa, a, 0, 16)  # E:buffer_elem
+    _error_at(_build_error(k2), "buffer_elem", "'a' holds f32, but the fragment 'fa' holds f16")
+
+    def k3(a: Array[f16]):
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 8, tf32)  # E:tf32_acc
+    _error_at(_build_error(k3), "tf32_acc", "tf32 is an A/B element type")
+
+
+def test_k_must_match():
+    def k(a: Array[f16]):
+        fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+        fb = cmma.Matrix(cmma.B, 16, 16, 8, tf32, cmma.ROW_MAJOR)
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+        cmma.execute(fa,
+                     fb, acc, acc)  # E:k
+    _error_at(_build_error(k), "k", "their k must match")
+
+
+def test_fragments_are_not_values():
+    def reassign(a: Array[f32]):
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)  # E:reassign
+    _error_at(_build_error(reassign), "reassign", "cannot assign to the cmma fragment 'acc'")
+
+    def arithmetic(a: Array[f32]):
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+        a[0] = acc + 1.0  # E:arith
+    _error_at(_build_error(arithmetic), "arith", "cmma fragment 'acc' cannot be used as a "
+                                                 "value")
+
+    def element(a: Array[f32]):
+        accs = cmma.Matrices(2, cmma.ACCUMULATOR, 16, 16, 16, f32)
+        accs[0] = 1.0  # E:element
+    _error_at(_build_error(element), "element", "cannot assign to an element of the cmma "
+                                                "fragments 'accs'")
+
+
+@cube
+def give_back():
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    return acc  # E:return
+
+
+def test_fragments_cannot_be_returned():
+    def k(a: Array[f32]):
+        give_back()
+    _error_at(_build_error(k), "return", "cannot be used as a value")
+
+
+def test_tf32_only_in_fragments():
+    def shared(a: Array[f32]):
+        s = SharedMemory(tf32, 16)  # E:tf32_shared
+    _error_at(_build_error(shared), "tf32_shared", "tf32 is only the element type of a "
+                                                   "cmma fragment")
+
+    def cast(a: Array[f32]):
+        a[0] = tf32(a[1])  # E:tf32_cast
+    _error_at(_build_error(cast), "tf32_cast", "tf32 is only the element type")
+    with pytest.raises(TypeError, match="only the element type of a cmma fragment"):
+        Array[tf32]
+
+
+def test_sizes_must_be_known_at_compile_time():
+    def k(a: Array[f16], m: u32):
+        fa = cmma.Matrix(cmma.A, m, 16, 16, f16, cmma.ROW_MAJOR)  # E:runtime_m
+    _error_at(_build_error(k), "runtime_m", "m of a cmma fragment must be a positive int "
+                                            "known at compile time")
+
+
+def test_layouts_and_roles():
+    def acc_layout(a: Array[f32]):
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32, cmma.ROW_MAJOR)  # E:acc_layout
+    _error_at(_build_error(acc_layout), "acc_layout", "an accumulator has no layout")
+
+    def a_without(a: Array[f16]):
+        fa = cmma.Matrix(cmma.A, 16, 16, 16, f16)  # E:no_layout
+    _error_at(_build_error(a_without), "no_layout", "an A fragment needs a layout")
+
+    def load_acc(a: Array[f32]):
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+        cmma.load(acc, a, 0, 16)  # E:load_acc
+    _error_at(_build_error(load_acc), "load_acc", "cmma.load_with_layout")
+
+
+def test_names_outside_kernels():
+    with pytest.raises(TypeError, match="can only be called inside a @cube function"):
+        cmma.fill(None, 0.0)
+    assert cmma.MatrixIdent.Accumulator is cmma.ACCUMULATOR
+    assert cmma.MatrixLayout.RowMajor is cmma.ROW_MAJOR
+
+
+# -- the example --------------------------------------------------------------------------
+
+def test_example_matmul(client, capsys):
+    from examples_loader import load_example
+    example = load_example("cmma_matmul")
+    assert example.main(["--runtime", client.runtime, "--size", "128"]) == 0
+    out = capsys.readouterr().out
+    assert "result:  OK" in out and f"runtime: {client.runtime}" in out
+
+
+@pytest.mark.nvcc
+def test_example_compiles_with_nvcc(tmp_path):
+    from examples_loader import load_example
+    validate_sources(load_example("cmma_matmul").matmul, tmp_path, cube_dim=(128, 1, 1),
+                     targets=("cuda",))
+
+
+@cube(launch=True)
+def from_views(a: Array[f16], b: Array[f16], out: Array[f32]):
+    va = a[256:]  # a view: offsets count from its first element
+    vo = out[16:]
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(acc, 0.0)
+    cmma.load(fa, va, 0, 16)
+    cmma.load(fb, b, 0, 16)
+    cmma.execute(fa, fb, acc, acc)
+    cmma.store(vo, 0, acc, 16, cmma.ROW_MAJOR)
+
+
+def test_views_offset_loads_and_stores(client):
+    a, b = _halves(32, 16), _halves(16, 16)
+    out = client.zeros(16 + 256, f32)
+    from_views.launch(client, (1, 1, 1), PLANE, client.tensor(a.ravel()),
+                      client.tensor(b.ravel()), out)
+    got = out.numpy()
+    assert not got[:16].any()
+    np.testing.assert_allclose(got[16:].reshape(16, 16),
+                               a[16:].astype(np.float32) @ b.astype(np.float32), atol=1e-4)
+
+
+def test_cmma_inside_and_or_is_an_error():
+    def k(a: Array[f32]):
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+        ok = a[0] > 0.0 and cmma.fill(acc, 1.0)  # E:divergent
+    _error_at(_build_error(k), "divergent", "cmma.fill() cannot be used inside")
+
+
+@pytest.mark.nvcc
+def test_views_compile_with_nvcc(tmp_path):
+    src = validate_sources(from_views, tmp_path, cube_dim=PLANE, targets=("cuda",))["cuda"]
+    assert "load_matrix_sync(fa, a + view_start, 16u);" in src
