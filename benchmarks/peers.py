@@ -102,6 +102,17 @@ def matmul_peers(a: np.ndarray, b: np.ndarray) -> dict[str, Callable]:
     return {"torch (cuBLAS, TF32 off)": lambda: torch.mm(ta, tb, out=tc)}
 
 
+def matmul_half_peers(a: np.ndarray, b: np.ndarray, dtype_name: str) -> dict[str, Callable]:
+    """torch.mm in f16 or bf16 (cuBLAS on the tensor cores, f32 accumulation)."""
+    torch = torch_cuda()
+    if torch is None:
+        return {}
+    dtype = torch.float16 if dtype_name == "f16" else torch.bfloat16
+    ta, tb = torch.from_numpy(a).cuda().to(dtype), torch.from_numpy(b).cuda().to(dtype)
+    tc = torch.empty((a.shape[0], b.shape[1]), device="cuda", dtype=dtype)
+    return {"torch (cuBLAS)": lambda: torch.mm(ta, tb, out=tc)}
+
+
 def softmax_peers(x: np.ndarray) -> dict[str, Callable]:
     torch = torch_cuda()
     if torch is None:

@@ -14,17 +14,17 @@ import cubepy
 from cubepy import f16, f32
 
 from . import peers
-from .kernels import elementwise, layernorm, matmul, reduce_sum, softmax
+from .kernels import elementwise, layernorm, matmul, matmul_tc, reduce_sum, softmax
 
 # Problem sizes per tier: "full" is the issue's (for an H200), "quick" a smaller run of
 # the same kernels, "tiny" what the cpu runtime and a software adapter finish in seconds.
 SIZES = {
-    "full": {"matmul": [4096], "softmax": [(4096, 1024), (4096, 4096), (4096, 16384)],
+    "full": {"matmul": [4096], "matmul_tc": [4096, 8192], "softmax": [(4096, 1024), (4096, 4096), (4096, 16384)],
              "layernorm": [(4096, 1024), (4096, 4096), (4096, 8192)],
              "sum": [1 << 28], "elementwise": [1 << 26], "copy": [1 << 27]},
-    "quick": {"matmul": [2048], "softmax": [(4096, 4096)], "layernorm": [(4096, 4096)],
+    "quick": {"matmul": [2048], "matmul_tc": [4096], "softmax": [(4096, 4096)], "layernorm": [(4096, 4096)],
               "sum": [1 << 26], "elementwise": [1 << 24], "copy": [1 << 26]},
-    "tiny": {"matmul": [128], "softmax": [(64, 1024)], "layernorm": [(64, 1024)],
+    "tiny": {"matmul": [128], "matmul_tc": [256], "softmax": [(64, 1024)], "layernorm": [(64, 1024)],
              "sum": [1 << 16], "elementwise": [1 << 16], "copy": [1 << 16]},
 }
 REPS = {"full": (3, 30), "quick": (2, 10), "tiny": (1, 3)}  # (warmup, reps)
@@ -64,6 +64,50 @@ def _matmul_case(n: int) -> Case:
         return {"cubepy": (lambda: matmul.run(client, a, b, c, checked=False), check)}
     return Case("matmul", f"{n}x{n}x{n}", inputs, "TFLOP/s", 2 * n ** 3, cubepy_runs,
                 peers.matmul_peers)
+
+
+def _matmul_tc_case(n: int, dtype_name: str) -> Case:
+    """f16 or bf16 inputs (bf16 made by torch, which numpy lacks; cubepy uses torch's
+    tensors in place), f32 accumulation; C has the inputs' type."""
+    def inputs():
+        r = _rng()
+        return (r.standard_normal((n, n), dtype=np.float32),
+                r.standard_normal((n, n), dtype=np.float32))
+
+    def cubepy_runs(client, a_h, b_h):
+        if dtype_name == "f16":
+            a = client.tensor(a_h.astype(np.float16))
+            b = client.tensor(b_h.astype(np.float16))
+            c = client.zeros((n, n), f16)
+            a_in, b_in = a_h.astype(np.float16), b_h.astype(np.float16)
+        else:
+            torch = peers.torch_cuda()
+            if torch is None or client.runtime != "cuda":
+                return {}
+            ta = torch.from_numpy(a_h).cuda().bfloat16()
+            tb = torch.from_numpy(b_h).cuda().bfloat16()
+            a, b = client.from_dlpack(ta), client.from_dlpack(tb)
+            c = client.from_dlpack(torch.zeros((n, n), device="cuda", dtype=torch.bfloat16))
+            a_in, b_in = ta.float().cpu().numpy(), tb.float().cpu().numpy()
+        if not {a.dtype} <= set(client.limits.dtypes):
+            return {}
+        a8, b8, c8 = a.with_line_size(8), b.with_line_size(8), c.with_line_size(8)
+
+        def check():  # a few rows against float64
+            want = a_in[:8].astype(np.float64) @ b_in.astype(np.float64)
+            got = _as_f64(c, 8)
+            np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2 * n ** 0.5)
+        return {"cubepy": (lambda: matmul_tc.run(client, a8, b8, c8), check)}
+    return Case(f"matmul_tc_{dtype_name}", f"{n}x{n}x{n}", inputs, "TFLOP/s", 2 * n ** 3,
+                cubepy_runs, lambda a, b: peers.matmul_half_peers(a, b, dtype_name))
+
+
+def _as_f64(t, rows: int) -> np.ndarray:
+    """The first rows of a cubepy tensor of f16/bf16/f32 as float64 (bf16 via torch)."""
+    if t.dtype == cubepy.bf16:
+        import torch
+        return torch.from_dlpack(t)[:rows].double().cpu().numpy()
+    return t.numpy()[:rows].astype(np.float64)
 
 
 def _softmax_case(rows: int, cols: int) -> Case:
@@ -152,12 +196,14 @@ def cases(tier: str, only: set[str] | None = None) -> list[Case]:
     s = SIZES[tier]
     out = [_copy_case(n) for n in s["copy"]]
     out += [_matmul_case(n) for n in s["matmul"]]
+    out += [_matmul_tc_case(n, dt) for dt in ("f16", "bf16") for n in s["matmul_tc"]]
     out += [_softmax_case(r, c) for r, c in s["softmax"]]
     out += [_layernorm_case(r, c, dt) for dt in (f16, f32) for r, c in s["layernorm"]]
     out += [_sum_case(n) for n in s["sum"]]
     out += [_elementwise_case(n) for n in s["elementwise"]]
     if only:
-        out = [c for c in out if c.kernel in only or c.kernel.split("_")[0] in only]
+        out = [c for c in out
+               if c.kernel in only or any(c.kernel.startswith(o + "_") for o in only)]
     return out
 
 
@@ -268,10 +314,11 @@ def run_all(case_list: list[Case], clients: list, warmup: int, reps: int,
         inputs = case.inputs()
         if case.cubepy is not None:
             for client in clients:
-                case_reps = max(3, reps // 3) if case.kernel == "matmul" else reps
+                case_reps = max(3, reps // 3) if case.kernel.startswith("matmul") else reps
                 rows += _run_cubepy(case, client, inputs, warmup, case_reps, log)
         rows += _peer_rows(case, inputs, runtimes, warmup,
-                           max(3, reps // 3) if case.kernel == "matmul" else reps, log)
+                           max(3, reps // 3) if case.kernel.startswith("matmul") else reps,
+                           log)
         del inputs
         _free_memory()
     return rows
