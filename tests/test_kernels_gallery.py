@@ -14,8 +14,8 @@ import cubepy
 from cubepy import CubeCount, CubeDim, f16, f32
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from benchmarks.kernels import (elementwise, layernorm, matmul, reduce_sum,  # noqa: E402
-                                softmax)
+from benchmarks.kernels import (elementwise, layernorm, matmul, matmul_tc,  # noqa: E402
+                                reduce_sum, softmax)
 
 
 @pytest.fixture(autouse=True)
@@ -123,6 +123,25 @@ def test_elementwise(runtime_client, checked, line_size):
     elementwise.example(runtime_client, n=8 * 1000, line_size=line_size, checked=checked)
 
 
+@pytest.mark.parametrize("index", range(len(matmul_tc.CONFIGS)))
+def test_matmul_tc_every_config_on_cpu(index):
+    """The matrix-unit matmul under the cpu runtime's cmma emulation (wgpu has no matrix
+    units: WGSL rejects the kernel)."""
+    matmul_tc.example(cubepy.client("cpu"), config=matmul_tc.CONFIGS[index])
+
+
+def test_matmul_tc_autotuned_rectangular_on_cpu():
+    matmul_tc.example(cubepy.client("cpu"), m=512, n=256, k=192, seed=3)
+
+
+def test_matmul_tc_rejects_sizes_off_the_tile():
+    client = cubepy.client("cpu")
+    a = client.zeros((256, 96), f16).with_line_size(8)
+    b = client.zeros((96, 256), f16).with_line_size(8)
+    with pytest.raises(ValueError, match="K = 96"):
+        matmul_tc.run(client, a, b, client.zeros((256, 256), f16).with_line_size(8))
+
+
 def test_elementwise_checked_drops_the_tail():
     client = cubepy.client("cpu")
     elementwise.example(client, n=10_002, line_size=2, checked=True)
@@ -137,6 +156,8 @@ def test_gallery_at_benchmark_sizes_on_cuda():
     except cubepy.LaunchError as e:
         pytest.skip(str(e))
     matmul.example(client, m=2048, n=2048, k=2048)
+    for cfg in matmul_tc.CONFIGS:
+        matmul_tc.example(client, m=1024, n=768, k=512, config=cfg)
     softmax.example(client, rows=512, cols=16384)
     layernorm.example(client, rows=512, cols=8192, dtype=f16)
     reduce_sum.example(client, n=1 << 26)
@@ -154,6 +175,11 @@ def _cuda_sources(checked: bool) -> dict[str, str]:
         "cuda", cube_dim=cfg["cube_dim"], checked=checked,
         **{k: v for k, v in cfg.items() if k != "cube_dim"})
         for i, cfg in enumerate(matmul.matmul.configs)}
+    out.update({f"matmul_tc_{i}": matmul_tc.matmul_tc.kernel.source(
+        "cuda", cube_dim=cfg["cube_dim"], checked=checked, Float=f16,
+        line_sizes={"a": 8, "b": 8, "c": 8},
+        **{k: v for k, v in cfg.items() if k != "cube_dim"})
+        for i, cfg in enumerate(matmul_tc.CONFIGS)})
     out["softmax"] = softmax.softmax.kernel.source("cuda", cube_dim=CubeDim(1024),
                                                    checked=checked,
                                                    line_sizes={"x": 4, "out": 4})
