@@ -7,12 +7,19 @@ How a launch travels:
 - `dispatch` copies the packed info struct into a host-side batch at the next aligned
   offset, takes the bind group from a small cache keyed by the buffers, and records the
   dispatch into a compute pass that stays open across launches. Nothing is submitted yet.
-- The batch is flushed (one `write_buffer` for every info struct of the batch, then one
-  submit) on a download, `sync()`, when the info batch is full, or after
+  A launch repeating the previous one (kernel, cube count, info bytes, buffers) records
+  the dispatch alone. The two per-launch commands go straight to wgpu-native
+  (wgpu_calls.py).
+- The batch is flushed (one `write_buffer` for every info struct of the batch, skipped
+  when the device already holds those bytes, then one submit) on a download, a write
+  into a tensor, `sync()`, `flush()`, timing, when the info batch is full, or after
   `MAX_BATCH` dispatches. Each dispatch of a batch reads its own slice of the info
   buffer, so `write_buffer`'s ordering (before the whole submit) is harmless, and
-  `write_buffer` after a submit is ordered after that submit's work.
-- Downloads copy into a persistent staging buffer (grown as needed) and map it.
+  `write_buffer` after a submit is ordered after that submit's work. A write into a
+  tensor (`fill_`, `copy_`) is a `write_buffer` too, which the queue runs before any
+  later submit: the open batch is submitted first, so it lands after earlier launches.
+- Downloads copy into a persistent staging buffer (grown as needed), recorded after the
+  open batch's pass in the same encoder (one submit), and map it.
 
 Threads: every method that touches the device or the batch runs under the client's lock
 (`Client._lock`), so threads may share a client; their launches interleave in the batch.
@@ -42,6 +49,7 @@ from ..errors import LaunchError, missing_package
 from ..ir import nodes as ir
 from ..ir.types import DType, bool_, f16
 from .base import Client, DeviceLimits, DeviceTensor
+from .wgpu_calls import PassCalls, wait_idle
 
 def _quiet_vulkan_loader() -> None:
     """Vulkan drivers (Mesa's among them) print "error: XDG_RUNTIME_DIR is invalid or not
@@ -270,8 +278,17 @@ class WgpuClient(Client):
         self._info_buffer = self._device.create_buffer(
             size=INFO_CAPACITY, usage=usage.STORAGE | usage.COPY_DST)
         self._info_used = 0
+        self._info_written = b""  # what the device buffer holds (skips equal rewrites)
         self._encoder = None
         self._pass = None
+        self._calls = PassCalls()
+        self._pass_handle = None  # what self._calls takes for the open pass
+        self._wait_idle = wait_idle(self._device)
+        # The previous launch of the open pass, (executable, cube count, info, handles)
+        # with its grid: an identical launch only dispatches again. Holds the handles
+        # (not their ids), so a buffer freed meanwhile cannot match under a reused id.
+        self._last_launch: tuple | None = None
+        self._last_grid = (1, 1, 1)
         self._pass_pipeline = None
         self._pass_bind_group = None  # bound in the open pass, with its info bytes
         self._pass_info = b""
@@ -333,13 +350,19 @@ class WgpuClient(Client):
         return self._device.create_buffer_with_data(data=data, usage=self._storage_usage)
 
     def _write(self, handle: Any, flat: np.ndarray, dtype: DType) -> None:
-        """Queued after the dispatches recorded so far (they are submitted first)."""
-        self._flush()
+        """Ordered after the launches recorded so far: `queue.write_buffer` runs before
+        any command buffer submitted after it, so the open batch is submitted first."""
         if dtype is bool_:
             flat = flat.astype(np.uint32)
         data = np.ascontiguousarray(flat).tobytes()
         data += bytes(-len(data) % 4)  # write_buffer copies multiples of 4 bytes
-        self._queue.write_buffer(handle, 0, data)
+        with self._lock:
+            self.check_alive()
+            try:
+                self._flush()
+                self._queue.write_buffer(handle, 0, data)
+            except Exception as e:
+                raise self._device_error(e, "writing a tensor") from None
 
     def _download(self, tensor: DeviceTensor) -> np.ndarray:
         with self._lock:
@@ -350,7 +373,6 @@ class WgpuClient(Client):
                 raise self._device_error(e, "downloading a tensor") from None
 
     def _download_locked(self, tensor: DeviceTensor) -> np.ndarray:
-        self._flush()
         buf = tensor.handle
         nbytes = buf.size
         if self._staging_size < nbytes:
@@ -360,10 +382,10 @@ class WgpuClient(Client):
                 usage=self._wgpu.BufferUsage.MAP_READ | self._wgpu.BufferUsage.COPY_DST)
             self._staging_size = grown
             self.staging_allocations += 1
-        encoder = self._device.create_command_encoder()
+        # The copy follows the open batch's dispatches in their encoder: one submit.
+        encoder = self._close_batch() or self._device.create_command_encoder()
         encoder.copy_buffer_to_buffer(buf, 0, self._staging, 0, nbytes)
-        self._queue.submit([encoder.finish()])
-        self.submits += 1
+        self._submit(encoder)
         self._staging.map_sync(self._wgpu.MapMode.READ, 0, nbytes)
         try:
             raw = self._staging.read_mapped(0, nbytes)  # a copy
@@ -541,6 +563,18 @@ class WgpuClient(Client):
             if self.lost is not None:
                 self.check_alive()
             try:
+                # The common case, a launch repeating the previous one of the open pass
+                # (kernel, cube count, info struct and buffers): its pipeline, binding
+                # and info slice are in place, so only the dispatch is recorded.
+                last = self._last_launch
+                if (last is not None and last[0] is executable and last[1] == cube_count
+                        and last[2] == info and self._pending < MAX_BATCH):
+                    handles = last[3]
+                    if len(buffers) == len(handles) and all(
+                            b.handle is h for b, h in zip(buffers, handles)):
+                        self._calls.dispatch(self._pass_handle, *self._last_grid)
+                        self._pending += 1
+                        return
                 self._record(executable, cube_count, buffers, info)
             except Exception as e:
                 raise self._device_error(e, f"recording {executable.label or 'a launch'}") \
@@ -555,52 +589,73 @@ class WgpuClient(Client):
             grid = cube_count
         handles = tuple([b.handle for b in buffers])
         key = tuple(map(id, handles))
+        launched = executable
         if len(set(key)) != len(key):
             executable = self._alias_variant(executable, handles)
         info_size = executable.info_size
         if self._pending >= MAX_BATCH or self._info_used + info_size > INFO_CAPACITY:
             self._flush()
         bg = self._bind_group(executable, key, handles)
-        cpass = self._pass
-        if cpass is None:
+        calls = self._calls
+        if self._pass is None:
             self._encoder = self._device.create_command_encoder()
-            cpass = self._pass = self._encoder.begin_compute_pass()
+            self._pass = self._encoder.begin_compute_pass()
+            self._pass_handle = calls.handle(self._pass)
             self._pass_pipeline = None
         if self._pass_pipeline is not executable.pipeline:
-            cpass.set_pipeline(executable.pipeline)
+            self._pass.set_pipeline(executable.pipeline)
             self._pass_pipeline = executable.pipeline
             self._pass_bind_group = None
         # A launch repeating the previous one's buffers and info reuses its binding.
         if bg is not self._pass_bind_group or info != self._pass_info:
-            offsets = ()
+            offset = None
             if info_size:
-                off = self._info_used
-                self._info_host[off:off + len(info)] = info
-                self._info_used = -(-(off + info_size) // self._info_align) * self._info_align
-                offsets = (off,)
-            cpass.set_bind_group(0, bg, offsets)
+                offset = self._info_used
+                self._info_host[offset:offset + len(info)] = info
+                self._info_used = (-(-(offset + info_size) // self._info_align)
+                                   * self._info_align)
+            calls.set_bind_group(self._pass_handle, bg, offset)
             self._pass_bind_group, self._pass_info = bg, info
-        cpass.dispatch_workgroups(*grid)
+        calls.dispatch(self._pass_handle, *grid)
         self._pending += 1
+        self._last_launch = (launched, cube_count, info, handles)
+        self._last_grid = grid
+
+    def _close_batch(self) -> Any:
+        """Ends the open compute pass and returns its encoder (None when no launch is
+        recorded), for `_submit` after the caller has recorded what must follow."""
+        if self._pass is None:
+            return None
+        cpass, encoder = self._pass, self._encoder
+        # Reset first: a validation error surfacing later must not wedge the client.
+        # The bind group and the last launch go too: they reference their buffers, so
+        # keeping them would keep the memory of tensors dropped before this submit.
+        self._pass = self._encoder = self._pass_pipeline = self._pass_bind_group = None
+        self._pass_handle = self._last_launch = None
+        self._pass_info = b""
+        self._pending = 0
+        cpass.end()
+        return encoder
+
+    def _submit(self, encoder: Any) -> None:
+        """Writes the batch's info structs, then submits `encoder` (the write is queued
+        before the submit, so every dispatch in it reads its own slice)."""
+        used, self._info_used = self._info_used, 0
+        self._unsynced = True
+        if used:
+            view = memoryview(self._info_host)[:used]
+            if view != self._info_written:  # a repeated launch + sync writes nothing
+                self._info_written = b""
+                self._queue.write_buffer(self._info_buffer, 0, view)
+                self._info_written = bytes(view) if used <= 4096 else b""
+        self._queue.submit([encoder.finish()])
+        self.submits += 1
 
     def _flush(self) -> None:
         """Submits the recorded dispatches (with their info structs) if there are any."""
-        if self._pass is None:
-            return
-        cpass, encoder, used = self._pass, self._encoder, self._info_used
-        # Reset first: a validation error surfacing here must not wedge the client.
-        # The bind group goes too: it references its buffers natively, so keeping it
-        # would keep the memory of tensors dropped before this submit.
-        self._pass = self._encoder = self._pass_pipeline = self._pass_bind_group = None
-        self._pass_info = b""
-        self._pending = 0
-        self._info_used = 0
-        self._unsynced = True
-        cpass.end()
-        if used:
-            self._queue.write_buffer(self._info_buffer, 0, memoryview(self._info_host)[:used])
-        self._queue.submit([encoder.finish()])
-        self.submits += 1
+        encoder = self._close_batch()
+        if encoder is not None:
+            self._submit(encoder)
 
     def flush(self) -> None:
         """Submits queued launches without waiting for them."""
@@ -659,8 +714,9 @@ class WgpuClient(Client):
             return values
 
     def sync(self) -> None:
-        """Waits for every launch so far (a small mapped read after the last submit:
-        `on_submitted_work_done_sync` is unreliable in wgpu-py 0.32)."""
+        """Submits the open batch and waits for every launch so far: wgpuDevicePoll
+        with wait (`on_submitted_work_done_sync` fails in wgpu-py 0.32), else a small
+        mapped read after the last submit."""
         with self._lock:
             self.check_alive()
             try:
@@ -672,6 +728,14 @@ class WgpuClient(Client):
         self._flush()
         if not self._unsynced:
             return
+        if self._wait_idle is not None:
+            self._wait_idle()
+        else:
+            self._mapped_read_wait()
+        self._unsynced = False
+
+    def _mapped_read_wait(self) -> None:
+        """Waits with a small copy and a mapped read after the last submit."""
         wgpu = self._wgpu
         if getattr(self, "_sync_src", None) is None:
             self._sync_src = self._device.create_buffer(size=4, usage=wgpu.BufferUsage.COPY_SRC)
@@ -683,4 +747,3 @@ class WgpuClient(Client):
         self.submits += 1
         self._sync_dst.map_sync(wgpu.MapMode.READ)
         self._sync_dst.unmap()
-        self._unsynced = False
