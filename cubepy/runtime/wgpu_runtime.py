@@ -567,14 +567,12 @@ class WgpuClient(Client):
                 # (kernel, cube count, info struct and buffers): its pipeline, binding
                 # and info slice are in place, so only the dispatch is recorded.
                 last = self._last_launch
-                if (last is not None and last[0] is executable and last[1] == cube_count
-                        and last[2] == info and self._pending < MAX_BATCH):
-                    handles = last[3]
-                    if len(buffers) == len(handles) and all(
-                            b.handle is h for b, h in zip(buffers, handles)):
-                        self._calls.dispatch(self._pass_handle, *self._last_grid)
-                        self._pending += 1
-                        return
+                if (last is not None and last[0] is executable and last[2] == info
+                        and last[1] == cube_count and self._pending < MAX_BATCH
+                        and [b.handle for b in buffers] == last[3]):  # `is` per item
+                    self._calls.dispatch(self._pass_handle, *self._last_grid)
+                    self._pending += 1
+                    return
                 self._record(executable, cube_count, buffers, info)
             except Exception as e:
                 raise self._device_error(e, f"recording {executable.label or 'a launch'}") \
@@ -618,7 +616,7 @@ class WgpuClient(Client):
             self._pass_bind_group, self._pass_info = bg, info
         calls.dispatch(self._pass_handle, *grid)
         self._pending += 1
-        self._last_launch = (launched, cube_count, info, handles)
+        self._last_launch = (launched, cube_count, info, list(handles))
         self._last_grid = grid
 
     def _close_batch(self) -> Any:
