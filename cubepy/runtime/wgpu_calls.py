@@ -3,9 +3,9 @@
 wgpu-py wraps every wgpu-native function in a proxy that captures errors around the
 call, and its `set_bind_group` builds a new C array of offsets each time: about 1 us a
 command on a fast host, as much as the rest of a cached launch. The commands recorded
-per launch (`set_bind_group`, `dispatch_workgroups`) cannot fail there: wgpu-native
+per launch (`set_pipeline`, `set_bind_group`, `dispatch_workgroups`) cannot fail there: wgpu-native
 validates a compute pass when its encoder finishes, and `finish()` keeps wgpu-py's
-error capture, so calling the two functions directly loses no error.
+error capture, so calling the three functions directly loses no error.
 
 Where the backend is not wgpu-native or its internals moved, `PassCalls` uses the public
 methods instead (same behaviour, slower). `wait_idle` is `device._poll_wait()`
@@ -18,13 +18,15 @@ from typing import Any, Callable
 
 
 class PassCalls:
-    """`dispatch(h, x, y, z)` and `set_bind_group(h, group, offset)` on the compute pass
-    whose `handle(pass)` is h; `offset` is the info struct's dynamic offset or None."""
+    """`dispatch(h, x, y, z)`, `set_pipeline(h, pipeline)` and `set_bind_group(h, group,
+    offset)` on the compute pass whose `handle(pass)` is h; `offset` is the info
+    struct's dynamic offset or None."""
 
     def __init__(self) -> None:
         try:
             from wgpu.backends.wgpu_native._ffi import ffi, lib
             self.dispatch: Callable = lib.wgpuComputePassEncoderDispatchWorkgroups
+            self._set_pipeline = lib.wgpuComputePassEncoderSetPipeline
             self._set_group = lib.wgpuComputePassEncoderSetBindGroup
             self._offsets = ffi.new("uint32_t[1]")  # wgpu-native copies it per call
             self._no_offsets = ffi.NULL
@@ -36,6 +38,12 @@ class PassCalls:
     def handle(self, cpass: Any) -> Any:
         """What `dispatch` and `set_bind_group` take for this pass."""
         return cpass._internal if self.native else cpass
+
+    def set_pipeline(self, handle: Any, pipeline: Any) -> None:
+        if self.native:
+            self._set_pipeline(handle, pipeline._internal)
+        else:
+            handle.set_pipeline(pipeline)
 
     def set_bind_group(self, handle: Any, group: Any, offset: int | None) -> None:
         if not self.native:

@@ -596,12 +596,9 @@ class WgpuClient(Client):
         bg = self._bind_group(executable, key, handles)
         calls = self._calls
         if self._pass is None:
-            self._encoder = self._device.create_command_encoder()
-            self._pass = self._encoder.begin_compute_pass()
-            self._pass_handle = calls.handle(self._pass)
-            self._pass_pipeline = None
+            self._open_pass()
         if self._pass_pipeline is not executable.pipeline:
-            self._pass.set_pipeline(executable.pipeline)
+            calls.set_pipeline(self._pass_handle, executable.pipeline)
             self._pass_pipeline = executable.pipeline
             self._pass_bind_group = None
         # A launch repeating the previous one's buffers and info reuses its binding.
@@ -619,10 +616,18 @@ class WgpuClient(Client):
         self._last_launch = (launched, cube_count, info, list(handles))
         self._last_grid = grid
 
+    def _open_pass(self) -> None:
+        """A new encoder and compute pass for the next batch."""
+        self._encoder = self._device.create_command_encoder()
+        self._pass = self._encoder.begin_compute_pass()
+        self._pass_handle = self._calls.handle(self._pass)
+        self._pass_pipeline = None
+
     def _close_batch(self) -> Any:
         """Ends the open compute pass and returns its encoder (None when no launch is
-        recorded), for `_submit` after the caller has recorded what must follow."""
-        if self._pass is None:
+        recorded: an empty pass stays open), for `_submit` after the caller has recorded
+        what must follow."""
+        if self._pass is None or not self._pending:
             return None
         cpass, encoder = self._pass, self._encoder
         # Reset first: a validation error surfacing later must not wedge the client.
@@ -726,6 +731,10 @@ class WgpuClient(Client):
         self._flush()
         if not self._unsynced:
             return
+        if self._pass is None:
+            # The next batch's encoder and pass, made while the device works (a loop
+            # of launch + sync then pays for them inside the wait, not after it).
+            self._open_pass()
         if self._wait_idle is not None:
             self._wait_idle()
         else:
