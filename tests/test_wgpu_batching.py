@@ -56,9 +56,11 @@ def _inc(client, x, v=1.0):
     _add_scalar.launch(client, 1, 64, x, v)
 
 
-def test_dependent_launches_then_one_readback(client):
+def test_dependent_launches_then_one_readback(client, monkeypatch):
     """Each launch reads what the one before wrote; nothing is submitted until the
     readback, which sees the end of the chain."""
+    from cubepy.runtime import wgpu_runtime as wr
+    monkeypatch.setattr(wr, "BATCH_SECONDS", 1e9)  # however slow the machine
     a = client.zeros(64, f32)
     b = client.zeros(64, f32)
     before = client.submits

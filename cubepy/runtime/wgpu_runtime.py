@@ -12,8 +12,9 @@ How a launch travels:
   (wgpu_calls.py).
 - The batch is flushed (one `write_buffer` for every info struct of the batch, skipped
   when the device already holds those bytes, then one submit) on a download, a write
-  into a tensor, `sync()`, `flush()`, timing, when the info batch is full, or after
-  `MAX_BATCH` dispatches. Each dispatch of a batch reads its own slice of the info
+  into a tensor, `sync()`, `flush()`, timing, when the info batch is full, after
+  `MAX_BATCH` dispatches, or once it has been open `BATCH_SECONDS` (looked at every
+  `BATCH_CHECK` dispatches). Each dispatch of a batch reads its own slice of the info
   buffer, so `write_buffer`'s ordering (before the whole submit) is harmless, and
   `write_buffer` after a submit is ordered after that submit's work. A write into a
   tensor (`fill_`, `copy_`) is a `write_buffer` too, which the queue runs before any
@@ -36,6 +37,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -71,7 +73,13 @@ def _quiet_vulkan_loader() -> None:
 
 _LOST = re.compile(r"\blost\b", re.IGNORECASE)  # how wgpu words a lost device's errors
 
-MAX_BATCH = 64  # dispatches recorded before a submit is forced
+# A batch is submitted after MAX_BATCH dispatches, or at its next look at the clock
+# (every BATCH_CHECK dispatches) once it has been open BATCH_SECONDS: a tight loop of
+# tiny launches pays one submit per MAX_BATCH, and a loop doing other work between
+# launches still hands the device its work within about a millisecond.
+MAX_BATCH = 256
+BATCH_CHECK = 32
+BATCH_SECONDS = 0.001
 INFO_CAPACITY = 256 * 1024  # bytes of info structs per batch
 BIND_GROUP_CACHE = 64  # bind groups kept per executable (least recently used dropped)
 
@@ -293,6 +301,8 @@ class WgpuClient(Client):
         self._pass_bind_group = None  # bound in the open pass, with its info bytes
         self._pass_info = b""
         self._pending = 0  # dispatches recorded since the last submit
+        self._check_at = 0  # _pending at which the batch next looks at the clock
+        self._batch_start = 0.0  # perf_counter() at the batch's first dispatch
         self._unsynced = False  # work submitted since the last sync
         self._staging = None
         self._staging_size = 0
@@ -568,7 +578,7 @@ class WgpuClient(Client):
                 # and info slice are in place, so only the dispatch is recorded.
                 last = self._last_launch
                 if (last is not None and last[0] is executable and last[2] == info
-                        and last[1] == cube_count and self._pending < MAX_BATCH
+                        and last[1] == cube_count and self._pending < self._check_at
                         and [b.handle for b in buffers] == last[3]):  # `is` per item
                     self._calls.dispatch(self._pass_handle, *self._last_grid)
                     self._pending += 1
@@ -591,7 +601,8 @@ class WgpuClient(Client):
         if len(set(key)) != len(key):
             executable = self._alias_variant(executable, handles)
         info_size = executable.info_size
-        if self._pending >= MAX_BATCH or self._info_used + info_size > INFO_CAPACITY:
+        if ((0 < self._check_at <= self._pending and self._batch_due())
+                or self._info_used + info_size > INFO_CAPACITY):
             self._flush()
         bg = self._bind_group(executable, key, handles)
         calls = self._calls
@@ -612,9 +623,21 @@ class WgpuClient(Client):
             calls.set_bind_group(self._pass_handle, bg, offset)
             self._pass_bind_group, self._pass_info = bg, info
         calls.dispatch(self._pass_handle, *grid)
+        if not self._pending:
+            self._batch_start = time.perf_counter()
+            self._check_at = min(BATCH_CHECK, MAX_BATCH)
         self._pending += 1
         self._last_launch = (launched, cube_count, info, list(handles))
         self._last_grid = grid
+
+    def _batch_due(self) -> bool:
+        """Whether the open batch is to be submitted now (it holds MAX_BATCH dispatches
+        or has been open BATCH_SECONDS); if not, when to ask again."""
+        pending = self._pending
+        if pending >= MAX_BATCH or time.perf_counter() - self._batch_start > BATCH_SECONDS:
+            return True
+        self._check_at = min(pending + BATCH_CHECK, MAX_BATCH)
+        return False
 
     def _open_pass(self) -> None:
         """A new encoder and compute pass for the next batch."""
@@ -636,7 +659,7 @@ class WgpuClient(Client):
         self._pass = self._encoder = self._pass_pipeline = self._pass_bind_group = None
         self._pass_handle = self._last_launch = None
         self._pass_info = b""
-        self._pending = 0
+        self._pending = self._check_at = 0
         cpass.end()
         return encoder
 
