@@ -16,7 +16,9 @@ Two questions, each answered as a ratio cubepy / raw wgpu-py measured in the sam
   host time before the wait.
 - Launch + sync: one launch then `client.sync()`, against raw encoder + pass + dispatch
   + submit + wait. The raw wait is `device._poll_wait()` (wgpuDevicePoll; the fastest
-  wait wgpu-py 0.32 has) and, as a second peer, `queue.read_buffer` of 4 bytes.
+  wait wgpu-py 0.32 has) and, as another peer, `queue.read_buffer` of 4 bytes; a third
+  peer records with cubepy's own pipeline and bind group (its info struct bound at a
+  dynamic offset), so that only the host code differs.
 
 On a software adapter (llvmpipe) the shaders run on the host's own cores, so times that
 include the wait include the kernels' execution; the ratios are what carries over to a
@@ -115,14 +117,19 @@ class Raw:
         self.poll_wait()
         return recorded / launches, (time.perf_counter() - start) / launches
 
-    def launch_sync(self, syncs: int, wait) -> float:
-        """Seconds per (encoder + pass + dispatch + submit + wait)."""
+    def launch_sync(self, syncs: int, wait, same_as=None) -> float:
+        """Seconds per (encoder + pass + dispatch + submit + wait). `same_as`: cubepy's
+        executable, whose pipeline and bind group (info at offset 0) to use instead."""
+        pipeline, group, offsets = self.pipeline, self.group, ()
+        if same_as is not None:
+            pipeline, group, offsets = same_as.pipeline, next(iter(
+                same_as.bind_groups.values())), (0,)
         start = time.perf_counter()
         for _ in range(syncs):
             encoder = self.device.create_command_encoder()
             cpass = encoder.begin_compute_pass()
-            cpass.set_pipeline(self.pipeline)
-            cpass.set_bind_group(0, self.group)
+            cpass.set_pipeline(pipeline)
+            cpass.set_bind_group(0, group, offsets)
             cpass.dispatch_workgroups(*CUBE_COUNT)
             cpass.end()
             self.queue.submit([encoder.finish()])
@@ -141,14 +148,14 @@ def cubepy_batched(client, x, launches: int) -> tuple[float, float]:
 
 
 def cubepy_batched_one_submit(client, x, launches: int) -> tuple[float, float]:
-    """cubepy_batched with the batch bound lifted: every launch in one submit, the peer
+    """cubepy_batched with the batch bounds lifted: every launch in one submit, the peer
     of raw_batched_one_submit (on a software adapter, no kernel runs during the loop)."""
-    saved = wgpu_runtime.MAX_BATCH
-    wgpu_runtime.MAX_BATCH = launches
+    saved = wgpu_runtime.MAX_BATCH, getattr(wgpu_runtime, "BATCH_SECONDS", None)
+    wgpu_runtime.MAX_BATCH, wgpu_runtime.BATCH_SECONDS = launches, float("inf")
     try:
         return cubepy_batched(client, x, launches)
     finally:
-        wgpu_runtime.MAX_BATCH = saved
+        wgpu_runtime.MAX_BATCH, wgpu_runtime.BATCH_SECONDS = saved
 
 
 def cubepy_launch_sync(client, x, syncs: int) -> float:
@@ -165,6 +172,9 @@ def measure(launches: int, syncs: int, repeats: int) -> dict:
     x = client.tensor(np.zeros(N_ELEMS, np.float32))
     batch = wgpu_runtime.MAX_BATCH
     runs: dict[str, list] = {}
+    add_one.launch(client, CUBE_COUNT, CUBE_DIM, x)
+    client.sync()
+    plan = add_one._newest_plan  # the launch's executable, for the same-objects peer
 
     def run(name, fn):
         runs.setdefault(name, []).append(fn())
@@ -178,6 +188,8 @@ def measure(launches: int, syncs: int, repeats: int) -> dict:
         ("cubepy_launch_sync", lambda: cubepy_launch_sync(client, x, syncs)),
         ("raw_launch_sync_poll", lambda: raw.launch_sync(syncs, raw.poll_wait)),
         ("raw_launch_sync_read_buffer", lambda: raw.launch_sync(syncs, raw.read_wait)),
+        ("raw_launch_sync_poll_cubepy_objects",
+         lambda: raw.launch_sync(syncs, raw.poll_wait, plan.executable)),
     ]
     for name, fn in variants:  # warm-up: compile, plan, caches
         fn()
@@ -185,7 +197,9 @@ def measure(launches: int, syncs: int, repeats: int) -> dict:
     for _ in range(repeats):  # interleaved, so drift hits every variant alike
         for name, fn in variants:
             run(name, fn)
-    want = (2 * launches + syncs) * (repeats + 1) * 1.0
+    # x: both cubepy batches, cubepy's launch + sync and the same-objects peer (which
+    # binds x through cubepy's bind group), every repeat and the warm-up, and one more.
+    want = ((2 * launches + 2 * syncs) * (repeats + 1) + 1) * 1.0
     got = x.numpy()
     assert np.all(got == want), f"launches were lost: {got[0]} != {want}"
 
@@ -209,6 +223,8 @@ def measure(launches: int, syncs: int, repeats: int) -> dict:
         "batched_record_vs_raw_one_submit":
             record["cubepy_batched_one_submit"] / record["raw_batched_one_submit"],
         "launch_sync_vs_raw_poll": us["cubepy_launch_sync"] / us["raw_launch_sync_poll"],
+        "launch_sync_vs_raw_poll_cubepy_objects":
+            us["cubepy_launch_sync"] / us["raw_launch_sync_poll_cubepy_objects"],
         "launch_sync_vs_raw_read_buffer":
             us["cubepy_launch_sync"] / us["raw_launch_sync_read_buffer"],
     }
@@ -217,6 +233,7 @@ def measure(launches: int, syncs: int, repeats: int) -> dict:
         "machine": f"{describe_host()}; wgpu-py {wgpu.__version__}, adapter {client.device}",
         "date": time.strftime("%Y-%m-%d"),
         "launches": launches, "syncs": syncs, "repeats": repeats, "max_batch": batch,
+        "batch_seconds": getattr(wgpu_runtime, "BATCH_SECONDS", None),
         "us_per_launch": us,
         "us_per_launch_before_wait": record,
         "ratios_cubepy_over_raw": {k: round(v, 3) for k, v in ratios.items()},
@@ -233,15 +250,17 @@ def markdown(result: dict, before: dict | None = None) -> str:
         f"Median of {result['repeats']} interleaved runs; batched: {result['launches']} "
         f"launches of a tiny kernel (64 f32, one cube of 64 units) then one wait; "
         f"launch + sync: {result['syncs']} of each. cubepy submits every "
-        f"{result['max_batch']} dispatches.",
+        f"{result['max_batch']} dispatches"
+        + (f" or once a batch is {result['batch_seconds'] * 1e3:g} ms old"
+           if result.get("batch_seconds") else "") + ".",
         "",
         "| batched, per launch | us, wait included | us before the wait |",
         "| --- | --- | --- |",
         f"| cubepy `kernel.launch` | {u['cubepy_batched']:.2f} | {r['cubepy_batched']:.2f} |",
-        f"| raw wgpu-py, a submit per {result['max_batch']} dispatches (cubepy's "
-        f"strategy) | {u['raw_batched_same_chunks']:.2f} | "
+        f"| raw wgpu-py, a submit per {result['max_batch']} dispatches (cubepy's count "
+        f"bound) | {u['raw_batched_same_chunks']:.2f} | "
         f"{r['raw_batched_same_chunks']:.2f} |",
-        f"| cubepy `kernel.launch`, all in one submit (batch bound lifted) | "
+        f"| cubepy `kernel.launch`, all in one submit (batch bounds lifted) | "
         f"{u['cubepy_batched_one_submit']:.2f} | {r['cubepy_batched_one_submit']:.2f} |",
         f"| raw wgpu-py, all dispatches in one submit | {u['raw_batched_one_submit']:.2f} | "
         f"{r['raw_batched_one_submit']:.2f} |",
@@ -252,6 +271,8 @@ def markdown(result: dict, before: dict | None = None) -> str:
         "| --- | --- |",
         f"| cubepy `kernel.launch` + `client.sync()` | {u['cubepy_launch_sync']:.1f} |",
         f"| raw wgpu-py, submit + `device._poll_wait()` | {u['raw_launch_sync_poll']:.1f} |",
+        f"| raw wgpu-py, submit + `device._poll_wait()`, cubepy's pipeline and bind "
+        f"group (the same work) | {u['raw_launch_sync_poll_cubepy_objects']:.1f} |",
         f"| raw wgpu-py, submit + `queue.read_buffer` (4 bytes) | "
         f"{u['raw_launch_sync_read_buffer']:.1f} |",
         "",
