@@ -684,7 +684,7 @@ class WgpuClient(Client):
             self._submit(encoder)
 
     def flush(self) -> None:
-        """Submits queued launches without waiting for them."""
+        """Submits the open batch of launches without waiting for it."""
         with self._lock:
             self.check_alive()
             try:
