@@ -8,8 +8,10 @@ How a launch travels:
   offset, takes the bind group from a small cache keyed by the buffers, and records the
   dispatch into a compute pass that stays open across launches. Nothing is submitted yet.
   A launch repeating the previous one (kernel, cube count, info bytes, buffers) records
-  the dispatch alone. The two per-launch commands go straight to wgpu-native
-  (wgpu_calls.py).
+  the dispatch alone. The per-launch commands (set_pipeline, set_bind_group, dispatch)
+  go straight to wgpu-native (wgpu_calls.py).
+- `sync()` submits the open batch, opens the next batch's encoder while the device
+  works, and waits with wgpuDevicePoll.
 - The batch is flushed (one `write_buffer` for every info struct of the batch, skipped
   when the device already holds those bytes, then one submit) on a download, a write
   into a tensor, `sync()`, `flush()`, timing, when the info batch is full, after
