@@ -671,11 +671,14 @@ class WgpuClient(Client):
         used, self._info_used = self._info_used, 0
         self._unsynced = True
         if used:
-            view = memoryview(self._info_host)[:used]
-            if view != self._info_written:  # a repeated launch + sync writes nothing
+            # A repeated launch + sync writes nothing: the device holds those bytes.
+            # (A bytearray slice compares with memcmp; a memoryview item by item.)
+            if used > 4096 or self._info_host[:used] != self._info_written:
                 self._info_written = b""
-                self._queue.write_buffer(self._info_buffer, 0, view)
-                self._info_written = bytes(view) if used <= 4096 else b""
+                self._queue.write_buffer(self._info_buffer, 0,
+                                         memoryview(self._info_host)[:used])
+                if used <= 4096:
+                    self._info_written = bytes(self._info_host[:used])
         self._queue.submit([encoder.finish()])
         self.submits += 1
 
