@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -166,7 +167,16 @@ def cubepy_launch_sync(client, x, syncs: int) -> float:
     return (time.perf_counter() - start) / syncs
 
 
+def _load() -> str:
+    """The 1-minute load average (other processes share a test machine's cores)."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "unknown"
+
+
 def measure(launches: int, syncs: int, repeats: int) -> dict:
+    load = _load()
     client = cubepy.client("wgpu")
     raw = Raw(client)
     x = client.tensor(np.zeros(N_ELEMS, np.float32))
@@ -231,7 +241,8 @@ def measure(launches: int, syncs: int, repeats: int) -> dict:
     }
     import wgpu
     return {
-        "machine": f"{describe_host()}; wgpu-py {wgpu.__version__}, adapter {client.device}",
+        "machine": f"{describe_host()}; wgpu-py {wgpu.__version__}, adapter {client.device}"
+                   f"; load average {load} when it started",
         "date": time.strftime("%Y-%m-%d"),
         "launches": launches, "syncs": syncs, "repeats": repeats, "max_batch": batch,
         "batch_seconds": getattr(wgpu_runtime, "BATCH_SECONDS", None),

@@ -181,3 +181,19 @@ def test_launches_from_two_threads_share_one_batch(client):
         last, other = (b, a) if n % 2 else (a, b)
         assert last.numpy().tolist() == [float(n)] * 64
         assert other.numpy().tolist() == [float(n - 1)] * 64
+
+
+def test_a_scalar_changing_every_launch_reaches_each_dispatch(client, monkeypatch):
+    """Same kernel and buffers, another scalar each launch: each dispatch reads its own
+    info slice, also when the batch's info buffer fills up midway."""
+    from cubepy.runtime import wgpu_runtime as wr
+    monkeypatch.setattr(wr, "INFO_CAPACITY", 5 * client._info_align)
+    x = client.zeros(64, f32)
+    used = []
+    for k in range(12):
+        _inc(client, x, float(k))
+        used.append(client._info_used)
+        _inc(client, x, float(k))  # the same bytes again: the same slice
+        assert client._info_used == used[-1]
+    assert max(used) <= 5 * client._info_align
+    assert x.numpy().tolist() == [2.0 * sum(range(12))] * 64

@@ -8,7 +8,8 @@ How a launch travels:
   offset, takes the bind group from a small cache keyed by the buffers, and records the
   dispatch into a compute pass that stays open across launches. Nothing is submitted yet.
   A launch repeating the previous one (kernel, cube count, info bytes, buffers) records
-  the dispatch alone. The per-launch commands (set_pipeline, set_bind_group, dispatch)
+  the dispatch alone; with other info bytes, the same bind group at its own slice and
+  the dispatch. The per-launch commands (set_pipeline, set_bind_group, dispatch)
   go straight to wgpu-native (wgpu_calls.py).
 - `sync()` submits the open batch, opens the next batch's encoder while the device
   works, and waits with wgpuDevicePoll.
@@ -299,6 +300,7 @@ class WgpuClient(Client):
         # (not their ids), so a buffer freed meanwhile cannot match under a reused id.
         self._last_launch: tuple | None = None
         self._last_grid = (1, 1, 1)
+        self._last_info_size = 0  # bytes of the previous launch's info slice
         self._pass_pipeline = None
         self._pass_bind_group = None  # bound in the open pass, with its info bytes
         self._pass_info = b""
@@ -576,12 +578,14 @@ class WgpuClient(Client):
                 self.check_alive()
             try:
                 # The common case, a launch repeating the previous one of the open pass
-                # (kernel, cube count, info struct and buffers): its pipeline, binding
-                # and info slice are in place, so only the dispatch is recorded.
+                # (kernel, cube count and buffers): its pipeline and bind group are in
+                # place, and so is its info slice when the info bytes are the same;
+                # other bytes (a scalar that changes) take the next slice.
                 last = self._last_launch
-                if (last is not None and last[0] is executable and last[2] == info
-                        and last[1] == cube_count and self._pending < self._check_at
-                        and [b.handle for b in buffers] == last[3]):  # `is` per item
+                if (last is not None and last[0] is executable and last[1] == cube_count
+                        and self._pending < self._check_at
+                        and [b.handle for b in buffers] == last[3]  # `is` per item
+                        and (last[2] == info or self._rebind_info(last, info))):
                     self._calls.dispatch(self._pass_handle, *self._last_grid)
                     self._pending += 1
                     return
@@ -630,7 +634,20 @@ class WgpuClient(Client):
             self._check_at = min(BATCH_CHECK, MAX_BATCH)
         self._pending += 1
         self._last_launch = (launched, cube_count, info, list(handles))
-        self._last_grid = grid
+        self._last_grid, self._last_info_size = grid, info_size
+
+    def _rebind_info(self, last: tuple, info: bytes) -> bool:
+        """Binds the previous launch's bind group again with `info` in the next slice;
+        False (nothing done) when the batch's info buffer is full."""
+        offset, size = self._info_used, self._last_info_size
+        if offset + size > INFO_CAPACITY:
+            return False
+        self._info_host[offset:offset + len(info)] = info
+        self._info_used = -(-(offset + size) // self._info_align) * self._info_align
+        self._calls.set_bind_group(self._pass_handle, self._pass_bind_group, offset)
+        self._pass_info = info
+        self._last_launch = (last[0], last[1], info, last[3])
+        return True
 
     def _batch_due(self) -> bool:
         """Whether the open batch is to be submitted now (it holds MAX_BATCH dispatches
