@@ -197,3 +197,31 @@ def test_a_scalar_changing_every_launch_reaches_each_dispatch(client, monkeypatc
         assert client._info_used == used[-1]
     assert max(used) <= 5 * client._info_align
     assert x.numpy().tolist() == [2.0 * sum(range(12))] * 64
+
+
+def test_pass_commands_go_to_wgpu_native_and_the_public_methods_agree(client):
+    """With the pinned wgpu-py the per-launch commands call wgpu-native directly; the
+    fallback through wgpu-py's public methods gives the same results."""
+    from cubepy.runtime.wgpu_calls import PassCalls
+    assert client._calls.native, "wgpu-py's internals moved: launches take the slow path"
+    public = PassCalls(native=False)
+    assert not public.native
+    native = client._calls
+
+    def fresh_batch_with(calls):  # drops the empty pass sync() opened for the next batch
+        client.sync()
+        client._pass = client._encoder = client._pass_handle = None
+        client._calls = calls
+
+    fresh_batch_with(public)
+    try:
+        a = client.zeros(64, f32)
+        b = client.zeros(64, f32)
+        for k in range(6):
+            _inc(client, a, float(k))  # a new info slice each time
+            _inc(client, a, float(k))  # the repeated launch
+            _plus_one_into.launch(client, 1, 64, a, b)
+        assert a.numpy().tolist() == [2.0 * sum(range(6))] * 64
+        assert b.numpy().tolist() == [31.0] * 64
+    finally:
+        fresh_batch_with(native)

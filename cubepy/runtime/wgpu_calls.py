@@ -3,9 +3,12 @@
 wgpu-py wraps every wgpu-native function in a proxy that captures errors around the
 call, and its `set_bind_group` builds a new C array of offsets each time: about 1 us a
 command on a fast host, as much as the rest of a cached launch. The commands recorded
-per launch (`set_pipeline`, `set_bind_group`, `dispatch_workgroups`) cannot fail there: wgpu-native
-validates a compute pass when its encoder finishes, and `finish()` keeps wgpu-py's
-error capture, so calling the three functions directly loses no error.
+per launch (`set_pipeline`, `set_bind_group`, `dispatch_workgroups`) cannot fail there:
+wgpu-native validates a compute pass when its encoder finishes, and `finish()` keeps
+wgpu-py's error capture, so calling the three functions directly loses no error.
+
+One PassCalls per client: its offsets array is shared by its calls, which run under
+the client's lock.
 
 Where the backend is not wgpu-native or its internals moved, `PassCalls` uses the public
 methods instead (same behaviour, slower). `wait_idle` is `device._poll_wait()`
@@ -22,8 +25,11 @@ class PassCalls:
     offset)` on the compute pass whose `handle(pass)` is h; `offset` is the info
     struct's dynamic offset or None."""
 
-    def __init__(self) -> None:
+    def __init__(self, native: bool = True) -> None:
+        """`native=False`: wgpu-py's public methods even where wgpu-native is there."""
         try:
+            if not native:
+                raise ImportError
             from wgpu.backends.wgpu_native._ffi import ffi, lib
             self.dispatch: Callable = lib.wgpuComputePassEncoderDispatchWorkgroups
             self._set_pipeline = lib.wgpuComputePassEncoderSetPipeline
@@ -36,7 +42,7 @@ class PassCalls:
             self.dispatch = lambda cpass, x, y, z: cpass.dispatch_workgroups(x, y, z)
 
     def handle(self, cpass: Any) -> Any:
-        """What `dispatch` and `set_bind_group` take for this pass."""
+        """What `dispatch`, `set_pipeline` and `set_bind_group` take for this pass."""
         return cpass._internal if self.native else cpass
 
     def set_pipeline(self, handle: Any, pipeline: Any) -> None:
