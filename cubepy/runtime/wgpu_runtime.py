@@ -295,9 +295,10 @@ class WgpuClient(Client):
         self._calls = PassCalls()
         self._pass_handle = None  # what self._calls takes for the open pass
         self._wait_idle = wait_idle(self._device)
-        # The previous launch of the open pass, (executable, cube count, info, handles)
-        # with its grid: an identical launch only dispatches again. Holds the handles
-        # (not their ids), so a buffer freed meanwhile cannot match under a reused id.
+        # The previous launch of the open pass, (executable, cube count, info, tensors)
+        # with its grid: an identical launch only dispatches again. Holds the tensors
+        # (a tensor's buffer never changes), so none is freed while it can match; a
+        # view of the same buffer is another tensor and takes the full path.
         self._last_launch: tuple | None = None
         self._last_grid = (1, 1, 1)
         self._last_info_size = 0  # bytes of the previous launch's info slice
@@ -584,7 +585,7 @@ class WgpuClient(Client):
                 last = self._last_launch
                 if (last is not None and last[0] is executable and last[1] == cube_count
                         and self._pending < self._check_at
-                        and [b.handle for b in buffers] == last[3]  # `is` per item
+                        and buffers == last[3]  # the same tensors (`is` per item)
                         and (last[2] == info or self._rebind_info(last, info))):
                     self._calls.dispatch(self._pass_handle, *self._last_grid)
                     self._pending += 1
@@ -633,7 +634,7 @@ class WgpuClient(Client):
             self._batch_start = time.perf_counter()
             self._check_at = min(BATCH_CHECK, MAX_BATCH)
         self._pending += 1
-        self._last_launch = (launched, cube_count, info, list(handles))
+        self._last_launch = (launched, cube_count, info, list(buffers))
         self._last_grid, self._last_info_size = grid, info_size
 
     def _rebind_info(self, last: tuple, info: bytes) -> bool:
