@@ -417,6 +417,11 @@ class Client:
         """Waits for all launched work."""
         raise NotImplementedError
 
+    def flush(self) -> None:
+        """Hands launched work to the device without waiting for it. wgpu records
+        launches into a batch it submits lazily (docs/RUNTIMES.md, "wgpu batches");
+        cuda and cpu have nothing held back, so this does nothing there."""
+
     def timer(self):
         """A timer of the device work launched between its `start()` and `stop()`:
         CUDA events on cuda, timestamp queries on wgpu (when the device has them), wall
