@@ -481,7 +481,8 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
                                          f"be a Line (lines come from Tensor[Line[T]] or "
                                          f"Array[Line[T]] parameters)")
                 line = self.ctx.spec.line_size(p.name)
-            params.append(n.Param(p.ir_name, p.kind, dtype, line))
+            params.append(n.Param(p.ir_name, p.kind, dtype, line,
+                                  aligned=line == 1 or self.ctx.spec.aligned(p.name)))
             if p.kind == "scalar":
                 value = n.Var(p.ir_name, dtype)
                 self.ctx.declared.add(id(value))

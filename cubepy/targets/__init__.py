@@ -54,6 +54,9 @@ class Target:
     # barriers and fences (SyncOp values) that must be reached in uniform control flow
     uniform_syncs: frozenset[str] = frozenset({"sync_cube"})
     op_advice: Mapping[str, str] = field(default_factory=dict)  # missing op -> why, what instead
+    # whole-line accesses (LoadLine/StoreLine) reach its emitter, which makes them vector
+    # loads and stores; without, the lower_line_access pass splits them into elements
+    vector_lines: bool = False
 
     def spelling(self, op) -> Spelling | None:
         """How this target spells `op` (an ir.ops enum member): its override, else its
