@@ -329,6 +329,8 @@ class _Scalarizer:
                 changes[f.name] = self.scalar(v)
             elif isinstance(v, ir.Block):
                 changes[f.name] = self.block(v)
+            elif isinstance(v, tuple) and v and isinstance(v[0], ir.Expr):
+                changes[f.name] = tuple(self.scalar(x) for x in v)
         return [dataclasses.replace(s, **changes) if changes else s]
 
 
