@@ -298,3 +298,42 @@ def test_misaligned_line_scale_matches_numpy(runtime, dtype, n):
     tol = 2e-2 if dtype is f16 else 1e-6
     np.testing.assert_allclose(y.numpy().astype(np.float64),
                                2.0 * data[1:].astype(np.float64) + y0, rtol=tol, atol=tol)
+
+
+# ----------------------------------------------------------------------------- shared memory
+
+@cube(launch=True)
+def shared_rotate(x: Array[Line[f32]], out: Array[Line[f32]]):
+    """Each unit stores its line in shared memory and reads its neighbour's."""
+    tile = cubepy.SharedMemory(Line[f32], 32, x.line_size())
+    tile[cubepy.UNIT_POS] = x[ABSOLUTE_POS]
+    cubepy.sync_cube()
+    out[ABSOLUTE_POS] = tile[(cubepy.UNIT_POS + u32(1)) % u32(32)]
+
+
+def test_cuda_shared_lines_are_aligned_vector_accesses():
+    src = shared_rotate.source("cuda", cube_dim=(32, 1, 1), checked=False,
+                               line_sizes={"x": 4, "out": 4})
+    assert "__shared__ __align__(16) float tile[128];" in src
+    assert src.count("*reinterpret_cast<float4*>(&tile[") == 1
+    assert src.count("*reinterpret_cast<const float4*>(&tile[") == 1
+    metal = shared_rotate.source("metal", cube_dim=(32, 1, 1), checked=False,
+                                 line_sizes={"x": 4, "out": 4})
+    assert "device float4*)(&x[" in metal and "float4*)(&tile[" not in metal
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_shared_line_sources_compile(tmp_path, checked):
+    validate_sources(shared_rotate, tmp_path, cube_dim=(32, 1, 1), checked=checked,
+                     line_sizes={"x": 4, "out": 4})
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_shared_lines_match_numpy(runtime_client, n):
+    c = runtime_client
+    x = np.arange(64 * n, dtype=np.float32)
+    out = c.zeros((64 * n,), f32).with_line_size(n)
+    shared_rotate.launch(c, CubeCount(2), CubeDim(32), c.tensor(x).with_line_size(n), out)
+    rows = x.reshape(2, 32, n)
+    np.testing.assert_array_equal(out.numpy().reshape(2, 32, n), np.roll(rows, -1, axis=1))

@@ -6,7 +6,8 @@ line of 4 f32 is one float4, of 8 f16 one uint4 on CUDA (two half4 on Metal), of
 two float4. The dialect names the type of one access and how its elements are read and
 packed (`Dialect.line_piece`); with none for an element type the line goes element by
 element. The address is a multiple of the access's bytes: the line index times the
-line's bytes from a buffer the launch found aligned (`Param.aligned`).
+line's bytes from a buffer the launch found aligned (`Param.aligned`), or from shared
+memory, which the generator declares aligned to 16 bytes (`aligned_shared`).
 
 A checked launch keeps the vector access for lines wholly inside the buffer and checks
 each element of the others:
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Callable
 from ..ir import nodes as n
 from ..ir.passes.line_access import element_accesses
 from ..ir.passes.lines import line_element_index
+from ..ir.visit import walk_stmts
 from ..abi import MAX_LINE_ACCESS_BYTES
 
 if TYPE_CHECKING:
@@ -44,6 +46,12 @@ def vector_piece(type_name: str, count: int, make: str) -> LinePiece:
                      lambda values: f"{make}({', '.join(values)})")
 
 
+def aligned_shared(kernel: n.Kernel) -> set[str]:
+    """The shared arrays some whole-line access uses: declared aligned to 16 bytes."""
+    return {s.buffer.name for s in walk_stmts(kernel.body)
+            if isinstance(s, (n.LoadLine, n.StoreLine)) and s.buffer.space == "shared"}
+
+
 def _access(em: "CEmitter", s: n.LoadLine | n.StoreLine,
             size: int) -> tuple[int, LinePiece | None]:
     """The elements of one access and how the dialect moves them: as many as fit in 16
@@ -51,7 +59,7 @@ def _access(em: "CEmitter", s: n.LoadLine | n.StoreLine,
     None when it has none for the element type."""
     per = min(size, MAX_LINE_ACCESS_BYTES // s.buffer.elem.itemsize)
     while per >= 2:
-        piece = em.d.line_piece(em, s.buffer.elem, per)
+        piece = em.d.line_piece(em, s.buffer.elem, per, s.buffer.space)
         if piece is not None:
             return per, piece
         per //= 2
@@ -90,8 +98,8 @@ def store_line(em: "CEmitter", s: n.StoreLine) -> None:
             em.stmt_store(x)
         return
     values = [em.expr(v) for v in s.values]
-    if em.checked and not all(isinstance(v, (n.Load, n.Const)) for v in s.values):
-        # both paths use the values: each computed once, before either
+    if not all(isinstance(v, (n.Load, n.Const)) for v in s.values):
+        # each computed once, before the access (a checked launch's paths both use them)
         for k, v in enumerate(s.values):
             tmp = em.fresh("value")
             em.line(f"const {em.d.type_name(v.ty)} {tmp} = {values[k]};")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import math
 
-from ..abi import KernelABI
+from ..abi import MAX_LINE_ACCESS_BYTES, KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.dtype_facts import SPELLING
@@ -20,7 +20,7 @@ from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
                     scalar_locals)
 from . import clike_helpers as prelude_helpers
 from .clike_bits import cuda_bits
-from .clike_lines import XYZW, LinePiece, vector_piece
+from .clike_lines import XYZW, LinePiece, aligned_shared, vector_piece
 from .clike_plane import cuda_plane
 from .cuda_atomics import cuda_atomic
 from .names import entry_name, field_name
@@ -190,7 +190,8 @@ class CudaDialect(Dialect):
                compare: str | None) -> str:
         return cuda_atomic(em, s, ptr, value, compare)
 
-    def line_piece(self, em: CEmitter, elem: DType, count: int) -> LinePiece | None:
+    def line_piece(self, em: CEmitter, elem: DType, count: int,
+                   space: str) -> LinePiece | None:
         if elem.name in _VECTOR_BASE:  # float4, int2, double2, ...: .x .y .z .w
             t = f"{_VECTOR_BASE[elem.name]}{count}"
             return vector_piece(t, count, f"make_{t}")
@@ -319,8 +320,10 @@ def b_ref(b) -> n.BufferRef:
 def _entry_lines(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
     """Declarations at kernel entry: shared arrays, builtins, scalar parameters."""
     lines = []
+    vector = aligned_shared(kernel)  # read and written a whole line at a time
     for s in kernel.shared:
-        lines.append(f"__shared__ {_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
+        align = f"__align__({MAX_LINE_ACCESS_BYTES}) " if s.buffer.name in vector else ""
+        lines.append(f"__shared__ {align}{_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
                      f"[{s.size}];")
     lines.extend(prelude_helpers.local_array_decls(kernel, em))
     lines.extend(em.prologue)

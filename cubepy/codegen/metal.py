@@ -93,10 +93,12 @@ class MetalDialect(Dialect):
     def plane(self, em: CEmitter, e: n.Plane) -> tuple[str, int]:
         return metal_plane(em, e)
 
-    def line_piece(self, em: CEmitter, elem: DType, count: int) -> LinePiece | None:
-        # float4, half4, int2, long2, ... (4 components at most); bfloat vectors need
-        # MSL 3.1, so bf16 lines stay element by element
-        if count > 4 or elem.name not in _VECTOR_TYPES:
+    def line_piece(self, em: CEmitter, elem: DType, count: int,
+                   space: str) -> LinePiece | None:
+        # float4, half4, int2, long2, ... (4 components at most) in device memory;
+        # bfloat vectors need MSL 3.1, so bf16 lines stay element by element, and so do
+        # threadgroup arrays (declared without an alignment)
+        if count > 4 or elem.name not in _VECTOR_TYPES or space != "global":
             return None
         t = f"{_TYPES[elem.name]}{count}"
         return vector_piece(t, count, t)

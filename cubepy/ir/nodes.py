@@ -269,7 +269,8 @@ class AtomicOp(Stmt):
 class LoadLine(Stmt):
     """`parts = buffer[line]`: elements `line * n .. line * n + n - 1` (n = len(parts)) read
     as one access, element k into `parts[k]`. scalarize_lines makes it for a line read of
-    a parameter aligned to its line (Param.aligned); a target without vector accesses
+    a parameter aligned to its line (Param.aligned) or of shared memory (which code
+    generators declare aligned to 16 bytes); a target without vector accesses
     gets the n element reads back (lower_line_access). In a checked launch each element
     past the end of the buffer reads 0."""
 

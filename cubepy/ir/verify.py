@@ -169,13 +169,14 @@ class _Verifier:
             self.fail(s, f"unknown statement {type(s).__name__}")
 
     def line_access(self, s: ir.LoadLine | ir.StoreLine) -> None:
-        """A whole-line access: a global buffer of scalars (after scalarize_lines), a
-        line of 2, 4 or 8 elements of the buffer's type."""
+        """A whole-line access: a parameter or shared buffer of scalars (after
+        scalarize_lines), a line of 2, 4 or 8 elements of the buffer's type."""
         self.buffer(s.buffer, s)
         self.index(s.line, s)
-        if s.buffer.space != "global" or self.line_sizes.get(s.buffer.name, 1) != 1:
-            self.fail(s, f"a whole-line access of {s.buffer.name} needs a parameter "
-                         f"buffer of scalars")
+        if s.buffer.space == "local" or self.line_sizes.get(s.buffer.name, 1) != 1 \
+                and s.buffer.space == "global":
+            self.fail(s, f"a whole-line access of {s.buffer.name} needs a parameter or "
+                         f"shared buffer of scalars")
         items = s.parts if isinstance(s, ir.LoadLine) else s.values
         if len(items) not in (2, 4, 8):
             self.fail(s, f"a whole-line access of {len(items)} elements (2, 4 or 8)")

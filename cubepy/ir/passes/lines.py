@@ -20,8 +20,8 @@ pipeline, rewrites the kernel so that no LineType remains:
 Element accesses keep the usual bounds checks, so in a checked launch each element of a
 line out of range reads 0 / is dropped. Code generators and runtimes never see a line.
 
-A whole line read or stored from a parameter buffer aligned to its line (`Param.aligned`)
-becomes one `LoadLine` (into n scalars) or `StoreLine` (of n scalars), which targets with
+A whole line read or stored from a parameter aligned to its line (`Param.aligned`) or
+from shared memory becomes one `LoadLine` (into n scalars) or `StoreLine` (of n scalars), which targets with
 vector accesses emit as one (CUDA's float4, Metal's half4, ...) and the others lower back
 to the n element accesses (lower_line_access). Only reads that the statement surely makes
 are grouped: not those under a select, `and`/`or`, or an element read `x[i][k]`, nor in a
@@ -141,6 +141,13 @@ class _Scalarizer:
             return ir.Index(ty=elem, buffer=e.buffer, loc=loc,
                             index=self.element_index(base, line.size, k))
         if isinstance(e, ir.MakeLine):  # a line built from scalars: element k's own
+            whole = _shared_line_read(e) if self.sure else None
+            if whole is not None:  # the frontend's read of a line of shared memory
+                buffer, line_index = whole
+                base = self.hoist(self.scalar(line_index), buffer.name)
+                parts = self.whole_read(buffer, base, len(e.elems), loc)
+                if parts is not None:
+                    return ir.Load(ty=elem, var=parts[k], loc=loc)
             return self.scalar(e.elems[k])
         if isinstance(e, ir.Select):  # a branch's reads are not surely made
             sure, self.sure = self.sure, False
@@ -180,9 +187,10 @@ class _Scalarizer:
         return parts
 
     def can_access_whole(self, buffer: ir.BufferRef, base: ir.Expr) -> bool:
-        """Whether line `base` of `buffer` may be one access: an aligned parameter, and a
-        line index computed before the statement (a constant or a temporary)."""
-        return (self.pre is not None and buffer.space == "global"
+        """Whether line `base` of `buffer` may be one access: an aligned parameter or
+        shared memory, and a line index computed before the statement (a constant or a
+        temporary)."""
+        return (self.pre is not None and buffer.space in ("global", "shared")
                 and buffer.name in self.whole
                 and (isinstance(base, ir.Const)
                      or isinstance(base, ir.Load) and base.var in self.temps))
@@ -319,6 +327,13 @@ class _Scalarizer:
             out += [ir.Store(buffer=s.buffer, index=self.element_index(index, size, k),
                              value=values[k], loc=loc) for k in range(size)]
             return out
+        if isinstance(s, ir.StoreLine):  # the frontend's store of a line of shared memory
+            values = tuple(self.scalar(v) for v in s.values)
+            line = self.hoist(self.scalar(s.line), s.buffer.name)
+            if s.buffer.name in self.whole:
+                return [ir.StoreLine(buffer=s.buffer, line=line, values=values, loc=loc)]
+            return [ir.Store(buffer=s.buffer, index=self.element_index(line, len(values), k),
+                             value=v, loc=loc) for k, v in enumerate(values)]
         if isinstance(s, ir.AtomicOp) and s.buffer.space == "global" \
                 and s.buffer.name in self.sizes:
             return self.atomic(s, self.sizes[s.buffer.name])
@@ -367,14 +382,32 @@ class _Scalarizer:
 
 
 def _whole_line_buffers(kernel: ir.Kernel) -> frozenset[str]:
-    """Parameters whose lines may be read and written as one access: aligned to their
-    line, of 2, 4 or 8-byte elements (bools stay element by element), and used by no
-    atomic (Metal types such buffers atomic)."""
+    """Buffers whose lines may be read and written as one access: parameters aligned to
+    their line and shared memory (the code generators align it), of 2, 4 or 8-byte
+    elements (bools stay element by element), used by no atomic (Metal types such
+    buffers atomic)."""
     atomic = {s.buffer.name for s in walk_stmts(kernel.body) if isinstance(s, ir.AtomicOp)}
-    return frozenset(p.name for p in kernel.params
-                     if p.line_size > 1 and p.aligned and p.kind != "scalar"
-                     and not p.dtype.is_bool and p.dtype.itemsize in (2, 4, 8)
-                     and p.name not in atomic)
+    params = [p.buffer for p in kernel.params
+              if p.line_size > 1 and p.aligned and p.kind != "scalar"]
+    return frozenset(b.name for b in params + [d.buffer for d in kernel.shared]
+                     if not b.elem.is_bool and b.elem.itemsize in (2, 4, 8)
+                     and b.name not in atomic)
+
+
+def _shared_line_read(e: ir.MakeLine) -> tuple[ir.BufferRef, ir.Expr] | None:
+    """(array, line index) when `e` is the frontend's read of a line of shared memory:
+    element k is `array[line * n + k]` for one line index (exprs.shared_element)."""
+    first = e.elems[0] if e.elems else None
+    if not (isinstance(first, ir.Index) and first.buffer.space == "shared"
+            and isinstance(first.index, ir.Binary) and first.index.op == "mul"
+            and first.index.rhs == ir.Const(ty=first.index.ty, value=len(e.elems))):
+        return None
+    for k, x in enumerate(e.elems[1:], 1):
+        if not (isinstance(x, ir.Index) and x.buffer == first.buffer
+                and x.index == ir.Binary(ty=x.index.ty, op="add", lhs=first.index,
+                                         rhs=ir.Const(ty=x.index.ty, value=k))):
+            return None
+    return first.buffer, first.index.lhs
 
 
 def line_element_index(line: ir.Expr, size: int, k: int) -> ir.Expr:
