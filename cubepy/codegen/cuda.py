@@ -216,9 +216,13 @@ def _half_words(em: CEmitter, elem: DType, words: int) -> LinePiece:
     of word w (little-endian), 2w + 1 the high half; the helpers move bits, no rounding."""
     t, (from_bits, to_bits) = _TYPES[elem.name], _HALF_BITS[elem.name]
     lo = em.helper(f"cube_{elem.name}_lo", f"""
-{{fn}} {t} cube_{elem.name}_lo(unsigned int w) {{ return {from_bits}((unsigned short)(w & 0xffffu)); }}""")
+{{fn}} {t} cube_{elem.name}_lo(unsigned int w) {{
+    return {from_bits}((unsigned short)(w & 0xffffu));
+}}""")
     hi = em.helper(f"cube_{elem.name}_hi", f"""
-{{fn}} {t} cube_{elem.name}_hi(unsigned int w) {{ return {from_bits}((unsigned short)(w >> 16)); }}""")
+{{fn}} {t} cube_{elem.name}_hi(unsigned int w) {{
+    return {from_bits}((unsigned short)(w >> 16));
+}}""")
     pair = em.helper(f"cube_{elem.name}_pair", f"""
 {{fn}} unsigned int cube_{elem.name}_pair({t} lo, {t} hi) {{
     return (unsigned int){to_bits}(lo) | (unsigned int){to_bits}(hi) << 16;

@@ -21,11 +21,11 @@ Element accesses keep the usual bounds checks, so in a checked launch each eleme
 line out of range reads 0 / is dropped. Code generators and runtimes never see a line.
 
 A whole line read or stored from a parameter aligned to its line (`Param.aligned`) or
-from shared memory becomes one `LoadLine` (into n scalars) or `StoreLine` (of n scalars), which targets with
-vector accesses emit as one (CUDA's float4, Metal's half4, ...) and the others lower back
-to the n element accesses (lower_line_access). Only reads that the statement surely makes
-are grouped: not those under a select, `and`/`or`, or an element read `x[i][k]`, nor in a
-while condition.
+from shared memory becomes one `LoadLine` (into n scalars) or `StoreLine` (of n
+scalars), which targets with vector accesses emit as one (CUDA's float4, Metal's half4,
+...) and the others lower back to the n element accesses (lower_line_access). Only reads
+that the statement surely makes are grouped: not those under a select, `and`/`or`, or an
+element read `x[i][k]`, nor in a while condition.
 """
 from __future__ import annotations
 
