@@ -337,3 +337,28 @@ def test_shared_lines_match_numpy(runtime_client, n):
     shared_rotate.launch(c, CubeCount(2), CubeDim(32), c.tensor(x).with_line_size(n), out)
     rows = x.reshape(2, 32, n)
     np.testing.assert_array_equal(out.numpy().reshape(2, 32, n), np.roll(rows, -1, axis=1))
+
+
+# ----------------------------------------------------------------------------- PTX
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("dtype,n,load,store", [
+    (f16, 8, "ld.global.nc.v4.u32", "st.global.v4.u32"),
+    (f32, 4, "ld.global.nc.v4.f32", "st.global.v4.f32"),
+    (f64, 2, "ld.global.nc.v2.f64", "st.global.v2.f64"),
+], ids=["f16x8", "f32x4", "f64x2"])
+def test_nvcc_emits_one_128_bit_load_and_store_per_line(tmp_path, dtype, n, load, store):
+    import shutil
+    import subprocess
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed here")
+    source = tmp_path / "copy.cu"
+    source.write_text(line_copy.source("cuda", cube_dim=(64, 1, 1), checked=False,
+                                       **_lines(dtype, n)))
+    ptx = tmp_path / "copy.ptx"
+    subprocess.run([nvcc, "-arch=sm_90", "-ptx", "-o", str(ptx), str(source)], check=True,
+                   capture_output=True, timeout=300)
+    text = ptx.read_text()
+    assert text.count(load) == 1 and text.count(store) == 1
+    assert "ld.global.nc.u16" not in text and "ld.global.nc.f32" not in text
