@@ -167,21 +167,26 @@ def _sum_case(n: int) -> Case:
                 cubepy_runs, peers.sum_peers)
 
 
-def _elementwise_case(n: int) -> Case:
+def _elementwise_case(n: int, dtype=f32) -> Case:
+    """out = max(x + y, 0) over lines of 16 bytes (4 f32, 8 f16: one vector access)."""
+    np_dtype = dtype.numpy
+
     def inputs():
         r = _rng()
-        return (r.standard_normal(n, dtype=np.float32), r.standard_normal(n, dtype=np.float32))
+        return (r.standard_normal(n, dtype=np.float32).astype(np_dtype),
+                r.standard_normal(n, dtype=np.float32).astype(np_dtype))
 
     def cubepy_runs(client, x_h, y_h):
-        x, y, out = client.tensor(x_h), client.tensor(y_h), client.zeros((n,), f32)
+        x, y, out = client.tensor(x_h), client.tensor(y_h), client.zeros((n,), dtype)
 
         def check():
             np.testing.assert_array_equal(out.numpy(), elementwise.reference(x_h, y_h))
         return {f"cubepy {kind}": (lambda c=checked: elementwise.run(client, x, y, out, c),
                                    check)
                 for kind, checked in (("checked", True), ("unchecked", False))}
-    return Case("elementwise", f"{n >> 20}M" if n >= 1 << 20 else str(n), inputs, "GB/s",
-                3 * 4 * n, cubepy_runs, peers.elementwise_peers)
+    name = "elementwise" if dtype == f32 else f"elementwise_{dtype}"
+    return Case(name, f"{n >> 20}M" if n >= 1 << 20 else str(n), inputs, "GB/s",
+                3 * dtype.itemsize * n, cubepy_runs, peers.elementwise_peers)
 
 
 def _copy_case(n: int) -> Case:
@@ -200,7 +205,7 @@ def cases(tier: str, only: set[str] | None = None) -> list[Case]:
     out += [_softmax_case(r, c) for r, c in s["softmax"]]
     out += [_layernorm_case(r, c, dt) for dt in (f16, f32) for r, c in s["layernorm"]]
     out += [_sum_case(n) for n in s["sum"]]
-    out += [_elementwise_case(n) for n in s["elementwise"]]
+    out += [_elementwise_case(n, dt) for dt in (f32, f16) for n in s["elementwise"]]
     if only:
         out = [c for c in out
                if c.kernel in only or any(c.kernel.startswith(o + "_") for o in only)]

@@ -11,6 +11,8 @@ One layout serves every target, so code generators and runtimes agree by constru
   index len(buffers). Fields use natural alignment (C and WGSL storage rules agree for
   these types) and are ordered by decreasing alignment, so no padding is needed between
   them. Shapes and strides are `u32[MAX_RANK]`; bool scalars travel as u32.
+- Addresses: a line buffer's address is a multiple of `line_access_bytes` unless the
+  specialisation names it misaligned (then its lines are accessed element by element).
 
 The host packs the info with one precompiled `struct.Struct` per ABI.
 """
@@ -25,6 +27,13 @@ from .ir.types import DType, bool_, u32
 from .ir.visit import walk_all_exprs, walk_stmts
 
 MAX_RANK = 8
+MAX_LINE_ACCESS_BYTES = 16  # the widest vector access of a line (CUDA's float4, uint4)
+
+
+def line_access_bytes(line_size: int, dtype: DType) -> int:
+    """The alignment whole-line accesses need: the line's bytes, at most 16 (a wider
+    line is accessed 16 bytes at a time)."""
+    return min(line_size * dtype.itemsize, MAX_LINE_ACCESS_BYTES)
 
 
 def _struct_code(t: DType) -> str:
@@ -108,8 +117,10 @@ def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False)
         elif isinstance(expr, n.Builtin) and expr.name.startswith("cube_count"):
             uses_cube_count = True
     for stmt in walk_stmts(kernel.body):
-        if isinstance(stmt, n.Store):
+        if isinstance(stmt, (n.Store, n.StoreLine)):
             stored.add(stmt.buffer.name)
+        elif isinstance(stmt, n.LoadLine):
+            accessed.add(stmt.buffer.name)
         elif isinstance(stmt, n.AtomicOp):
             atomic.add(stmt.buffer.name)
         elif isinstance(stmt, n.MatrixLoad):

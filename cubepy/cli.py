@@ -171,7 +171,8 @@ def _capabilities(target) -> list[str]:
             f"  atomics: {atomics}",
             f"  plane ops: {len(target.plane_ops)} on "
             f"{', '.join(sorted(target.plane_dtypes)) or 'none'}; "
-            f"line sizes {', '.join(map(str, target.line_sizes))}"]
+            f"line sizes {', '.join(map(str, target.line_sizes))} "
+            f"({'vector' if target.vector_lines else 'element'} accesses)"]
 
 
 def _cmd_cache(args) -> int:

@@ -106,7 +106,7 @@ def _make_tensor(client, handle, shape, strides, dtype: DType, buffer_len: int):
     """A DeviceTensor without __init__'s conversions (the launch hot path)."""
     t = _new_tensor(_DeviceTensor or _device_tensor())
     t.client, t.handle, t.shape, t.strides = client, handle, shape, strides
-    t.dtype, t.buffer_len, t.line_size = dtype, buffer_len, 1
+    t.dtype, t.buffer_len, t.line_size, t.line_aligned = dtype, buffer_len, 1, True
     t.len = math.prod(shape)
     return t
 

@@ -358,13 +358,14 @@ class CubeFunction:
 
     def _make_key_of(self) -> Callable[[tuple], tuple]:
         """A generated function args -> what decides the launch plan: the argument count,
-        each buffer's dtype, line size and rank, each scalar's Python type and each
+        each buffer's dtype, line size, line alignment and rank, each scalar's Python type and each
         comptime's type and value (one call, no per-argument dispatch). A comptime float
         counts by its bit pattern: -0.0 gets its own plan, and NaN finds its plan again."""
         parts = ["len(a)"]
         for i, p in enumerate(self.params):
             if p.kind in ("tensor", "array"):
-                parts += [f"a[{i}].dtype", f"a[{i}].line_size", f"len(a[{i}].shape)"]
+                parts += [f"a[{i}].dtype", f"a[{i}].line_size", f"a[{i}].line_aligned",
+                          f"len(a[{i}].shape)"]
             elif p.kind == "comptime" and p.pytype is float:
                 # Non-zero, non-NaN floats are equal exactly when their bits are: only
                 # zeros and NaNs pay for the bit pattern.
@@ -447,8 +448,12 @@ class CubeFunction:
             _bind_scalar(client, p, a, generics)
         if shared_mem is not None:
             shared_mem = _shared_mem_bytes(shared_mem, LaunchError)
+        # A line buffer whose address is not a multiple of its line's bytes (a view from
+        # an odd offset) gets element accesses: its own specialisation, still correct.
+        misaligned = [p.name for p, a in zip(params, args)
+                      if p.name in line_sizes and not a.line_aligned]
         spec = Specialization.make({k: v for k, (v, _) in generics.items()}, comptime, dim,
-                                   line_sizes, shared_mem, self.fast_math)
+                                   line_sizes, shared_mem, self.fast_math, misaligned)
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("launch plan miss: %s on %s (%s)", self.__name__, client.runtime,
                          describe(spec))

@@ -47,6 +47,7 @@ def describe(spec: "Specialization") -> str:
     parts += [f"{k}={v!r}" for k, v in spec.comptime]
     parts.append("cube_dim=" + "x".join(map(str, spec.cube_dim)))
     parts += [f"line({k})={v}" for k, v in spec.line_sizes]
+    parts += [f"misaligned({k})" for k in spec.misaligned]
     if spec.shared_mem is not None:
         parts.append(f"shared_mem={spec.shared_mem}")
     if not spec.fast_math:

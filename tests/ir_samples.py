@@ -44,6 +44,7 @@ def every_node_kernel() -> ir.Kernel:
     nv, av = ir.Var("n", u32), ir.Var("a", f32)
     i, j, k, acc = ir.Var("i", u32), ir.Var("j", i32), ir.Var("k", u32), ir.Var("acc", f32)
     old, flag = ir.Var("old", u32), ir.Var("flag", bool_)
+    pa, pb = ir.Var("pa", f32), ir.Var("pb", f32)
     xi = ir.Index(ty=f32, buffer=x.buffer, index=load(i))
     body = [
         ir.Comment(text='entry "quoted" \\ text', loc=L(3)),
@@ -97,6 +98,11 @@ def every_node_kernel() -> ir.Kernel:
         ir.Store(buffer=x.buffer, index=c(2), value=ir.Bits(  # a bit function, a bitcast
             ty=f32, op="bitcast", args=(ir.Bits(ty=u32, op="popcount", args=(load(old),)),)),
             loc=L(26)),
+        ir.Declare(var=pa, loc=L(27)),
+        ir.Declare(var=pb, loc=L(27)),
+        ir.LoadLine(buffer=x.buffer, line=load(i), parts=(pa, pb), loc=L(27)),  # a whole line
+        ir.StoreLine(buffer=x.buffer, line=c(3), values=(
+            load(pb), binop("add", load(pa), c(1.0, f32))), loc=L(28)),
     ]
     return kernel(body, params=(x, y, cnt, n, a), shared=(buf,), cube_dim=(16, 4, 1),
                   name="every_node")

@@ -89,8 +89,10 @@ def test_cli_line_size(capsys):
     assert main(["ir", f"{path}:line_axpy", "-D", "Float=f32", "--line-size", "x=4",
                  "--line-size", "y=4"]) == 0
     out = capsys.readouterr().out
-    # the line index is computed once per statement, clamped, and shared by x and y
-    assert out.count("min(%i, 1073741823:u32)") == 1 and "@x[mul(%y_line, 4:u32)]" in out
+    # the line index is computed once per statement, clamped, and shared by x and y;
+    # the aligned lines are read and stored whole
+    assert out.count("min(%i, 1073741823:u32)") == 1 and "load_line @x[%y_line]" in out
+    assert "store_line @y[%y_line] = (" in out
     assert main(["ir", f"{path}:line_axpy", "-D", "Float=f32", "--line-size", "x=3"]) == 2
     assert "line size" in capsys.readouterr().err
 

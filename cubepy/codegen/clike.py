@@ -156,6 +156,12 @@ class CEmitter(BracedWalker):
             self.depth -= 1
             self.line("}")
 
+    def stmt_loadline(self, s: n.LoadLine) -> None:
+        clike_lines.load_line(self, s)
+
+    def stmt_storeline(self, s: n.StoreLine) -> None:
+        clike_lines.store_line(self, s)
+
     def stmt_atomicop(self, s: n.AtomicOp) -> None:
         ptr = f"&{self.buffer(s.buffer)}[{self.expr(s.index)}]"
         value = self.expr(s.value) if s.value is not None else None
@@ -519,6 +525,7 @@ class CEmitter(BracedWalker):
 
 
 from . import clike_helpers as prelude_helpers  # noqa: E402  (helpers need CEmitter's API)
+from . import clike_lines  # noqa: E402
 from .clike_helpers import (_assigned_vars, _invariant, float_literal,  # noqa: E402,F401
                             scalar_locals)
 from .skeleton import render  # noqa: E402,F401  (re-exported for cuda.py and metal.py)

@@ -10,6 +10,7 @@ from ..ir.types import DType
 
 if TYPE_CHECKING:
     from .clike import CEmitter
+    from .clike_lines import LinePiece
 
 
 class Prelude:
@@ -134,6 +135,18 @@ class Dialect:
                "fmod": f"fmod{s}", "floor": f"floor{s}", "copysign": f"copysign{s}",
                "zero": f"({t})0", "one": f"({t})1", "half": f"({t})0.5"}
         return em.helper(name, float_divmod_text(kind, name, t, ops))
+
+    def line_piece(self, em: "CEmitter", elem: DType, count: int,
+                   space: str) -> "LinePiece | None":
+        """How `count` elements of `elem` (2 to 16 bytes together) of a buffer in `space`
+        ("global" or "shared") move in one vector load or store (clike_lines.py); None:
+        element by element."""
+        return None
+
+    def vector_pointer(self, ref: str, type_name: str, const: bool) -> str:
+        """`&ref` (an element of a parameter buffer or shared memory) as a pointer to
+        `type_name`."""
+        raise NotImplementedError
 
     barrier = ""
     native_lane = True  # unit_pos_plane is a builtin (else UNIT_POS % PLANE_DIM)

@@ -110,6 +110,8 @@ def _assigned_vars(block: n.Block) -> set[str]:
             out.add(s.var.name)
         elif isinstance(s, n.AtomicOp) and s.result is not None:
             out.add(s.result.name)
+        elif isinstance(s, n.LoadLine):
+            out.update(v.name for v in s.parts)
     return out
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import math
 
-from ..abi import KernelABI
+from ..abi import MAX_LINE_ACCESS_BYTES, KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.dtype_facts import SPELLING
@@ -21,6 +21,7 @@ from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
 from . import clike_helpers as prelude_helpers
 from .clike_bits import cuda_bits
 from .clike_cmma import WmmaSpelling
+from .clike_lines import XYZW, LinePiece, aligned_shared, vector_piece
 from .clike_plane import cuda_plane
 from .cuda_atomics import cuda_atomic
 from .names import entry_name, field_name
@@ -191,6 +192,54 @@ class CudaDialect(Dialect):
                compare: str | None) -> str:
         return cuda_atomic(em, s, ptr, value, compare)
 
+    def line_piece(self, em: CEmitter, elem: DType, count: int,
+                   space: str) -> LinePiece | None:
+        if elem.name in _VECTOR_BASE:  # float4, int2, double2, ...: .x .y .z .w
+            t = f"{_VECTOR_BASE[elem.name]}{count}"
+            return vector_piece(t, count, f"make_{t}")
+        if elem.name in _HALF:  # pairs of halves in 32-bit words: unsigned int, uint2, uint4
+            return _half_words(em, elem, count // 2)
+        return None
+
+    def vector_pointer(self, ref: str, type_name: str, const: bool) -> str:
+        return f"reinterpret_cast<{'const ' if const else ''}{type_name}*>(&{ref})"
+
+
+# CUDA's vector types by element type (float4, longlong2, ...), for line accesses.
+_VECTOR_BASE = {"f32": "float", "i32": "int", "u32": "uint", "f64": "double",
+                "i64": "longlong", "u64": "ulonglong"}
+# a half type <-> its 16 bits
+_HALF_BITS = {"f16": ("__ushort_as_half", "__half_as_ushort"),
+              "bf16": ("__ushort_as_bfloat16", "__bfloat16_as_ushort")}
+
+
+def _half_words(em: CEmitter, elem: DType, words: int) -> LinePiece:
+    """`2 * words` f16/bf16 elements in `words` 32-bit words: element 2w is the low half
+    of word w (little-endian), 2w + 1 the high half; the helpers move bits, no rounding."""
+    t, (from_bits, to_bits) = _TYPES[elem.name], _HALF_BITS[elem.name]
+    lo = em.helper(f"cube_{elem.name}_lo", f"""
+{{fn}} {t} cube_{elem.name}_lo(unsigned int w) {{
+    return {from_bits}((unsigned short)(w & 0xffffu));
+}}""")
+    hi = em.helper(f"cube_{elem.name}_hi", f"""
+{{fn}} {t} cube_{elem.name}_hi(unsigned int w) {{
+    return {from_bits}((unsigned short)(w >> 16));
+}}""")
+    pair = em.helper(f"cube_{elem.name}_pair", f"""
+{{fn}} unsigned int cube_{elem.name}_pair({t} lo, {t} hi) {{
+    return (unsigned int){to_bits}(lo) | (unsigned int){to_bits}(hi) << 16;
+}}""")
+    word_type = "unsigned int" if words == 1 else f"uint{words}"
+
+    def get(v: str, k: int) -> str:
+        word = v if words == 1 else f"{v}.{XYZW[k // 2]}"
+        return f"{hi if k % 2 else lo}({word})"
+
+    def make(values: list[str]) -> str:
+        pairs = [f"{pair}({values[2 * w]}, {values[2 * w + 1]})" for w in range(words)]
+        return pairs[0] if words == 1 else f"make_uint{words}({', '.join(pairs)})"
+    return LinePiece(word_type, get, make)
+
 
 def _int_minmax_helper(em: CEmitter, op: str) -> str:
     """`cube_min_i32` / `cube_max_i32`: i32 min/max as inline PTX. ptxas (CUDA 13.0,
@@ -278,8 +327,10 @@ def b_ref(b) -> n.BufferRef:
 def _entry_lines(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
     """Declarations at kernel entry: shared arrays, builtins, scalar parameters."""
     lines = []
+    vector = aligned_shared(kernel)  # read and written a whole line at a time
     for s in kernel.shared:
-        lines.append(f"__shared__ {_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
+        align = f"__align__({MAX_LINE_ACCESS_BYTES}) " if s.buffer.name in vector else ""
+        lines.append(f"__shared__ {align}{_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
                      f"[{s.size}];")
     lines.extend(prelude_helpers.local_array_decls(kernel, em))
     lines.extend(prelude_helpers.matrix_decls(kernel, em))

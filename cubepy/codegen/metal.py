@@ -23,6 +23,7 @@ from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
 from . import clike_helpers as prelude_helpers
 from .clike_bits import metal_bits
 from .clike_cmma import SimdgroupSpelling
+from .clike_lines import LinePiece, vector_piece
 from .clike_plane import metal_plane
 from . import float_helpers
 from .names import entry_name, field_name
@@ -34,6 +35,7 @@ TARGET = "metal"
 
 _TARGET = get_target(TARGET)
 _TYPES = SPELLING[_TARGET.family]  # no f64 key: the passes reject f64 for Metal
+_VECTOR_TYPES = frozenset({"f16", "f32", "i32", "u32", "i64", "u64"})  # of line accesses
 # atomic_int, atomic_uint, atomic_float: the element types some atomic op supports
 _ATOMIC_TYPES = {name: f"atomic_{_TYPES[name]}" for name in ("i32", "u32", "f32")
                  if any(name in d for d in _TARGET.atomic_dtypes.values())}
@@ -92,6 +94,19 @@ class MetalDialect(Dialect):
 
     def plane(self, em: CEmitter, e: n.Plane) -> tuple[str, int]:
         return metal_plane(em, e)
+
+    def line_piece(self, em: CEmitter, elem: DType, count: int,
+                   space: str) -> LinePiece | None:
+        # float4, half4, int2, long2, ... (4 components at most) in device memory;
+        # bfloat vectors need MSL 3.1, so bf16 lines stay element by element, and so do
+        # threadgroup arrays (declared without an alignment)
+        if count > 4 or elem.name not in _VECTOR_TYPES or space != "global":
+            return None
+        t = f"{_TYPES[elem.name]}{count}"
+        return vector_piece(t, count, t)
+
+    def vector_pointer(self, ref: str, type_name: str, const: bool) -> str:
+        return f"({'const ' if const else ''}device {type_name}*)(&{ref})"
 
     def bits(self, em: CEmitter, e: n.Bits) -> tuple[str, int]:
         return metal_bits(em, e)

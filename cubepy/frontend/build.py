@@ -290,6 +290,13 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
             self.emit(n.Store(buffer=buf.ref, index=index, value=value, loc=self.ctx.loc))
             return
         value, index = self.once(value, "line"), self.once(index, "line_index")
+        if buf.ref.space == "shared":  # one access where the target has vector stores
+            elems = tuple(n.Extract(ty=buf.ref.elem, value=value, loc=self.ctx.loc,
+                                    index=n.Const(ty=u32, value=k, loc=self.ctx.loc))
+                          for k in range(buf.line))
+            self.emit(n.StoreLine(buffer=buf.ref, line=self.clamped_line(index, buf.line),
+                                  values=elems, loc=self.ctx.loc))
+            return
         for k in range(buf.line):
             elem = n.Extract(ty=buf.ref.elem, value=value, loc=self.ctx.loc,
                              index=n.Const(ty=u32, value=k, loc=self.ctx.loc))
@@ -496,7 +503,8 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
                                          f"be a Line (lines come from Tensor[Line[T]] or "
                                          f"Array[Line[T]] parameters)")
                 line = self.ctx.spec.line_size(p.name)
-            params.append(n.Param(p.ir_name, p.kind, dtype, line))
+            params.append(n.Param(p.ir_name, p.kind, dtype, line,
+                                  aligned=line == 1 or self.ctx.spec.aligned(p.name)))
             if p.kind == "scalar":
                 value = n.Var(p.ir_name, dtype)
                 self.ctx.declared.add(id(value))

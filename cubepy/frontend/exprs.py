@@ -264,14 +264,20 @@ class ExprMixin:
             return n.MakeLine(ty=buf.value_type, elems=elems, loc=self.ctx.loc)
         return n.Index(ty=buf.value_type, buffer=buf.ref, index=index, loc=self.ctx.loc)
 
-    def shared_element(self, index: n.Expr, size: int, k: int) -> n.Expr:
-        """The element index of element k of line `index` (clamped first, so that a
-        huge line index cannot wrap around into the array)."""
+    def clamped_line(self, index: n.Expr, size: int) -> n.Expr:
+        """Line `index` clamped, so that a huge line index cannot wrap around into the
+        array when multiplied by the line size."""
         ty, loc = index.ty, self.ctx.loc
         # the largest index both index types (u32, i32) hold
         top = n.Const(ty=ty, value=int_range(i32)[1] // size, loc=loc)
-        out = n.Binary(ty=ty, op="mul", lhs=n.Binary(ty=ty, op="min", lhs=index, rhs=top,
-                                                     loc=loc),
+        return n.Binary(ty=ty, op="min", lhs=index, rhs=top, loc=loc)
+
+    def shared_element(self, index: n.Expr, size: int, k: int) -> n.Expr:
+        """The element index of element k of line `index` (clamped first, so that a
+        huge line index cannot wrap around into the array). scalarize_lines knows this
+        form: it reads a whole line of shared memory at once."""
+        ty, loc = index.ty, self.ctx.loc
+        out = n.Binary(ty=ty, op="mul", lhs=self.clamped_line(index, size),
                        rhs=n.Const(ty=ty, value=size, loc=loc), loc=loc)
         return n.Binary(ty=ty, op="add", lhs=out, rhs=n.Const(ty=ty, value=k, loc=loc),
                         loc=loc) if k else out

@@ -266,6 +266,31 @@ class AtomicOp(Stmt):
 
 
 @dataclass(frozen=True, kw_only=True)
+class LoadLine(Stmt):
+    """`parts = buffer[line]`: elements `line * n .. line * n + n - 1` (n = len(parts)) read
+    as one access, element k into `parts[k]`. scalarize_lines makes it for a line read of
+    a parameter aligned to its line (Param.aligned) or of shared memory (which code
+    generators declare aligned to 16 bytes); a target without vector accesses
+    gets the n element reads back (lower_line_access). In a checked launch each element
+    past the end of the buffer reads 0."""
+
+    buffer: BufferRef
+    line: Expr
+    parts: tuple[Var, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoreLine(Stmt):
+    """`buffer[line] = values`: element k of line `line` (element index `line * n + k`,
+    n = len(values)) gets `values[k]`, as one access (see LoadLine). In a checked launch
+    the elements past the end of the buffer are dropped."""
+
+    buffer: BufferRef
+    line: Expr
+    values: tuple[Expr, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
 class If(Stmt):
     cond: Expr
     then: Block = Block()
@@ -332,13 +357,16 @@ class Param:
     """A launch parameter. kind: "tensor", "array" or "scalar" (comptime parameters are
     gone after specialisation). For tensors and arrays `dtype` is the element type.
     `rank` is set when the kernel indexes the tensor with a tuple (`t[i, j]` sets 2):
-    a launch then requires a tensor of exactly that rank."""
+    a launch then requires a tensor of exactly that rank. `aligned` (line buffers): the
+    buffer's address is a multiple of its line's bytes (16 at most), so a line may be
+    read and written as one vector access; False keeps element accesses."""
 
     name: str
     kind: str
     dtype: DType
     line_size: int = 1
     rank: Optional[int] = None
+    aligned: bool = True
 
     @property
     def buffer(self) -> BufferRef:

@@ -115,13 +115,14 @@ class _Reader:
             var = ir.Var(_name(var_tok), _type(ty_tok))
             self.vars[var.name] = var
             return ir.Param(var.name, "scalar", var.ty)
-        buf_tok, kind_tok, ty_tok, line_tok, rank_tok = tree.children
+        buf_tok, kind_tok, ty_tok, line_tok, rank_tok, misaligned = tree.children
         kind = str(kind_tok)
         if kind not in ("tensor", "array"):
             self.fail(kind_tok, f"unknown parameter kind {kind}")
         p = ir.Param(_name(buf_tok), kind, _type(ty_tok),
                      int(str(line_tok)) if line_tok is not None else 1,
-                     int(str(rank_tok)) if rank_tok is not None else None)
+                     int(str(rank_tok)) if rank_tok is not None else None,
+                     aligned=misaligned is None)
         self.buffers[p.name] = p.buffer
         return p
 
@@ -226,6 +227,16 @@ class _Reader:
                                value=self.expr(value) if value is not None else None,
                                compare=self.expr(compare) if compare is not None else None,
                                result=result, loc=loc)
+        if kind == "load_line":
+            parts = tuple(self.varref(t) for t in c if isinstance(t, Tree)
+                          and t.data == "varref")
+            buf_tok, line = c[len(parts)], c[len(parts) + 1]
+            return ir.LoadLine(buffer=self.buffer(buf_tok), line=self.expr(line),
+                               parts=parts, loc=loc)
+        if kind == "store_line":
+            items = c[1:-1] if loc_tok is not None or c[-1] is None else c[1:]
+            return ir.StoreLine(buffer=self.buffer(c[0]), line=self.expr(items[0]),
+                                values=tuple(self.expr(e) for e in items[1:]), loc=loc)
         if kind == "if_":
             cond = self.expr(c[0])
             bodies = [t for t in c if isinstance(t, Tree) and t.data == "body"]

@@ -196,6 +196,13 @@ class _Printer:
                 args.append(self.expr(s.compare))
             head = "" if s.result is None else f"{self.var_ref(s.result)} = "
             self.emit(depth, f"{head}atomic {s.op}({', '.join(args)}){loc}")
+        elif isinstance(s, ir.LoadLine):
+            parts = ", ".join(self.var_ref(v) for v in s.parts)
+            self.emit(depth, f"{parts} = load_line @{s.buffer.name}[{self.expr(s.line)}]{loc}")
+        elif isinstance(s, ir.StoreLine):
+            values = ", ".join(self.expr(v) for v in s.values)
+            self.emit(depth, f"store_line @{s.buffer.name}[{self.expr(s.line)}] = "
+                             f"({values}){loc}")
         elif isinstance(s, ir.If):
             self.emit(depth, f"if {self.expr(s.cond)} {{{loc}")
             self.block(s.then, depth + 1)
@@ -258,6 +265,7 @@ class _Printer:
             else:
                 line = f", {p.line_size}" if p.line_size != 1 else ""
                 rank = f", rank {p.rank}" if p.rank is not None else ""
+                rank += ", misaligned" if not p.aligned else ""
                 params.append(f"@{p.name}: {p.kind}<{p.dtype.name}{line}{rank}>")
         name = k.name if _PLAIN_NAME.fullmatch(k.name) and k.name not in KEYWORDS \
             else json.dumps(k.name)

@@ -138,6 +138,8 @@ class _Verifier:
                 self.atomic(s)
         elif isinstance(s, ir.MATRIX_STMTS):
             self.matrix_stmt(s)
+        elif isinstance(s, (ir.LoadLine, ir.StoreLine)):
+            self.line_access(s)
         elif isinstance(s, ir.If):
             self.cond(s.cond, s)
             self.block(s.then)
@@ -170,6 +172,28 @@ class _Verifier:
                 self.fail(s, f"unknown barrier {s.op!r}")
         elif not isinstance(s, ir.Terminate):
             self.fail(s, f"unknown statement {type(s).__name__}")
+
+    def line_access(self, s: ir.LoadLine | ir.StoreLine) -> None:
+        """A whole-line access: a parameter or shared buffer of scalars (after
+        scalarize_lines), a line of 2, 4 or 8 elements of the buffer's type."""
+        self.buffer(s.buffer, s)
+        self.index(s.line, s)
+        if s.buffer.space == "local" or self.line_sizes.get(s.buffer.name, 1) != 1 \
+                and s.buffer.space == "global":
+            self.fail(s, f"a whole-line access of {s.buffer.name} needs a parameter or "
+                         f"shared buffer of scalars")
+        items = s.parts if isinstance(s, ir.LoadLine) else s.values
+        if len(items) not in (2, 4, 8):
+            self.fail(s, f"a whole-line access of {len(items)} elements (2, 4 or 8)")
+        for item in items:
+            if isinstance(item, ir.Var):
+                self.written(item, s)
+                ty, what = item.ty, f"variable {item.name}"
+            else:
+                self.expr(item)
+                ty, what = item.ty, f"value {print_expr(item)}"
+            if ty is not s.buffer.elem:
+                self.fail(s, f"{what} has type {ty}, expected {s.buffer.elem}")
 
     def loop_body(self, body: ir.Block, var: ir.Var | None = None) -> None:
         self.loop_depth += 1

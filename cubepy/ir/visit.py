@@ -70,6 +70,8 @@ def map_stmt_exprs(stmt: n.Stmt, fn: Callable[[n.Expr], n.Expr]) -> n.Stmt:
         value = getattr(stmt, f.name)
         if isinstance(value, n.Expr):
             changes[f.name] = map_expr(value, fn)
+        elif isinstance(value, tuple) and value and isinstance(value[0], n.Expr):
+            changes[f.name] = tuple(map_expr(v, fn) for v in value)  # StoreLine's values
     return dataclasses.replace(stmt, **changes) if changes else stmt
 
 
@@ -84,7 +86,8 @@ def used_buffers(kernel: n.Kernel) -> set[str]:
     """Names of buffers read, written or used atomically anywhere in the kernel."""
     names = set()
     for stmt in walk_stmts(kernel.body):
-        if isinstance(stmt, (n.Store, n.AtomicOp, n.MatrixLoad, n.MatrixStore)):
+        if isinstance(stmt, (n.Store, n.AtomicOp, n.MatrixLoad, n.MatrixStore, n.LoadLine,
+                             n.StoreLine)):
             names.add(stmt.buffer.name)
     for expr in walk_all_exprs(kernel.body):
         if isinstance(expr, (n.Index, n.Meta)):

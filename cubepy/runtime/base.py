@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..abi import KernelABI
+from ..abi import KernelABI, line_access_bytes
 from ..errors import LaunchError, public_entry
 from ..ir import nodes as ir
 from ..ir.types import DType, dtype_from_name, dtype_from_numpy
@@ -40,11 +40,13 @@ class DeviceTensor:
 
     `t[i]` in a kernel indexes the flat buffer; shape and strides are metadata, as in
     CubeCL. `buffer_len` counts the buffer's elements; `len` is the number of elements the
-    shape spans (product of the shape) divided by the line size.
+    shape spans (product of the shape) divided by the line size. `line_aligned`: the
+    buffer's address is a multiple of `line_access_bytes` (always true at line size 1),
+    so kernels may access its lines as whole vectors.
     """
 
     __slots__ = ("client", "handle", "shape", "strides", "dtype", "buffer_len",
-                 "line_size", "len")
+                 "line_size", "len", "line_aligned")
 
     def __init__(self, client: "Client", handle: Any, shape: Sequence[int],
                  strides: Sequence[int], dtype: DType, buffer_len: int, line_size: int = 1):
@@ -57,6 +59,9 @@ class DeviceTensor:
         self.line_size = line_size
         _check_view(self.shape, self.strides, self.buffer_len)
         self.len = math.prod(self.shape) // line_size
+        # whether kernels may read and write its lines as single vector accesses
+        self.line_aligned = line_size == 1 or client._aligned(
+            handle, line_access_bytes(line_size, dtype))
 
     @property
     def ndim(self) -> int:
@@ -363,6 +368,15 @@ class Client:
     def _data_pointer(self, handle: Any) -> int:
         """The address of a buffer's first element (cpu: host, cuda: device)."""
         raise BufferError(f"the {self.runtime} runtime cannot share its memory")
+
+    def _aligned(self, handle: Any, nbytes: int) -> bool:
+        """Whether buffer `handle` starts at a multiple of `nbytes` (a power of two).
+        Runtimes that hand out addresses check them; the others bind every buffer from
+        its start, which is aligned."""
+        try:
+            return self._data_pointer(handle) % nbytes == 0
+        except BufferError:
+            return True
 
     def _dtype_of(self, np_dtype) -> DType:
         try:

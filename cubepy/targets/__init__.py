@@ -66,6 +66,9 @@ class Target:
         side = 1 if ident == "accumulator" else 0
         return frozenset(pair[side] for pair, shapes in self.matrix_shapes.items()
                          if (m, n, k) in shapes)
+    # whole-line accesses (LoadLine/StoreLine) reach its emitter, which makes them vector
+    # loads and stores; without, the lower_line_access pass splits them into elements
+    vector_lines: bool = False
 
     def spelling(self, op) -> Spelling | None:
         """How this target spells `op` (an ir.ops enum member): its override, else its

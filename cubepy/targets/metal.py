@@ -12,6 +12,6 @@ METAL = register(Target(
     plane_dtypes=STANDARD_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,
     bool_storage_bytes=1, default_shared_bytes=DEFAULT_SHARED_BYTES,
     needs_cube_count=False, reserved=BY_TARGET["metal"],
-    emitter="cubepy.codegen.metal:emit_metal", runtimes=(),
+    emitter="cubepy.codegen.metal:emit_metal", runtimes=(), vector_lines=True,
     matrix_shapes=SIMDGROUP_SHAPES,
 ))

@@ -15,6 +15,7 @@ from .dce import remove_dead_code
 from .elif_chains import flatten_elif_chains
 from .fold import fold_constants, specialize_cube_dim
 from .legalize import legalize_types
+from .line_access import lower_line_access
 from .lines import scalarize_lines
 from .uniform import uniform_barriers
 from .unroll import unroll_loops
@@ -39,7 +40,8 @@ def target_passes(target: str) -> list[tuple[str, Pass]]:
 
     def uniform(kernel: ir.Kernel) -> ir.Kernel:
         return uniform_barriers(kernel, record.uniform_syncs, record.title)
-    return [
+    lowering = [] if record.vector_lines else [("lower_line_access", lower_line_access)]
+    return lowering + [
         ("uniform_barriers", uniform),
         ("legalize_types", legalize_types(target)),
     ]
@@ -77,5 +79,5 @@ def _verify(kernel: ir.Kernel, after: str) -> None:
 
 
 __all__ = ["run_pipeline", "passes_for", "PIPELINE", "specialize_cube_dim", "fold_constants",
-           "unroll_loops", "remove_dead_code", "scalarize_lines", "uniform_barriers",
-           "legalize_types", "flatten_elif_chains"]
+           "unroll_loops", "remove_dead_code", "scalarize_lines", "lower_line_access",
+           "uniform_barriers", "legalize_types", "flatten_elif_chains"]

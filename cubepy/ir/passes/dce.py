@@ -30,6 +30,8 @@ def _drop_unread(block: ir.Block, read: set[str]) -> ir.Block:
         if isinstance(s, ir.AtomicOp) and s.op == "load" and (
                 s.result is None or s.result.name not in read):
             return []  # a relaxed load nobody reads changes nothing
+        if isinstance(s, ir.LoadLine) and not any(v.name in read for v in s.parts):
+            return []  # a read nobody uses (a part still read keeps the whole access)
         if isinstance(s, ir.AtomicOp) and s.result is not None and s.result.name not in read:
             return [dataclasses.replace(s, result=None)]
         return [s]

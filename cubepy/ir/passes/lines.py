@@ -19,6 +19,13 @@ pipeline, rewrites the kernel so that no LineType remains:
 
 Element accesses keep the usual bounds checks, so in a checked launch each element of a
 line out of range reads 0 / is dropped. Code generators and runtimes never see a line.
+
+A whole line read or stored from a parameter aligned to its line (`Param.aligned`) or
+from shared memory becomes one `LoadLine` (into n scalars) or `StoreLine` (of n
+scalars), which targets with vector accesses emit as one (CUDA's float4, Metal's half4,
+...) and the others lower back to the n element accesses (lower_line_access). Only reads
+that the statement surely makes are grouped: not those under a select, `and`/`or`, or an
+element read `x[i][k]`, nor in a while condition.
 """
 from __future__ import annotations
 
@@ -66,6 +73,11 @@ class _Scalarizer:
         # that is not allowed: a while condition runs on every iteration)
         self.pre: list[ir.Stmt] | None = None
         self.hoisted: dict[ir.Expr, ir.Var] = {}
+        # buffers whose lines may be accessed whole, the whole-line reads made for the
+        # statement being rewritten, and whether the expression at hand is surely read
+        self.whole = _whole_line_buffers(kernel)
+        self.line_reads: dict[tuple[str, ir.Expr], tuple[ir.Var, ...]] = {}
+        self.sure = False
 
     def run(self) -> ir.Kernel:
         body = self.block(self.kernel.body)
@@ -73,8 +85,8 @@ class _Scalarizer:
             loc = body.stmts[0].loc if body.stmts else self.kernel.loc
             body = ir.Block(tuple(ir.Declare(var=v, loc=loc) for v in self.temps)
                             + body.stmts)
-        params = tuple(dataclasses.replace(p, line_size=1) if p.line_size > 1 else p
-                       for p in self.kernel.params)
+        params = tuple(dataclasses.replace(p, line_size=1, aligned=True)
+                       if p.line_size > 1 else p for p in self.kernel.params)
         out = dataclasses.replace(self.kernel, params=params, body=body)
         if _has_lines(out):  # a compiler bug, never a user's mistake
             raise AssertionError(f"scalarize_lines left a line in {out.name}")
@@ -123,10 +135,28 @@ class _Scalarizer:
             return ir.Load(ty=elem, var=self.split(e.var)[k], loc=loc)
         if isinstance(e, ir.Index):
             base = self.hoist(_clamp(self.scalar(e.index), line.size), e.buffer.name)
+            parts = self.whole_read(e.buffer, base, line.size, loc) if self.sure else None
+            if parts is not None:
+                return ir.Load(ty=elem, var=parts[k], loc=loc)
             return ir.Index(ty=elem, buffer=e.buffer, loc=loc,
                             index=self.element_index(base, line.size, k))
         if isinstance(e, ir.MakeLine):  # a line built from scalars: element k's own
+            whole = _shared_line_read(e) if self.sure else None
+            if whole is not None:  # the frontend's read of a line of shared memory
+                buffer, line_index = whole
+                base = self.hoist(self.scalar(line_index), buffer.name)
+                parts = self.whole_read(buffer, base, len(e.elems), loc)
+                if parts is not None:
+                    return ir.Load(ty=elem, var=parts[k], loc=loc)
             return self.scalar(e.elems[k])
+        if isinstance(e, ir.Select):  # a branch's reads are not surely made
+            sure, self.sure = self.sure, False
+            try:
+                return dataclasses.replace(
+                    e, ty=elem, cond=self.element(e.cond, k),
+                    if_true=self.element(e.if_true, k), if_false=self.element(e.if_false, k))
+            finally:
+                self.sure = sure
         if isinstance(e, ir.Cast):  # a conversion per element, or a broadcast
             src = self.element(e.operand, k)
             return src if src.ty is elem else ir.Cast(ty=elem, operand=src, loc=loc)
@@ -140,9 +170,41 @@ class _Scalarizer:
                 changes[f.name] = tuple(self.element(x, k) for x in v)
         return dataclasses.replace(e, **changes)
 
+    def whole_read(self, buffer: ir.BufferRef, base: ir.Expr, size: int,
+                   loc: ir.Loc) -> tuple[ir.Var, ...] | None:
+        """The scalars a `LoadLine` of line `base` reads before the statement (one per
+        line and statement), or None where the line is read element by element."""
+        if not self.can_access_whole(buffer, base):
+            return None
+        key = (buffer.name, base)
+        parts = self.line_reads.get(key)
+        if parts is None:
+            parts = tuple(ir.Var(self.fresh(f"{buffer.name}_{k}"), buffer.elem)
+                          for k in range(size))
+            self.temps.extend(parts)
+            self.pre.append(ir.LoadLine(buffer=buffer, line=base, parts=parts, loc=loc))
+            self.line_reads[key] = parts
+        return parts
+
+    def can_access_whole(self, buffer: ir.BufferRef, base: ir.Expr) -> bool:
+        """Whether line `base` of `buffer` may be one access: an aligned parameter or
+        shared memory, and a line index computed before the statement (a constant or a
+        temporary)."""
+        return (self.pre is not None and buffer.space in ("global", "shared")
+                and buffer.name in self.whole
+                and (isinstance(base, ir.Const)
+                     or isinstance(base, ir.Load) and base.var in self.temps))
+
     def extract(self, e: ir.Extract) -> ir.Expr:
         """Element `e.index` of a line: that element's scalar for a constant index,
         else a select over the elements (0 when out of range)."""
+        sure, self.sure = self.sure, False  # one element: read element by element
+        try:
+            return self._extract(e)
+        finally:
+            self.sure = sure
+
+    def _extract(self, e: ir.Extract) -> ir.Expr:
         index = self.scalar(e.index)
         size = e.value.ty.size
         if isinstance(index, ir.Const):
@@ -204,20 +266,40 @@ class _Scalarizer:
         return ir.Block(tuple(out))
 
     def stmt(self, s: ir.Stmt) -> list[ir.Stmt]:
-        saved = self.pre, self.hoisted
+        saved = self.pre, self.hoisted, self.line_reads, self.sure
         self.pre, self.hoisted = (None if isinstance(s, ir.While) else []), {}
+        self.line_reads, self.sure = {}, False
         try:
             out = self.rewrite(s)
             return (self.pre or []) + out
         finally:
-            self.pre, self.hoisted = saved
+            self.pre, self.hoisted, self.line_reads, self.sure = saved
+
+    def sure_elements(self, e: ir.Expr, size: int) -> list[ir.Expr]:
+        """Elements 0..size-1 of `e`, a value the statement surely computes: its whole
+        line reads may be single accesses."""
+        self.sure = True
+        try:
+            return [self.element(e, k) for k in range(size)]
+        finally:
+            self.sure = False
 
     def rewrite(self, s: ir.Stmt) -> list[ir.Stmt]:
         loc = s.loc
         if isinstance(s, ir.Declare) and isinstance(s.var.ty, LineType):
             return [ir.Declare(var=v, loc=loc) for v in self.split(s.var)]
         if isinstance(s, ir.Assign) and isinstance(s.var.ty, LineType):
-            values = [self.element(s.value, k) for k in range(s.var.ty.size)]
+            size = s.var.ty.size
+            if isinstance(s.value, ir.Index):  # `v = x[i]`: straight into v's parts
+                base = self.hoist(_clamp(self.scalar(s.value.index), size),
+                                  s.value.buffer.name)
+                if self.can_access_whole(s.value.buffer, base):
+                    parts = self.split(s.var)
+                    declare = [ir.Declare(var=v, loc=loc) for v in parts] if s.declare \
+                        else []
+                    return declare + [ir.LoadLine(buffer=s.value.buffer, line=base,
+                                                  parts=parts, loc=loc)]
+            values = self.sure_elements(s.value, size)
             out = []
             if _crosses(s.value) and any(isinstance(x, ir.Load) and x.var.name == s.var.name
                                          for x in walk_exprs(s.value)):
@@ -234,14 +316,24 @@ class _Scalarizer:
                 self.temps.append(tmp)
                 out.append(ir.Assign(var=tmp, value=index, loc=loc))
                 index = ir.Load(ty=tmp.ty, var=tmp, loc=loc)
-            values = [self.element(s.value, k) for k in range(size)]
+            values = self.sure_elements(s.value, size)
             if _crosses(s.value) and any(isinstance(x, ir.Index) and x.buffer == s.buffer
                                          for x in walk_exprs(s.value)):
                 pre, values = self.settle(values, s.buffer.name, loc)
                 out += pre
+            if self.can_access_whole(s.buffer, index):
+                return out + [ir.StoreLine(buffer=s.buffer, line=index, values=tuple(values),
+                                           loc=loc)]
             out += [ir.Store(buffer=s.buffer, index=self.element_index(index, size, k),
                              value=values[k], loc=loc) for k in range(size)]
             return out
+        if isinstance(s, ir.StoreLine):  # the frontend's store of a line of shared memory
+            values = tuple(self.scalar(v) for v in s.values)
+            line = self.hoist(self.scalar(s.line), s.buffer.name)
+            if s.buffer.name in self.whole:
+                return [ir.StoreLine(buffer=s.buffer, line=line, values=values, loc=loc)]
+            return [ir.Store(buffer=s.buffer, index=self.element_index(line, len(values), k),
+                             value=v, loc=loc) for k, v in enumerate(values)]
         if isinstance(s, ir.AtomicOp) and s.buffer.space == "global" \
                 and s.buffer.name in self.sizes:
             return self.atomic(s, self.sizes[s.buffer.name])
@@ -252,6 +344,8 @@ class _Scalarizer:
                 changes[f.name] = self.scalar(v)
             elif isinstance(v, ir.Block):
                 changes[f.name] = self.block(v)
+            elif isinstance(v, tuple) and v and isinstance(v[0], ir.Expr):
+                changes[f.name] = tuple(self.scalar(x) for x in v)
         return [dataclasses.replace(s, **changes) if changes else s]
 
 
@@ -285,6 +379,40 @@ class _Scalarizer:
                 compare=operands["compare"][k] if "compare" in operands else None,
                 result=results[k], loc=loc))
         return out
+
+
+def _whole_line_buffers(kernel: ir.Kernel) -> frozenset[str]:
+    """Buffers whose lines may be read and written as one access: parameters aligned to
+    their line and shared memory (the code generators align it), of 2, 4 or 8-byte
+    elements (bools stay element by element), used by no atomic (Metal types such
+    buffers atomic)."""
+    atomic = {s.buffer.name for s in walk_stmts(kernel.body) if isinstance(s, ir.AtomicOp)}
+    params = [p.buffer for p in kernel.params
+              if p.line_size > 1 and p.aligned and p.kind != "scalar"]
+    return frozenset(b.name for b in params + [d.buffer for d in kernel.shared]
+                     if not b.elem.is_bool and b.elem.itemsize in (2, 4, 8)
+                     and b.name not in atomic)
+
+
+def _shared_line_read(e: ir.MakeLine) -> tuple[ir.BufferRef, ir.Expr] | None:
+    """(array, line index) when `e` is the frontend's read of a line of shared memory:
+    element k is `array[line * n + k]` for one line index (exprs.shared_element)."""
+    first = e.elems[0] if e.elems else None
+    if not (isinstance(first, ir.Index) and first.buffer.space == "shared"
+            and isinstance(first.index, ir.Binary) and first.index.op == "mul"
+            and first.index.rhs == ir.Const(ty=first.index.ty, value=len(e.elems))):
+        return None
+    for k, x in enumerate(e.elems[1:], 1):
+        if not (isinstance(x, ir.Index) and x.buffer == first.buffer
+                and x.index == ir.Binary(ty=x.index.ty, op="add", lhs=first.index,
+                                         rhs=ir.Const(ty=x.index.ty, value=k))):
+            return None
+    return first.buffer, first.index.lhs
+
+
+def line_element_index(line: ir.Expr, size: int, k: int) -> ir.Expr:
+    """`line * size + k`, element k of line `line`, in the line index's integer type."""
+    return _Scalarizer.element_index(line, size, k)
 
 
 def _zero(ty):

@@ -42,6 +42,8 @@ def rename_vars(block: ir.Block, names: dict[str, str]) -> ir.Block:
             return dataclasses.replace(s, var=var(s.var))
         if isinstance(s, ir.AtomicOp) and s.result is not None:
             return dataclasses.replace(s, result=var(s.result))
+        if isinstance(s, ir.LoadLine):
+            return dataclasses.replace(s, parts=tuple(var(v) for v in s.parts))
         return s
     return ir.Block(tuple(stmt(s) for s in block.stmts))
 

@@ -146,7 +146,8 @@ def _observable(s: ir.Stmt) -> bool:
     """Whether running `s` in an inactive unit could be seen (memory, or a loop whose
     length may depend on values the guard kept stale). Plain assignments are not: they
     run everywhere, so uniform variables stay uniform."""
-    if isinstance(s, (ir.Store, ir.AtomicOp, ir.For, ir.While, *ir.MATRIX_STMTS)):
+    if isinstance(s, (ir.Store, ir.AtomicOp, ir.For, ir.While, ir.LoadLine, ir.StoreLine,
+                      *ir.MATRIX_STMTS)):
         return True  # (a cmma statement: a terminated unit must not take part either)
     for e in child_exprs(s):
         # A plane operation is observable too: a terminated unit must not contribute.
@@ -224,6 +225,10 @@ class _Uniformity:
                 self.mark(s.var, self.var_reason(s.var, why))
         elif isinstance(s, ir.AtomicOp) and s.result is not None:
             self.mark(s.result, f"'{s.result.name}', an atomic result")
+        elif isinstance(s, ir.LoadLine):
+            why = ctx.reason if ctx else f"a read of memory ({s.buffer.name}[...])"
+            for v in s.parts:
+                self.mark(v, self.var_reason(v, why))
         elif isinstance(s, ir.If):
             why = self.reason(s.cond)
             inner = ctx or (_Ctx(why, s) if why else None)
