@@ -24,7 +24,6 @@ from .deep import call_deep
 from .errors import (CompileError, CubepyError, LaunchError, OptionError,
                      hide_internal_frames, line_sizes_option, public_entry)
 from .interop import make_importer
-from .ir import nodes as ir
 from .ir.dtype_facts import fits, int_range
 from .ir.types import DType, Generic, dtype_from_name, f32, i32, u32
 from .lang import LineOf
@@ -33,7 +32,8 @@ from .lru import LRU
 from .spec import Specialization
 from .targets import PORTABLE, get_target, source_targets
 
-if TYPE_CHECKING:  # the frontend and the passes load at first use: `import cubepy` stays light
+if TYPE_CHECKING:  # the frontend, the passes and the IR load at first use: `import cubepy` stays light
+    from .ir import nodes as ir
     from .frontend import ParamInfo, ParsedFunction
 
 

@@ -6,9 +6,10 @@ It lives outside the frontend so that a signature read back from the disk cache
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from .ir.nodes import Loc
+if TYPE_CHECKING:
+    from .ir.nodes import Loc
 
 
 @dataclass(frozen=True)

@@ -24,13 +24,11 @@ unpickled.
 from __future__ import annotations
 
 import builtins
-import json
 import os
 import sys
 from typing import Any
 
 from .cache import DiskCache, cache_dir, cache_key
-from .ir import nodes as ir
 from .ir.types import DType, Generic, dtype_from_name
 from .params import ParamInfo
 from .spec import Specialization
@@ -284,6 +282,7 @@ def _enc_param(p: ParamInfo) -> list:
 
 
 def _dec_param(d: list) -> ParamInfo:
+    from .ir import nodes as ir
     name, kind, elem, pytype, loc, symbol = d
     return ParamInfo(name, kind, _dec_elem(elem), _PYTYPES[pytype] if pytype else None,
                      ir.Loc(*loc), symbol)
@@ -303,6 +302,7 @@ def _get(key: str) -> dict | None:
     data = _DISK.get(key)
     if data is None:
         return None
+    import json  # loaded at first use, not by `import cubepy`
     try:
         entry = json.loads(data)
     except ValueError:
@@ -311,6 +311,7 @@ def _get(key: str) -> dict | None:
 
 
 def _put(key: str, entry: dict) -> None:
+    import json
     entry["format"] = _FORMAT
     _DISK.put(key, json.dumps(entry, separators=(",", ":")).encode())
 
@@ -364,7 +365,7 @@ def _dec_abi(d: dict):
     return KernelABI(buffers, fields, int(d["size"]), str(d["format"]))
 
 
-def _enc_kernel(k: ir.Kernel) -> dict:
+def _enc_kernel(k) -> dict:
     """The facts of the IR that launches and runtimes read (the body is not kept)."""
     decls = lambda ds: [[d.buffer.name, d.buffer.elem.name, d.size] for d in ds]
     return {"name": k.name, "cube_dim": list(k.cube_dim),
@@ -372,7 +373,8 @@ def _enc_kernel(k: ir.Kernel) -> dict:
             "shared": decls(k.shared), "local": decls(k.local_arrays)}
 
 
-def _dec_kernel(d: dict) -> ir.Kernel:
+def _dec_kernel(d: dict):
+    from .ir import nodes as ir
     def decls(cls, space, items):
         return tuple(cls(ir.BufferRef(n, dtype_from_name(t), space), int(s))
                      for n, t, s in items)
@@ -480,7 +482,7 @@ def load_spec(fn, function: str | None, spec: Specialization, target: str, check
 
 
 def store_spec(parsed, function: str | None, spec: Specialization, target: str,
-               checked: bool, kernel: ir.Kernel, abi, artefact) -> None:
+               checked: bool, kernel, abi, artefact) -> None:
     """Caches one compiled specialisation (nothing when it cannot be cached)."""
     if function is None or cache_dir() is None:
         return
