@@ -16,10 +16,9 @@ import linecache
 import os
 import sys
 import types
-from typing import TYPE_CHECKING, Callable, Iterator, NoReturn, Optional, TypeVar
+from typing import Callable, Iterator, NoReturn, Optional, TypeVar
 
-if TYPE_CHECKING:  # (the IR nodes load at first use)
-    from .ir.nodes import Loc
+from .ir.loc import Loc
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 

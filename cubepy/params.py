@@ -6,10 +6,9 @@ It lives outside the frontend so that a signature read back from the disk cache
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
-if TYPE_CHECKING:
-    from .ir.nodes import Loc
+from .ir.loc import Loc
 
 
 @dataclass(frozen=True)

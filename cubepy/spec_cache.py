@@ -282,10 +282,10 @@ def _enc_param(p: ParamInfo) -> list:
 
 
 def _dec_param(d: list) -> ParamInfo:
-    from .ir import nodes as ir
+    from .ir.loc import Loc
     name, kind, elem, pytype, loc, symbol = d
     return ParamInfo(name, kind, _dec_elem(elem), _PYTYPES[pytype] if pytype else None,
-                     ir.Loc(*loc), symbol)
+                     Loc(*loc), symbol)
 
 
 class Signature:
@@ -373,16 +373,41 @@ def _enc_kernel(k) -> dict:
             "shared": decls(k.shared), "local": decls(k.local_arrays)}
 
 
-def _dec_kernel(d: dict):
-    from .ir import nodes as ir
-    def decls(cls, space, items):
-        return tuple(cls(ir.BufferRef(n, dtype_from_name(t), space), int(s))
-                     for n, t, s in items)
-    params = tuple(ir.Param(n, k, dtype_from_name(t), int(ls), r)
-                   for n, k, t, ls, r in d["params"])
-    return ir.Kernel(d["name"], params, decls(ir.SharedDecl, "shared", d["shared"]),
-                     ir.Block(), tuple(d["cube_dim"]),
-                     local_arrays=decls(ir.LocalDecl, "local", d["local"]))
+class KernelFacts:
+    """What launches and runtimes read of a kernel's IR, for a specialisation read back
+    from the disk: its name, parameters (name, kind, dtype, line_size, rank), shared
+    memory and local arrays (`.buffer.name`, `.buffer.elem`, `.size`); no body. Plain
+    objects, so that a cached launch loads no IR module."""
+
+    def __init__(self, d: dict):
+        self.name = str(d["name"])
+        self.cube_dim = tuple(int(v) for v in d["cube_dim"])
+        self.params = tuple(_Fields(name=n, kind=k, dtype=dtype_from_name(t),
+                                    line_size=int(ls), rank=None if r is None else int(r))
+                            for n, k, t, ls, r in d["params"])
+        self.shared = self._decls(d["shared"], "shared")
+        self.local_arrays = self._decls(d["local"], "local")
+        self.body = None  # not kept: the code is in the cached artefact
+
+    @staticmethod
+    def _decls(items: list, space: str) -> tuple:
+        return tuple(_Fields(buffer=_Fields(name=n, elem=dtype_from_name(t), space=space),
+                             size=int(s)) for n, t, s in items)
+
+    def param(self, name: str):
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
+class _Fields:
+    def __init__(self, **fields: Any):
+        self.__dict__.update(fields)
+
+
+def _dec_kernel(d: dict) -> KernelFacts:
+    return KernelFacts(d)
 
 
 def _enc_namespace(ns) -> list:

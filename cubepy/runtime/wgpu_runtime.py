@@ -32,16 +32,19 @@ import tempfile
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..abi import KernelABI
 from ..codegen.compiled import Compiled
 from ..errors import LaunchError, missing_package
-from ..ir import nodes as ir
 from ..ir.types import DType, bool_, f16
 from .base import Client, DeviceLimits, DeviceTensor
+
+if TYPE_CHECKING:  # (cached kernels launch without the IR)
+    from ..ir import nodes as ir
+
 
 def _quiet_vulkan_loader() -> None:
     """Vulkan drivers (Mesa's among them) print "error: XDG_RUNTIME_DIR is invalid or not
