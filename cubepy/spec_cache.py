@@ -38,6 +38,10 @@ _DISK = DiskCache(FOLDER, ".json")
 _FORMAT = 1  # bump when the layout of an entry changes
 
 
+# What a well-checksummed entry of another layout raises while read: a miss, never an error.
+_MALFORMED = (KeyError, ValueError, TypeError, IndexError, AttributeError, ImportError)
+
+
 class Uncacheable(Exception):
     """A value the cache cannot fingerprint: the kernel is compiled every process."""
 
@@ -262,8 +266,11 @@ def _dec_elem(data: Any) -> Any:
     if data[0] == "generic":
         key = (data[1], tuple(data[2]))
         found = _generics.get(key)
-        if found is None:  # one object per placeholder, as parsing gives
-            found = _generics[key] = Generic(data[1], tuple(map(dtype_from_name, data[2])))
+        if found is None:  # one object per placeholder (cubepy's own where it is one)
+            found = Generic(data[1], tuple(map(dtype_from_name, data[2])))
+            from .ir import types
+            builtin = getattr(types, data[1], None)
+            _generics[key] = found = builtin if builtin == found else found
         return found
     if data[0] == "line":
         return LineOf(_dec_elem(data[1]))
@@ -321,12 +328,12 @@ def load_signature(fn, key: str | None) -> Signature | None:
     if key is None or cache_dir() is None:
         return None
     entry = _get(cache_key("signature", key))
-    if entry is None or not dependencies_hold(fn, entry["deps"]):
-        return None
     try:
+        if entry is None or not dependencies_hold(fn, entry["deps"]):
+            return None
         return Signature(tuple(_dec_param(p) for p in entry["params"]),
                          tuple(entry["arg_names"]))
-    except (KeyError, ValueError, TypeError, IndexError):
+    except _MALFORMED:
         return None
 
 
@@ -497,12 +504,12 @@ def load_spec(fn, function: str | None, spec: Specialization, target: str, check
     except Uncacheable:
         return None
     entry = _get(key)
-    if entry is None or not dependencies_hold(fn, entry["deps"]):
-        return None
     try:
+        if entry is None or not dependencies_hold(fn, entry["deps"]):
+            return None
         abi = _dec_abi(entry["abi"])
         return _dec_kernel(entry["kernel"]), abi, _dec_artefact(entry["code"], abi)
-    except (KeyError, ValueError, TypeError, IndexError, AttributeError, ImportError):
+    except _MALFORMED:
         return None
 
 

@@ -322,3 +322,26 @@ def test_a_new_cubepy_version_or_compiler_misses_the_cache(tmp_path, change):
     assert _import_and_launch(tmp_path)  # compiles: a module imported, not run
     assert not _import_and_launch(tmp_path)  # the same again: from the cache
     assert _import_and_launch(tmp_path, change)
+
+
+def test_a_kernel_reading_a_module_of_the_program_is_not_cached(tmp_path):
+    """Attributes of the program's own modules are not tracked: such a kernel compiles in
+    every process (and sees an edited value)."""
+    (tmp_path / "consts.py").write_text("FACTOR = 3.0\n")
+    prelude = "pass"
+    for factor, want in ((3.0, [1.0, 7.0, 13.0, 19.0]), (4.0, [1.0, 9.0, 17.0, 25.0])):
+        (tmp_path / "consts.py").write_text(f"FACTOR = {factor}\n")
+        script = tmp_path / "kernels_mod.py"
+        _launch(tmp_path, factor=3.0, prelude=prelude)  # writes the module; fills the cache
+        text = script.read_text().replace("import cubepy\n", "import cubepy\nimport consts\n")
+        script.write_text(text.replace("Float(3.0)", "Float(consts.FACTOR)"))
+        env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}",
+                   CUBEPY_CACHE_DIR=str(tmp_path / "cache"))
+        env.pop("CUBEPY_NO_CACHE", None)
+        for _ in range(2):
+            done = subprocess.run([sys.executable, str(script), "cpu"], capture_output=True,
+                                  text=True, env=env, timeout=300, cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+            result, loaded = done.stdout.strip().splitlines()[-2:]
+            assert result == str(want)
+            assert "cubepy.frontend.build" in loaded  # compiled each time
