@@ -58,6 +58,7 @@ def compiler_stamp() -> str:
     if _stamp is None:
         import hashlib
         root = os.path.dirname(os.path.abspath(__file__))
+        skip = len(root) + 1
         h = hashlib.sha256()
         stack = [root]
         while stack:
@@ -71,23 +72,31 @@ def compiler_stamp() -> str:
                     elif e.name.endswith((".py", ".lark", ".j2", ".jinja", ".wgsl", ".cu",
                                           ".h", ".metal", ".txt")):
                         st = e.stat()
-                        h.update(f"{os.path.relpath(e.path, root)}\0{st.st_size}\0"
+                        h.update(f"{e.path[skip:]}\0{st.st_size}\0"
                                  f"{st.st_mtime_ns}\n".encode())
         _stamp = h.hexdigest()
     return _stamp
 
 
-def function_source(fn) -> str:
-    """The text the frontend parses for `fn` (OSError/TypeError when there is none)."""
-    import inspect
-    return "".join(inspect.getsourcelines(fn)[0])
+def function_source(fn) -> str | None:
+    """The lines of `fn`'s definition, decorators included: from the code object's first
+    line to the last line any of its instructions comes from, read through linecache
+    (as the frontend reads them; unlike inspect.getsource this tokenizes nothing). None
+    when Python keeps no source for it."""
+    import linecache
+    code = fn.__code__
+    last = max((end for _, end, _, _ in code.co_positions() if end is not None),
+               default=code.co_firstlineno)
+    lines = linecache.getlines(code.co_filename, fn.__globals__)
+    if len(lines) < last:
+        return None
+    return "".join(lines[code.co_firstlineno - 1:last])
 
 
 def function_key(fn, launch: bool, fast_math: bool) -> str | None:
     """The key of a @cube function: what it is before any name is resolved."""
-    try:
-        source = function_source(fn)
-    except (OSError, TypeError):
+    source = function_source(fn)
+    if source is None:
         return None
     import numpy
     code = fn.__code__
