@@ -345,3 +345,39 @@ def test_a_kernel_reading_a_module_of_the_program_is_not_cached(tmp_path):
             result, loaded = done.stdout.strip().splitlines()[-2:]
             assert result == str(want)
             assert "cubepy.frontend.build" in loaded  # compiled each time
+
+
+def test_cuda_include_folders_are_recorded_and_rechecked(tmp_path, monkeypatch):
+    """A warm process keys its cubins without searching for the CUDA headers again (the
+    search imports cuda.pathfinder); a recorded folder that lost its headers is searched
+    for anew."""
+    from cubepy.runtime import cuda_compile
+    monkeypatch.setenv("CUBEPY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CUBEPY_NO_CACHE", raising=False)
+    first, second = tmp_path / "inc1", tmp_path / "inc2"
+    for d in (first, second):
+        d.mkdir()
+        (d / "cuda_fp16.h").write_text("")
+    searched = []
+
+    def candidates(folders):
+        def search():
+            searched.append(folders)
+            return [str(f) for f in folders]
+        return search
+    monkeypatch.setattr(cuda_compile, "_include_candidates", candidates([first]))
+    cuda_compile._include_dirs.cache_clear()
+    try:
+        assert cuda_compile.cuda_include_dir() == str(first)
+        assert cuda_compile.cccl_include_dir() is None
+        cuda_compile._include_dirs.cache_clear()  # as a new process
+        assert cuda_compile.cuda_include_dir() == str(first)
+        assert len(searched) == 1  # from the record
+        (first / "cuda_fp16.h").unlink()
+        monkeypatch.setattr(cuda_compile, "_include_candidates", candidates([first, second]))
+        cuda_compile._include_dirs.cache_clear()
+        assert cuda_compile.cuda_include_dir() == str(second)
+        assert len(searched) == 2
+        assert f"--include-path={second}" in cuda_compile.nvrtc_options("sm_90")
+    finally:
+        cuda_compile._include_dirs.cache_clear()
