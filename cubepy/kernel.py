@@ -62,7 +62,9 @@ PLAN_CACHE = 256
 @dataclass
 class Specialised:
     """One specialisation of a kernel for one target: IR after passes, ABI, and the
-    generated code (`artefact`, a codegen.Compiled every client of the target reuses)."""
+    generated code (`artefact`, a codegen.Compiled every client of the target reuses).
+    Read from the disk cache, `kernel` is a spec_cache.KernelFacts: the parameters and
+    declarations launches check, without a body."""
 
     kernel: ir.Kernel
     abi: KernelABI
@@ -225,9 +227,10 @@ class CubeFunction:
                                       compiled.kernel, compiled.abi, compiled.artefact)
             self._compiled.put(key, compiled)
             if logger.isEnabledFor(logging.INFO):
-                logger.info("compiled %s for %s (%s%s) in %.1f ms", self.__name__, target,
-                            describe(spec), "" if checked else ", unchecked",
-                            elapsed_ms(start))
+                logger.info("%s %s for %s (%s%s) in %.1f ms",
+                            "compiled" if found is None else "read from the disk cache",
+                            self.__name__, target, describe(spec),
+                            "" if checked else ", unchecked", elapsed_ms(start))
         return compiled
 
     @public_entry
