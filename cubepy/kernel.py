@@ -227,10 +227,11 @@ class CubeFunction:
                                       compiled.kernel, compiled.abi, compiled.artefact)
             self._compiled.put(key, compiled)
             if logger.isEnabledFor(logging.INFO):
-                logger.info("%s %s for %s (%s%s) in %.1f ms",
-                            "compiled" if found is None else "read from the disk cache",
-                            self.__name__, target, describe(spec),
-                            "" if checked else ", unchecked", elapsed_ms(start))
+                logger.info("%s %s for %s (%s%s)%s in %.1f ms",
+                            "compiled" if found is None else "read", self.__name__, target,
+                            describe(spec), "" if checked else ", unchecked",
+                            "" if found is None else " from the disk cache",
+                            elapsed_ms(start))
         return compiled
 
     @public_entry
