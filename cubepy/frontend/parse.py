@@ -15,7 +15,7 @@ import sys
 import textwrap
 import typing
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from ..errors import CompileError, compile_error
 from ..ir.nodes import Loc
