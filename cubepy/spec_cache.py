@@ -28,7 +28,7 @@ import os
 import sys
 from typing import Any
 
-from .cache import DiskCache, cache_dir, cache_key
+from .cache import DiskCache, cache_dir, cache_key, sha256
 from .ir.types import DType, Generic, dtype_from_name
 from .params import ParamInfo
 from .spec import Specialization
@@ -56,10 +56,9 @@ def compiler_stamp() -> str:
     file of the cubepy package), so that changing cubepy invalidates every entry."""
     global _stamp
     if _stamp is None:
-        import hashlib
         root = os.path.dirname(os.path.abspath(__file__))
         skip = len(root) + 1
-        h = hashlib.sha256()
+        h = sha256()
         stack = [root]
         while stack:
             folder = stack.pop()
@@ -169,14 +168,13 @@ def fingerprint(value: Any) -> str:
         raise Uncacheable(f"module {name}")  # its attributes are not tracked
     from .records import is_struct
     if is_struct(value):
-        import hashlib
         import inspect
         try:
             text = inspect.getsource(value)
         except (OSError, TypeError):
             raise Uncacheable(value.__qualname__) from None
         return (f"struct:{value.__module__}.{value.__qualname__}:"
-                f"{hashlib.sha256(text.encode()).hexdigest()}")
+                f"{sha256(text.encode()).hexdigest()}")
     module = getattr(value, "__module__", None) or type(value).__module__ or ""
     qualname = getattr(value, "__qualname__", None)
     root = module.split(".")[0]
