@@ -1,18 +1,27 @@
-"""Start-up of a fresh process: the first launch of a kernel after the client exists,
-with a cold and with a warm disk cache, and what it loaded.
+"""Start-up of a fresh process: `import cubepy` beyond numpy, the default client's choice,
+and the first launch of a kernel after the client exists, with a cold and a warm disk
+cache.
 
-    python3 benchmarks/bench_startup.py [--runtime cuda] [--runs 5] [--out DIR]
+    python3 benchmarks/bench_startup.py [--runtime cuda|wgpu|cpu[,...]] [--runs 5]
+                                        [--name NAME] [--note TEXT] [--out DIR]
 
-Each measurement is a new Python process that imports cubepy, creates the client, then
-times decorating an axpy kernel plus its first launch and a sync (the "first launch"
-figure the issue targets: from a ready client to the launched kernel). The cold run uses
-an empty cache folder; the warm runs reuse the folder the cold run filled. Each child
-also reports whether NVRTC's library was mapped into the process and whether jinja2 was
-imported. Writes startup_<runtime>.json and .md.
+Every figure comes from new Python processes, run with bytecode caching on (as a user's
+install has it; PYTHONDONTWRITEBYTECODE is removed from the children's environment, and
+one throwaway process first fills __pycache__):
+
+- import: `import numpy`, then `import cubepy` (median of --runs processes);
+- default client: `cubepy.client()` without a name or $CUBEPY_RUNTIME, what it chose;
+- first launch, per runtime: the process imports cubepy and creates the client, then
+  times decorating an axpy kernel plus its first launch and a sync. The cold run uses an
+  empty cache folder ($CUBEPY_CACHE_DIR); the warm runs reuse the folder it filled. Each
+  child also reports which compiler modules it loaded (frontend, passes, jinja2, NVRTC).
+
+Writes <out>/startup_<name>.json and .md (name: the runtime, or --name).
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import statistics
@@ -30,7 +39,7 @@ def axpy(a: f32, x: Array[f32], y: Array[f32]):
         y[i] = a * x[i] + y[i]
 """
 
-CHILD = r"""
+LAUNCH_CHILD = r"""
 import sys, time
 t0 = time.perf_counter()
 import numpy as np
@@ -50,54 +59,144 @@ assert float(y.numpy()[0]) == 2.0
 maps = open("/proc/self/maps").read() if sys.platform == "linux" else ""
 print({"import_numpy_ms": 1e3 * (t1 - t0), "import_cubepy_ms": 1e3 * (t2 - t1),
        "client_ms": 1e3 * (t3 - t2), "first_launch_ms": 1e3 * (t4 - t3),
-       "nvrtc_loaded": "libnvrtc" in maps, "jinja2_imported": "jinja2" in sys.modules})
+       "nvrtc_loaded": "libnvrtc" in maps, "jinja2_imported": "jinja2" in sys.modules,
+       "frontend_imported": "cubepy.frontend.build" in sys.modules})
+"""
+
+IMPORT_CHILD = r"""
+import time
+t0 = time.perf_counter()
+import numpy
+t1 = time.perf_counter()
+import cubepy
+t2 = time.perf_counter()
+print({"import_numpy_ms": 1e3 * (t1 - t0), "import_cubepy_ms": 1e3 * (t2 - t1)})
+"""
+
+DEFAULT_CHILD = r"""
+import time
+import cubepy
+from cubepy.runtime import default_choice
+t0 = time.perf_counter()
+client, notes = default_choice()
+t1 = time.perf_counter()
+print({"default_client_ms": 1e3 * (t1 - t0), "chosen": client.runtime, "why": notes})
 """
 
 
-def run_child(runtime: str, cache: str, kernel_file: str) -> dict:
-    env = dict(os.environ, CUBEPY_CACHE_DIR=cache)
-    code = CHILD.replace("KERNEL_FILE", repr(kernel_file))
-    with open(kernel_file, "w") as fh:  # cubepy reads a kernel's source from its file
-        fh.write(KERNEL)
-    out = subprocess.run([sys.executable, "-c", code, runtime], env=env,
+def _env(cache: str | None) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONDONTWRITEBYTECODE", "CUBEPY_RUNTIME", "CUBEPY_NO_CACHE")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
+        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    if cache is not None:
+        env["CUBEPY_CACHE_DIR"] = cache
+    return env
+
+
+def _child(code: str, args: list[str], cache: str | None) -> dict:
+    out = subprocess.run([sys.executable, "-c", code, *args], env=_env(cache),
                          capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         raise SystemExit(out.stderr)
-    import ast
     return ast.literal_eval(out.stdout.strip().splitlines()[-1])
+
+
+def launch_child(runtime: str, cache: str, kernel_file: str) -> dict:
+    with open(kernel_file, "w") as fh:  # cubepy reads a kernel's source from its file
+        fh.write(KERNEL)
+    return _child(LAUNCH_CHILD.replace("KERNEL_FILE", repr(kernel_file)), [runtime], cache)
+
+
+def _median(rows: list[dict], key: str) -> float:
+    return statistics.median(r[key] for r in rows)
+
+
+def measure_runtime(runtime: str, runs: int, tmp: str) -> dict:
+    cache = os.path.join(tmp, f"cache-{runtime}")
+    kernel_file = os.path.join(tmp, "axpy_kernel.py")
+    cold = launch_child(runtime, cache, kernel_file)
+    warm = [launch_child(runtime, cache, kernel_file) for _ in range(runs)]
+    return {"cold": cold, "warm_runs": warm,
+            "warm_median": {k: _median(warm, k) for k in warm[0]
+                            if isinstance(warm[0][k], float)},
+            "warm_min": {k: min(w[k] for w in warm) for k in warm[0]
+                         if isinstance(warm[0][k], float)},
+            "warm_loaded": {k: any(w[k] for w in warm) for k in warm[0]
+                            if isinstance(warm[0][k], bool)}}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runtime", default="cuda")
+    parser.add_argument("--runtime", default="cuda",
+                        help="runtimes to measure, comma-separated (cuda, wgpu, cpu)")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--name", default=None, help="the file name's suffix")
+    parser.add_argument("--note", default="", help="a sentence describing the machine")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
     args = parser.parse_args()
+    runtimes = [r.strip() for r in args.runtime.split(",") if r.strip()]
     with tempfile.TemporaryDirectory() as tmp:
-        cache, kernel_file = os.path.join(tmp, "cache"), os.path.join(tmp, "axpy_kernel.py")
-        cold = run_child(args.runtime, cache, kernel_file)
-        warm = [run_child(args.runtime, cache, kernel_file) for _ in range(args.runs)]
-    summary = {k: statistics.median(w[k] for w in warm) for k in warm[0]
-               if isinstance(warm[0][k], float)}
-    report = {"runtime": args.runtime, "host": describe_host(), "cold": cold,
-              "warm_runs": warm, "warm_median": summary,
-              "warm_nvrtc_loaded": [w["nvrtc_loaded"] for w in warm],
-              "warm_jinja2_imported": [w["jinja2_imported"] for w in warm]}
-    lines = [f"# Start-up on {args.runtime}", "", f"Host: {report['host']}", "",
-             "| | cold cache | warm cache (median of %d) |" % args.runs, "|---|---|---|"]
-    for k in ("import_numpy_ms", "import_cubepy_ms", "client_ms", "first_launch_ms"):
-        lines.append(f"| {k} | {cold[k]:.1f} | {summary[k]:.1f} |")
-    lines += [f"| NVRTC loaded | {cold['nvrtc_loaded']} | {any(report['warm_nvrtc_loaded'])} |",
-              f"| jinja2 imported | {cold['jinja2_imported']} | "
-              f"{any(report['warm_jinja2_imported'])} |"]
-    text = "\n".join(lines) + "\n"
+        _child(IMPORT_CHILD, [], None)  # fills __pycache__ (bytecode) for what follows
+        launch_child(runtimes[0], os.path.join(tmp, "warm-up"),
+                     os.path.join(tmp, "axpy_kernel.py"))
+        imports = [_child(IMPORT_CHILD, [], os.path.join(tmp, "unused"))
+                   for _ in range(args.runs)]
+        defaults = [_child(DEFAULT_CHILD, [], os.path.join(tmp, "unused"))
+                    for _ in range(args.runs)]
+        per_runtime = {r: measure_runtime(r, args.runs, tmp) for r in runtimes}
+    report = {
+        "host": describe_host(), "note": args.note, "runs": args.runs,
+        "import": {"runs": imports,
+                   "numpy_ms": _median(imports, "import_numpy_ms"),
+                   "cubepy_beyond_numpy_ms": _median(imports, "import_cubepy_ms"),
+                   "cubepy_beyond_numpy_min_ms": min(i["import_cubepy_ms"] for i in imports)},
+        "default_client": {"runs": [{k: d[k] for k in ("default_client_ms", "chosen")}
+                                    for d in defaults],
+                           "median_ms": _median(defaults, "default_client_ms"),
+                           "min_ms": min(d["default_client_ms"] for d in defaults),
+                           "chosen": defaults[0]["chosen"], "why": defaults[0]["why"]},
+        "runtimes": per_runtime,
+    }
+    text = render(report, runtimes)
     print(text)
     os.makedirs(args.out, exist_ok=True)
-    base = os.path.join(args.out, f"startup_{args.runtime}")
+    base = os.path.join(args.out, f"startup_{args.name or '_'.join(runtimes)}")
     with open(base + ".json", "w") as fh:
         json.dump(report, fh, indent=2)
     with open(base + ".md", "w") as fh:
         fh.write(text)
+
+
+def render(report: dict, runtimes: list[str]) -> str:
+    runs = report["runs"]
+    imp, dflt = report["import"], report["default_client"]
+    lines = [f"# Start-up ({', '.join(runtimes)})", ""]
+    if report["note"]:
+        lines += [report["note"], ""]
+    lines += [f"Host: {report['host']}", "",
+              "Fresh processes with bytecode cached (PYTHONDONTWRITEBYTECODE unset); medians "
+              f"of {runs} processes.", "",
+              f"- `import numpy`: {imp['numpy_ms']:.1f} ms; `import cubepy` beyond it: "
+              f"{imp['cubepy_beyond_numpy_ms']:.1f} ms (min {imp['cubepy_beyond_numpy_min_ms']:.1f})",
+              f"- `cubepy.client()` without a name: {dflt['median_ms']:.1f} ms "
+              f"(min {dflt['min_ms']:.1f}), chose "
+              f"{dflt['chosen']} ({'; '.join(dflt['why'])})", ""]
+    for runtime in runtimes:
+        r = report["runtimes"][runtime]
+        cold, warm = r["cold"], r["warm_median"]
+        lines += [f"## First launch on {runtime}", "",
+                  f"| | cold cache | warm cache (median of {runs}) | warm cache (min) |",
+                  "|---|---|---|---|"]
+        for k in ("import_numpy_ms", "import_cubepy_ms", "client_ms", "first_launch_ms"):
+            lines.append(f"| {k} | {cold[k]:.1f} | {warm[k]:.1f} | {r['warm_min'][k]:.1f} |")
+        for k, title in (("frontend_imported", "frontend loaded"),
+                         ("jinja2_imported", "jinja2 imported"),
+                         ("nvrtc_loaded", "NVRTC loaded")):
+            lines.append(f"| {title} | {cold[k]} | {r['warm_loaded'][k]} | |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -21,10 +21,13 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .ir import nodes as n
+from typing import TYPE_CHECKING
+
 from .ir.dtype_facts import facts
 from .ir.types import DType, bool_, u32
-from .ir.visit import walk_all_exprs, walk_stmts
+
+if TYPE_CHECKING:  # the IR loads with the first compile or runtime, not with `import cubepy`
+    from .ir import nodes as n
 
 MAX_RANK = 8
 MAX_LINE_ACCESS_BYTES = 16  # the widest vector access of a line (CUDA's float4, uint4)
@@ -102,6 +105,8 @@ def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False)
     """The ABI of a specialised kernel. `checked` keeps the buffer lengths used by bounds
     checks; `needs_cube_count` adds the cube count for targets that compute positions
     themselves (WGSL folds dispatches larger than 65535 per dimension)."""
+    from .ir import nodes as n
+    from .ir.visit import walk_all_exprs, walk_stmts
     meta_used: set[tuple[str, str]] = set()
     stored: set[str] = set()
     atomic: set[str] = set()

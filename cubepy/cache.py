@@ -66,11 +66,24 @@ def cubepy_version() -> str:
     return cubepy.__version__
 
 
+def sha256(data: bytes = b""):
+    """A SHA-256 hash object, from CPython's own SHA-256 module where there is one:
+    importing hashlib maps OpenSSL's libcrypto, a few ms of a warm start that needs a
+    handful of short digests. The digests are the same."""
+    try:
+        from _sha2 import sha256 as new  # Python 3.12+
+    except ImportError:
+        try:
+            from _sha256 import sha256 as new  # Python 3.11
+        except ImportError:  # a build without them
+            from hashlib import sha256 as new
+    return new(data)
+
+
 def cache_key(*parts: str | bytes) -> str:
     """A file-name-safe key (hex SHA-256) over `parts` and the cubepy version. Each part
     is length-prefixed, so ("ab", "c") and ("a", "bc") differ."""
-    import hashlib  # loaded at first use, not by `import cubepy`
-    h = hashlib.sha256()
+    h = sha256()
     for part in (cubepy_version(), *parts):
         data = part.encode() if isinstance(part, str) else bytes(part)
         h.update(len(data).to_bytes(8, "little"))
@@ -121,8 +134,7 @@ def trusted_dir(path: Path | str, create: bool = False) -> bool:
 
 
 def _digest(key: str, payload: bytes) -> bytes:
-    import hashlib
-    h = hashlib.sha256(MAGIC)
+    h = sha256(MAGIC)
     h.update(key.encode())
     h.update(b"\x00")
     h.update(payload)

@@ -18,7 +18,7 @@ import sys
 import types
 from typing import Callable, Iterator, NoReturn, Optional, TypeVar
 
-from .ir.nodes import Loc
+from .ir.loc import Loc
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from . import abi as abi_mod
+from . import spec_cache
 from .abi import KernelABI, compute_abi
 from .deep import call_deep
 from .errors import (CompileError, CubepyError, LaunchError, OptionError,
                      hide_internal_frames, line_sizes_option, public_entry)
 from .interop import make_importer
-from .ir import nodes as ir
 from .ir.dtype_facts import fits, int_range
 from .ir.types import DType, Generic, dtype_from_name, f32, i32, u32
 from .lang import LineOf
@@ -32,7 +32,8 @@ from .lru import LRU
 from .spec import Specialization
 from .targets import PORTABLE, get_target, source_targets
 
-if TYPE_CHECKING:  # the frontend and the passes load at first use: `import cubepy` stays light
+if TYPE_CHECKING:  # the frontend, the passes and the IR load at first use: `import cubepy` stays light
+    from .ir import nodes as ir
     from .frontend import ParamInfo, ParsedFunction
 
 
@@ -61,7 +62,9 @@ PLAN_CACHE = 256
 @dataclass
 class Specialised:
     """One specialisation of a kernel for one target: IR after passes, ABI, and the
-    generated code (`artefact`, a codegen.Compiled every client of the target reuses)."""
+    generated code (`artefact`, a codegen.Compiled every client of the target reuses).
+    Read from the disk cache, `kernel` is a spec_cache.KernelFacts: the parameters and
+    declarations launches check, without a body."""
 
     kernel: ir.Kernel
     abi: KernelABI
@@ -116,8 +119,18 @@ class CubeFunction:
         self._buffer_params: tuple[tuple[int, str], ...] = ()
         self._foreign_memo: dict = {}  # see interop.import_arguments
         self._importer: Callable | None = None  # see _make_foreign_of
+        # The function's key in the disk cache of compiled kernels (spec_cache.py), and
+        # its signature read back from there: a function compiled by an earlier process
+        # is not parsed until something needs more than its parameters.
+        self._disk_key = spec_cache.function_key(fn, launch, fast_math) \
+            if spec_cache.cache_dir() is not None else None
+        self._signature = spec_cache.load_signature(fn, self._disk_key)
+        if self._signature is None:
+            parsed = self._parse()  # (syntax errors surface here)
+            spec_cache.store_signature(parsed, self._disk_key)
         # a @cubepy.struct parameter: launches flatten its argument into field arguments
-        self._has_structs = bool(self._parse().structs)  # (syntax errors surface here)
+        # (cached signatures never have one)
+        self._has_structs = bool((self._parsed or self._signature).structs)
 
     # -- compilation ------------------------------------------------------------------
     def _parse(self) -> ParsedFunction:
@@ -135,12 +148,12 @@ class CubeFunction:
     @property
     def params(self) -> tuple[ParamInfo, ...]:
         """The parameters, a struct parameter's leaf fields each one (`cfg.scale`)."""
-        return self._parse().params
+        return (self._parsed or self._signature or self._parse()).params
 
     @property
     def arg_names(self) -> tuple[str, ...]:
         """The names of the arguments a launch takes, as written (a struct is one)."""
-        return self._parse().arg_names
+        return (self._parsed or self._signature or self._parse()).arg_names
 
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self.__name__} is a @cube function: call it inside another @cube "
@@ -203,13 +216,21 @@ class CubeFunction:
         compiled = self._compiled.get(key)
         if compiled is None:
             start = time.perf_counter()
-            parsed = self._parse()
-            compiled = call_deep(lambda: _compile_spec(parsed, spec, target, checked),
-                                 self._too_deep)
+            found = spec_cache.load_spec(self.fn, self._disk_key, spec, target, checked)
+            if found is not None:
+                compiled = Specialised(*found, checked)
+            else:
+                parsed = self._parse()
+                compiled = call_deep(lambda: _compile_spec(parsed, spec, target, checked),
+                                     self._too_deep)
+                spec_cache.store_spec(parsed, self._disk_key, spec, target, checked,
+                                      compiled.kernel, compiled.abi, compiled.artefact)
             self._compiled.put(key, compiled)
             if logger.isEnabledFor(logging.INFO):
-                logger.info("compiled %s for %s (%s%s) in %.1f ms", self.__name__, target,
+                logger.info("%s %s for %s (%s%s)%s in %.1f ms",
+                            "compiled" if found is None else "read", self.__name__, target,
                             describe(spec), "" if checked else ", unchecked",
+                            "" if found is None else " from the disk cache",
                             elapsed_ms(start))
         return compiled
 

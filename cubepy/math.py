@@ -10,14 +10,15 @@ exponent: i32)` and `modf(x)` `(fraction, integral)`, unpacked by `m, e = frexp(
 """
 from __future__ import annotations
 
-from .ir.nodes import MATH_FUNCS
-from .ir.ops import INTERNAL_MATH
+from .ir.ops import INTERNAL_MATH, OPS, MathFn
 from .lang import Intrinsic
 
 # name -> number of arguments of every public math function (the IR's, less the
 # IR-only ones, plus the two-result ones the frontend builds from IR ops)
-PUBLIC_MATH: dict[str, int] = {**{k: v for k, v in MATH_FUNCS.items()
-                                  if k not in INTERNAL_MATH}, "frexp": 1, "modf": 1}
+# (read from the op table, as ir.nodes.MATH_FUNCS is: `import cubepy` leaves the IR nodes
+# for first use)
+PUBLIC_MATH: dict[str, int] = {**{op.value: OPS[op].arity for op in MathFn
+                                  if op.value not in INTERNAL_MATH}, "frexp": 1, "modf": 1}
 
 for _name in PUBLIC_MATH:
     globals()[_name] = Intrinsic(_name, f"math intrinsic {_name} ({PUBLIC_MATH[_name]} args)")

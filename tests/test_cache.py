@@ -477,9 +477,9 @@ def test_poisoned_jinja2_bytecode_from_another_user_never_runs(cache_root, tmp_p
 
 
 def test_codegen_works_when_the_cache_folder_is_untrusted(cache_root, monkeypatch):
-    cache_root.mkdir(mode=0o700)
+    from corpus import axpy  # (decorating may already store its signature there)
+    cache_root.mkdir(mode=0o700, exist_ok=True)
     os.chmod(cache_root, 0o757)
-    from corpus import axpy
     # a fresh specialisation cache: an earlier test may have generated this source already
     monkeypatch.setattr(axpy, "_compiled", type(axpy._compiled)(axpy._compiled.maxsize))
     from cubepy.codegen import skeleton

@@ -55,7 +55,7 @@ def test_import_cubepy_leaves_the_compiler_passes_for_first_use(tmp_path):
         import sys, cubepy
         lazy = ("cubepy.frontend.parse", "cubepy.frontend.build", "cubepy.ir.passes",
                 "cubepy.frontend.intrinsics", "cubepy.frontend.indexing", "hashlib",
-                "statistics")
+                "statistics", "cubepy.ir.nodes", "json")
         print(sorted(m for m in lazy if m in sys.modules))
         @cubepy.cube
         def double(x: cubepy.Array[cubepy.Float]):
@@ -69,9 +69,9 @@ def test_default_client_skips_ruled_out_runtimes_without_importing_them():
     out = _python(NO_GPU + """
 import sys, cubepy
 c = cubepy.client()
-print(c.runtime, "wgpu" in sys.modules, "pycuda" in sys.modules)
+print(c.runtime, "wgpu" in sys.modules, "pycuda" in sys.modules, "cubepy.ir.nodes" in sys.modules)
 """)
-    assert out.split() == ["cpu", "False", "False"]
+    assert out.split() == ["cpu", "False", "False", "False"]  # (the IR loads at first compile)
 
 
 @pytest.fixture
@@ -170,3 +170,228 @@ def test_info_names_the_runtime_set_by_the_environment(capsys, monkeypatch):
     monkeypatch.setenv("CUBEPY_RUNTIME", "cpu")
     _print_default_choice(runtime.default_choice)
     assert capsys.readouterr().out == "default runtime: cpu (from $CUBEPY_RUNTIME)\n"
+
+
+# -- the disk cache of compiled specialisations (docs/CACHE.md) --------------------------
+
+KERNEL_MODULE = """
+import sys
+import numpy as np
+import cubepy
+from cubepy import ABSOLUTE_POS, Array, Float, cube
+
+SCALE = {scale}
+
+
+@cube
+def helper(a: Float) -> Float:
+    return a * Float({factor})
+
+
+@cube(launch=True)
+def axpy(a: Float, x: Array[Float], y: Array[Float]):
+    i = ABSOLUTE_POS
+    if i < len(y):
+        y[i] = helper(a) * x[i] + y[i] * Float(SCALE)
+
+
+if __name__ == "__main__":
+    {prelude}
+    client = cubepy.client(sys.argv[1])
+    x = client.tensor(np.arange(4, dtype=np.float32))
+    y = client.tensor(np.ones(4, np.float32))
+    axpy.launch(client, 1, 4, 2.0, {x_arg}, y)
+    lazy = ("cubepy.frontend.parse", "cubepy.frontend.build", "cubepy.ir.passes",
+            "cubepy.ir.nodes", "cubepy.codegen.clike", "cubepy.codegen.numpy_gen", "jinja2",
+            "lark")
+    print(y.numpy().tolist())
+    print(sorted(m for m in lazy if m in sys.modules))
+"""
+COMPILERS = ["cubepy.frontend.build", "cubepy.frontend.parse", "cubepy.ir.nodes",
+             "cubepy.ir.passes"]
+
+
+def _launch(tmp_path: Path, runtime: str = "cpu", scale: float = 1.0, factor: float = 3.0,
+            prelude: str = "pass", x_arg: str = "x") -> tuple[list, list]:
+    """Runs the kernel module above in a fresh process with the cache folder
+    tmp_path/cache: (the result, the compiler modules that process loaded)."""
+    script = tmp_path / "kernels_mod.py"
+    script.write_text(KERNEL_MODULE.format(scale=scale, factor=factor, prelude=prelude,
+                                           x_arg=x_arg))
+    env = {k: v for k, v in os.environ.items() if k not in ("CUBEPY_RUNTIME",
+                                                             "CUBEPY_NO_CACHE")}
+    env.update(PYTHONPATH=str(ROOT), CUBEPY_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, str(script), runtime], capture_output=True,
+                          text=True, env=env, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result, loaded = done.stdout.strip().splitlines()[-2:]
+    import ast
+    return ast.literal_eval(result), [m for m in ast.literal_eval(loaded)
+                                      if m in COMPILERS or m in ("jinja2", "lark")]
+
+
+def _compiled_at_all(loaded: list) -> bool:
+    return "cubepy.frontend.build" in loaded
+
+
+@pytest.mark.parametrize("runtime", [
+    "cpu", pytest.param("wgpu", marks=pytest.mark.wgpu)])
+def test_a_warm_first_launch_loads_no_frontend_passes_or_code_generator(tmp_path, runtime):
+    if runtime == "wgpu":
+        from conftest import _runtime_present
+        if not _runtime_present("wgpu"):
+            pytest.skip("no wgpu adapter")
+    cold, loaded_cold = _launch(tmp_path, runtime)
+    warm, loaded_warm = _launch(tmp_path, runtime)
+    assert cold == warm == [1.0, 7.0, 13.0, 19.0]
+    assert _compiled_at_all(loaded_cold)
+    assert loaded_warm == []  # no parse, frontend, IR, passes, jinja2 or lark
+
+
+@pytest.mark.wgpu
+def test_a_cached_wgsl_kernel_runs_with_one_buffer_bound_twice(tmp_path):
+    """Cached WGSL has no re-rendering hook: a buffer bound to a read-only and a written
+    parameter at once gets its bindings promoted in the text instead."""
+    from conftest import _runtime_present
+    if not _runtime_present("wgpu"):
+        pytest.skip("no wgpu adapter")
+    result, loaded = _launch(tmp_path, "wgpu")
+    assert result == [1.0, 7.0, 13.0, 19.0] and _compiled_at_all(loaded)
+    result, loaded = _launch(tmp_path, "wgpu", x_arg="y")  # y = 6 * y + y
+    assert result == [7.0, 7.0, 7.0, 7.0] and loaded == []
+
+
+def test_editing_a_called_function_misses_the_cache(tmp_path):
+    assert _launch(tmp_path, factor=3.0)[0] == [1.0, 7.0, 13.0, 19.0]
+    result, loaded = _launch(tmp_path, factor=5.0)  # helper's body changed
+    assert result == [1.0, 11.0, 21.0, 31.0]
+    assert _compiled_at_all(loaded)
+    assert _launch(tmp_path, factor=5.0)[1] == []  # and the new code is cached in turn
+
+
+def test_editing_a_global_constant_the_kernel_reads_misses_the_cache(tmp_path):
+    assert _launch(tmp_path, scale=1.0)[0] == [1.0, 7.0, 13.0, 19.0]
+    result, loaded = _launch(tmp_path, scale=2.0)
+    assert result == [2.0, 8.0, 14.0, 20.0]
+    assert _compiled_at_all(loaded)
+
+
+def _entries(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "cache" / "kernels").glob("*.json"))
+
+
+def test_a_corrupted_entry_is_recompiled_never_run(tmp_path):
+    _launch(tmp_path)
+    tampered = 0
+    for path in _entries(tmp_path):  # generated code that would end the process if run
+        data = path.read_bytes()
+        path.write_bytes(data.replace(b"def kernel_fn(", b"import os; os._exit(3)\\ndef kernel_fn("))
+        tampered += data != path.read_bytes()
+    assert tampered == 1
+    result, loaded = _launch(tmp_path)
+    assert result == [1.0, 7.0, 13.0, 19.0]
+    assert _compiled_at_all(loaded)
+
+
+def test_an_entry_others_may_write_is_refused_and_recompiled(tmp_path):
+    _launch(tmp_path)
+    for path in _entries(tmp_path):
+        os.chmod(path, 0o666)
+    result, loaded = _launch(tmp_path)
+    assert result == [1.0, 7.0, 13.0, 19.0]
+    assert _compiled_at_all(loaded)
+
+
+def _import_and_launch(tmp_path: Path, change: str = "pass") -> bool:
+    """Imports the kernel module in a fresh process after running `change`, launches it
+    on cpu; whether that process compiled (ran the frontend)."""
+    script = tmp_path / "importer.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys, cubepy
+        {change}
+        import kernels_mod
+        import numpy as np
+        client = cubepy.client("cpu")
+        x = client.tensor(np.arange(4, dtype=np.float32))
+        y = client.tensor(np.ones(4, np.float32))
+        kernels_mod.axpy.launch(client, 1, 4, 2.0, x, y)
+        assert y.numpy().tolist() == [1.0, 7.0, 13.0, 19.0]
+        print("cubepy.frontend.build" in sys.modules)
+    """))
+    env = {k: v for k, v in os.environ.items() if k != "CUBEPY_NO_CACHE"}
+    env.update(PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}",
+               CUBEPY_CACHE_DIR=str(tmp_path / "cache"))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()[-1] == "True"
+
+
+@pytest.mark.parametrize("change", [
+    "cubepy.__version__ = cubepy.__version__ + '.post1'",
+    "import cubepy.spec_cache; cubepy.spec_cache._stamp = '0' * 64",  # the compiler's files
+])
+def test_a_new_cubepy_version_or_compiler_misses_the_cache(tmp_path, change):
+    _launch(tmp_path)  # writes kernels_mod.py
+    assert _import_and_launch(tmp_path)  # compiles: a module imported, not run
+    assert not _import_and_launch(tmp_path)  # the same again: from the cache
+    assert _import_and_launch(tmp_path, change)
+
+
+def test_a_kernel_reading_a_module_of_the_program_is_not_cached(tmp_path):
+    """Attributes of the program's own modules are not tracked: such a kernel compiles in
+    every process (and sees an edited value)."""
+    (tmp_path / "consts.py").write_text("FACTOR = 3.0\n")
+    prelude = "pass"
+    for factor, want in ((3.0, [1.0, 7.0, 13.0, 19.0]), (4.0, [1.0, 9.0, 17.0, 25.0])):
+        (tmp_path / "consts.py").write_text(f"FACTOR = {factor}\n")
+        script = tmp_path / "kernels_mod.py"
+        _launch(tmp_path, factor=3.0, prelude=prelude)  # writes the module; fills the cache
+        text = script.read_text().replace("import cubepy\n", "import cubepy\nimport consts\n")
+        script.write_text(text.replace("Float(3.0)", "Float(consts.FACTOR)"))
+        env = dict(os.environ, PYTHONPATH=f"{ROOT}{os.pathsep}{tmp_path}",
+                   CUBEPY_CACHE_DIR=str(tmp_path / "cache"))
+        env.pop("CUBEPY_NO_CACHE", None)
+        for _ in range(2):
+            done = subprocess.run([sys.executable, str(script), "cpu"], capture_output=True,
+                                  text=True, env=env, timeout=300, cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+            result, loaded = done.stdout.strip().splitlines()[-2:]
+            assert result == str(want)
+            assert "cubepy.frontend.build" in loaded  # compiled each time
+
+
+def test_cuda_include_folders_are_recorded_and_rechecked(tmp_path, monkeypatch):
+    """A warm process keys its cubins without searching for the CUDA headers again (the
+    search imports cuda.pathfinder); a recorded folder that lost its headers is searched
+    for anew."""
+    from cubepy.runtime import cuda_compile
+    monkeypatch.setenv("CUBEPY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CUBEPY_NO_CACHE", raising=False)
+    first, second = tmp_path / "inc1", tmp_path / "inc2"
+    for d in (first, second):
+        d.mkdir()
+        (d / "cuda_fp16.h").write_text("")
+    searched = []
+
+    def candidates(folders):
+        def search():
+            searched.append(folders)
+            return [str(f) for f in folders]
+        return search
+    monkeypatch.setattr(cuda_compile, "_include_candidates", candidates([first]))
+    cuda_compile._include_dirs.cache_clear()
+    try:
+        assert cuda_compile.cuda_include_dir() == str(first)
+        assert cuda_compile.cccl_include_dir() is None
+        cuda_compile._include_dirs.cache_clear()  # as a new process
+        assert cuda_compile.cuda_include_dir() == str(first)
+        assert len(searched) == 1  # from the record
+        (first / "cuda_fp16.h").unlink()
+        monkeypatch.setattr(cuda_compile, "_include_candidates", candidates([first, second]))
+        cuda_compile._include_dirs.cache_clear()
+        assert cuda_compile.cuda_include_dir() == str(second)
+        assert len(searched) == 2
+        assert f"--include-path={second}" in cuda_compile.nvrtc_options("sm_90")
+    finally:
+        cuda_compile._include_dirs.cache_clear()

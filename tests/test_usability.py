@@ -238,7 +238,8 @@ def test_cubepy_log_env_prints_records_on_stderr(tmp_path):
         k.launch(c, 1, 4, c.tensor(np.zeros(4, np.float32)))
     """))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    quiet = subprocess.run([sys.executable, str(script)], env={**env, "CUBEPY_LOG": ""},
+    quiet = subprocess.run([sys.executable, str(script)],  # (leaves the disk cache empty)
+                           env={**env, "CUBEPY_LOG": "", "CUBEPY_NO_CACHE": "1"},
                            capture_output=True, text=True, timeout=300)
     assert quiet.returncode == 0 and quiet.stderr == ""
     loud = subprocess.run([sys.executable, str(script)], env={**env, "CUBEPY_LOG": "debug"},
@@ -247,6 +248,10 @@ def test_cubepy_log_env_prints_records_on_stderr(tmp_path):
     assert "cubepy INFO: opened runtime cpu" in loud.stderr
     assert "cubepy DEBUG: launch plan miss: k on cpu" in loud.stderr
     assert "cubepy INFO: compiled k for cpu" in loud.stderr
+    again = subprocess.run([sys.executable, str(script)], env={**env, "CUBEPY_LOG": "info"},
+                           capture_output=True, text=True, timeout=300)
+    assert "cubepy INFO: read k for cpu (cube_dim=4x1x1) from the disk cache in " \
+        in again.stderr
     bad = subprocess.run([sys.executable, str(script)], env={**env, "CUBEPY_LOG": "loud"},
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 0 and "CUBEPY_LOG='loud' is not a level" in bad.stderr

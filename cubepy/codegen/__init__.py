@@ -6,9 +6,13 @@ record, so the source is generated once. `emit(...)` is its source alone.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..abi import KernelABI
-from ..ir.nodes import Kernel
 from .compiled import Compiled, make_compiled
+
+if TYPE_CHECKING:  # (runtimes load this package; the IR loads with the first compile)
+    from ..ir.nodes import Kernel
 
 
 def generate(kernel: Kernel, target: str, abi: KernelABI, checked: bool) -> Compiled:

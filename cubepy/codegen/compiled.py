@@ -10,9 +10,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable, Mapping
 
+from typing import TYPE_CHECKING
+
 from ..abi import BufferBinding, KernelABI
-from ..ir import nodes as n
-from ..ir.visit import walk_all_exprs, walk_stmts
+
+if TYPE_CHECKING:  # (a runtime loads this module without the IR: cached kernels)
+    from ..ir import nodes as n
 
 # Position builtins that read the plane (subgroup) a unit belongs to.
 PLANE_POSITIONS = frozenset({"plane_dim", "unit_pos_plane"})
@@ -47,6 +50,8 @@ class Compiled:
 
 def kernel_features(kernel: n.Kernel) -> frozenset[str]:
     """The device features a kernel's code needs, read from its IR."""
+    from ..ir import nodes as n
+    from ..ir.visit import walk_all_exprs, walk_stmts
     found: set[str] = set()
     types = {p.dtype.name for p in kernel.params} | {s.buffer.elem.name for s in kernel.shared}
     types |= {d.buffer.elem.name for d in kernel.local_arrays}

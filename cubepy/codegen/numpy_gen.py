@@ -21,7 +21,6 @@ Control flow becomes lane masks (see cpu_ops: None = all lanes, False = none):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,6 +32,7 @@ from ..ir.types import DType
 from ..targets import get_target
 from ..runtime import cpu_atomics, cpu_bits, cpu_cmma, cpu_ops, cpu_plane
 from .compiled import Compiled, make_compiled
+from ..runtime.cpu_program import CpuProgram, load_program  # noqa: F401  (re-exported)
 from .names import comment_text
 from .walker import StatementWalker
 
@@ -56,15 +56,6 @@ _HOIST_EVERY = 24  # expression nesting depth at which subtrees go into temporar
 MAX_INDENT = 80  # block depth of the generated Python past which ifs run unguarded
 
 
-@dataclass
-class CpuProgram:
-    """A kernel compiled to Python: `fn(_L, _B, _bufs, _F, _bi, _cl)` runs one batch."""
-
-    fn: object
-    source: str
-    builtins: frozenset  # position builtins the kernel reads
-    kernel: ir.Kernel
-    abi: KernelABI
 
 
 ENTRY = "kernel_fn"
@@ -79,13 +70,6 @@ def generate_numpy(kernel: ir.Kernel, abi: KernelABI, checked: bool = True) -> C
                          positions=frozenset(gen.builtins))
 
 
-def load_program(compiled: Compiled, kernel: ir.Kernel, abi: KernelABI) -> CpuProgram:
-    """Runs generated numpy source (generate_numpy) into its kernel function."""
-    namespace = dict(compiled.namespace)
-    code = compile(compiled.source, f"<cubepy cpu {kernel.name}>", "exec")
-    exec(code, namespace)
-    return CpuProgram(namespace[compiled.entry], compiled.source, compiled.positions,
-                      kernel, abi)
 
 
 def compile_kernel(kernel: ir.Kernel, abi: KernelABI) -> CpuProgram:

@@ -15,7 +15,7 @@ import sys
 import textwrap
 import typing
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from ..errors import CompileError, compile_error
 from ..ir.nodes import Loc
@@ -23,31 +23,7 @@ from ..ir.types import DType, Generic, bool_, f32, i32
 from ..lang import BufferAnnotation, ComptimeAnnotation, LineOf
 from ..records import is_struct, leaf_fields
 from .inlinable import is_cube_decorator
-
-
-@dataclass(frozen=True)
-class ParamInfo:
-    """A parameter of a @cube function.
-
-    kind: "tensor", "array", "scalar" or "comptime" ("struct" for a device-function
-    parameter annotated with a @cubepy.struct, `elem` then being the class). `elem` is
-    the element (or scalar) type: a DType, a Generic placeholder, a LineOf, or None
-    (comptime, or an unannotated device-function parameter). `pytype` is the Python type
-    of a comptime. A field of a kernel's struct parameter is a parameter of its own,
-    named by its path (`cfg.scale`), with the identifier `symbol` (`cfg_scale`).
-    """
-
-    name: str
-    kind: str
-    elem: Any
-    pytype: Optional[type]
-    loc: Loc
-    symbol: Optional[str] = None
-
-    @property
-    def ir_name(self) -> str:
-        """The parameter's name in the IR and the launch ABI."""
-        return self.symbol or self.name
+from ..params import ParamInfo  # (defined without the frontend: cached signatures)
 
 
 @dataclass
@@ -75,10 +51,19 @@ class ParsedFunction:
     # names of the enclosing function that the annotations read (they are not closure
     # cells: Python evaluates annotations in the enclosing scope at the `def`)
     enclosing: dict[str, Any] = field(default_factory=dict)
+    # every free name resolved so far (annotations, body) and what it was: the
+    # dependencies the disk cache of compiled kernels re-checks (spec_cache.py)
+    lookups: dict[str, Any] = field(default_factory=dict)
 
     def lookup_global(self, name: str) -> tuple[bool, Any]:
         """(found, value) of a free name: closure, then the enclosing function's names
         (annotations), then globals, then Python builtins."""
+        found, value = self._lookup(name)
+        if found:
+            self.lookups[name] = value
+        return found, value
+
+    def _lookup(self, name: str) -> tuple[bool, Any]:
         code = self.fn.__code__
         if name in code.co_freevars and self.fn.__closure__:
             cell = self.fn.__closure__[code.co_freevars.index(name)]
@@ -461,7 +446,8 @@ def _collect_generics(parsed: ParsedFunction) -> None:
     for node in ast.walk(parsed.tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) \
                 and node.id not in parsed.assign_counts:
-            found, value = parsed.lookup_global(node.id)
+            # (not recorded as a dependency: a parameter may share a global's name)
+            found, value = parsed._lookup(node.id)
             if found and isinstance(value, Generic):
                 parsed.generics[value.name] = value
 

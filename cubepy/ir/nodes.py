@@ -22,20 +22,7 @@ from .ops import (OPS, AtomicOp, BinaryOp, BitOp, CompareOp, LogicalOp, MathFn, 
 from .types import DType, bool_, u32
 
 
-@dataclass(frozen=True)
-class Loc:
-    """Where a node came from in the user's source."""
-
-    filename: str
-    lineno: int
-    col: int = 0
-    end_col: Optional[int] = None
-
-    def __str__(self) -> str:
-        return f"{self.filename}:{self.lineno}:{self.col + 1}"
-
-
-NO_LOC = Loc("<unknown>", 0, 0)
+from .loc import NO_LOC, Loc  # noqa: F401  (defined apart: errors need no nodes)
 
 # Names the IR uses for operators: the values of the op enums of ir/ops.py, whose table
 # (OPS) says how each op types, folds and is spelled per target.

@@ -11,14 +11,16 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..abi import KernelABI, line_access_bytes
 from ..errors import LaunchError, public_entry
-from ..ir import nodes as ir
 from ..ir.types import DType, dtype_from_name, dtype_from_numpy
+
+if TYPE_CHECKING:
+    from ..ir import nodes as ir
 
 
 @dataclass(frozen=True)

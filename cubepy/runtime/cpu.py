@@ -15,18 +15,20 @@ from __future__ import annotations
 import platform
 import struct
 import weakref
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..abi import KernelABI
 from ..codegen.compiled import Compiled
 from ..errors import LaunchError
-from ..ir import nodes as ir
 from ..ir.types import DType
 from .base import Client, DeviceLimits, DeviceTensor
-from ..codegen.numpy_gen import CpuProgram, generate_numpy, load_program
+from .cpu_program import CpuProgram, load_program
 from .cpu_plane import PLANE_DIM
+
+if TYPE_CHECKING:  # (cached kernels run without the IR)
+    from ..ir import nodes as ir
 
 MAX_LANES = 1 << 18  # units per batch: large enough to amortise Python, small for caches
 LOCAL_ARRAY_BYTES = 64 << 20  # LocalArray memory of one batch (one row per lane)
@@ -207,6 +209,7 @@ class CpuClient(Client):
             if found is not None and found.program.kernel is kernel and found.abi == abi:
                 return found
             if compiled is None:
+                from ..codegen.numpy_gen import generate_numpy
                 compiled = generate_numpy(kernel, abi, checked)
             exe = CpuExecutable(load_program(compiled, kernel, abi))
             self._programs[id(kernel)] = exe

@@ -38,17 +38,19 @@ import re
 import struct
 import threading
 import weakref
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..abi import KernelABI
 from ..codegen.compiled import Compiled
 from ..errors import LaunchError, missing_package
-from ..ir import nodes as ir
 from ..ir.types import DType, bf16
 from .base import Client, DeviceLimits, DeviceTensor
 from .cuda_compile import CudaCompiler
+
+if TYPE_CHECKING:  # (cached kernels launch without the IR)
+    from ..ir import nodes as ir
 
 _tls = threading.local()  # .ctx: the context this module made current on this thread
 _pushed: list = []  # (thread id, context) pairs pushed by this module, popped at exit

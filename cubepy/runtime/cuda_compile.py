@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import sys
 import tempfile
 
 from ..cache import DiskCache, cache_key
@@ -37,26 +38,61 @@ CUBINS = DiskCache("cuda", ".cubin")
 COMPILERS = DiskCache("compilers", ".txt")  # which libnvrtc serves (nvrtc_identity)
 
 
-@functools.lru_cache(maxsize=None)
 def cuda_include_dir() -> str | None:
     """A folder holding cuda_fp16.h: NVRTC 13 has no default include path."""
-    for d in _include_candidates():
-        if os.path.isfile(os.path.join(d, "cuda_fp16.h")):
-            return d
-    return None
+    return _include_dirs()[0]
 
 
-@functools.lru_cache(maxsize=None)
 def cccl_include_dir() -> str | None:
     """A folder holding CCCL (`nv/target`, `cuda/std/...`), which the cooperative groups
     headers (plane operations) include; pip's header folders lack it, a toolkit has it
     (CUDA 13 under include/cccl)."""
-    for d in _include_candidates():
-        for sub in (os.path.join(d, "cccl"), d):
-            if all(os.path.exists(os.path.join(sub, *h.split("/")))
-                   for h in ("nv/target", "cuda/std/type_traits")):
-                return sub
-    return None
+    return _include_dirs()[1]
+
+
+def _has_cuda_headers(d: str) -> bool:
+    return os.path.isfile(os.path.join(d, "cuda_fp16.h"))
+
+
+def _has_cccl(d: str) -> bool:
+    return all(os.path.exists(os.path.join(d, *h.split("/")))
+               for h in ("nv/target", "cuda/std/type_traits"))
+
+
+@functools.lru_cache(maxsize=None)
+def _include_dirs() -> tuple[str | None, str | None]:
+    """(cuda_include_dir, cccl_include_dir). Searching runs `which nvcc` and imports
+    cuda.pathfinder (tens of ms), and the folders are part of every cubin's key, so the
+    answer is recorded in `compilers/` under what decides it (_include_record_key); a
+    later process checks the recorded folders still hold their headers (a few stats)."""
+    key = _include_record_key()
+    record = COMPILERS.get(key)
+    if record is not None:
+        cuda, _, cccl = record.decode(errors="replace").partition("\0")
+        if cuda and _has_cuda_headers(cuda) and (not cccl or _has_cccl(cccl)):
+            return cuda, cccl or None
+    candidates = _include_candidates()
+    cuda = next((d for d in candidates if _has_cuda_headers(d)), None)
+    cccl = next((sub for d in candidates for sub in (os.path.join(d, "cccl"), d)
+                 if _has_cccl(sub)), None)
+    if cuda is not None:  # (nothing found: searched again next time, nothing recorded)
+        COMPILERS.put(key, f"{cuda}\0{cccl or ''}".encode())
+    return cuda, cccl
+
+
+def _include_record_key() -> str:
+    """What decides the include folders: the variables and PATH the search reads, and
+    the modification times of the folders where a toolkit or a pip package would appear
+    (every sys.path folder, which pip touches on each install, and the system ones)."""
+    env = [os.environ.get(v, "") for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "PATH")]
+    stamps = []
+    for d in [*sys.path, "/usr/local/cuda", "/usr/local/cuda/include", "/usr/include"]:
+        try:
+            st = os.stat(d)
+            stamps.append(f"{os.path.realpath(d)}:{st.st_mtime_ns}")
+        except OSError:
+            stamps.append(f"{d}:-")
+    return cache_key("cuda-include-dirs", "\0".join(env), "\0".join(stamps))
 
 
 def _include_candidates() -> list[str]:

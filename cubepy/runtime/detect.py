@@ -6,7 +6,9 @@ the default choice asks these checks, which only look at files and module specs 
 never import the runtime's package. The rules never skip a real GPU:
 
 - cuda: the package pycuda is installed (found, not imported) and an NVIDIA driver is
-  visible: /dev/nvidia*, /proc/driver/nvidia, /dev/dxg (WSL) or a loadable libcuda.
+  visible: /dev/nvidia*, /proc/driver/nvidia or /dev/dxg (WSL); off Linux, a loadable
+  libcuda (nvcuda on Windows). On Linux the driver's device nodes decide: a libcuda
+  without them cannot open a device, and looking the library up runs ldconfig (~20 ms).
 - wgpu: the package wgpu is installed and, on Linux, a GPU device node exists
   (/dev/dri/renderD*, /dev/nvidia* or /dev/dxg); every Vulkan driver for real hardware
   opens one of them. On macOS and Windows (Metal, DX12) there is no cheap test, so
@@ -17,7 +19,6 @@ opens llvmpipe.
 """
 from __future__ import annotations
 
-import ctypes.util
 import functools
 import glob
 import importlib.util
@@ -39,6 +40,9 @@ def _nvidia_driver() -> str | None:
     nodes = glob.glob("/dev/nvidia*")
     if nodes:
         return nodes[0]
+    if _linux():
+        return None
+    import ctypes.util  # (loads subprocess: only where no device node can tell)
     return ctypes.util.find_library("nvcuda" if sys.platform == "win32" else "cuda")
 
 

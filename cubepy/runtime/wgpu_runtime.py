@@ -44,17 +44,57 @@ import time
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..abi import KernelABI
 from ..codegen.compiled import Compiled
 from ..errors import LaunchError, missing_package
-from ..ir import nodes as ir
 from ..ir.types import DType, bool_, f16
 from .base import Client, DeviceLimits, DeviceTensor
 from .wgpu_calls import PassCalls, wait_idle
+
+if TYPE_CHECKING:  # (cached kernels launch without the IR)
+    from ..ir import nodes as ir
+
+
+# The C types wgpu-py builds on a process's first pipeline and dispatch. cffi parses each
+# type string on first use (pycparser, on llvmpipe about 300 ms for these together: most of
+# a warm first launch); parsed while the adapter and device are requested (native calls
+# that release the GIL), they cost the first launch nothing.
+_LAUNCH_TYPES = (
+    "WGPUBindGroupLayoutDescriptor *", "WGPUBindGroupLayoutEntry *",
+    "WGPUBindGroupLayoutEntry[]", "WGPUBindGroupLayout[]", "WGPUBufferBindingLayout *",
+    "WGPUPipelineLayoutDescriptor *", "uint8_t *", "uint8_t []", "uintptr_t",
+    "WGPUBindGroupDescriptor *", "WGPUBindGroupEntry[]", "WGPUComputePassDescriptor *",
+    "WGPUComputePipelineDescriptor *", "WGPUShaderModuleDescriptor *",
+    "WGPUCommandEncoderDescriptor *", "WGPUCommandBufferDescriptor *")
+_types_parsed = False
+
+
+def _parse_launch_types_in_background() -> None:
+    """Starts (once per process) a daemon thread that has cffi parse _LAUNCH_TYPES. A
+    type the installed wgpu-py does not know is skipped; cffi's own lock makes a launch
+    that needs a type wait for its parse rather than parse it twice."""
+    global _types_parsed
+    if _types_parsed:
+        return
+    _types_parsed = True
+
+    def parse() -> None:
+        try:
+            from wgpu.backends.wgpu_native import ffi
+        except Exception:
+            return
+        for name in _LAUNCH_TYPES:
+            try:
+                ffi.typeof(name)
+            except Exception:
+                pass
+    import threading
+    threading.Thread(target=parse, name="cubepy-wgpu-types", daemon=True).start()
+
 
 def _quiet_vulkan_loader() -> None:
     """Vulkan drivers (Mesa's among them) print "error: XDG_RUNTIME_DIR is invalid or not
@@ -227,6 +267,7 @@ class WgpuClient(Client):
             raise missing_package("the wgpu runtime", "wgpu", "wgpu", e) from None
         self._wgpu = wgpu
         self.index = index
+        _parse_launch_types_in_background()
         try:
             if index == 0:
                 adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
