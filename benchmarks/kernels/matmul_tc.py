@@ -38,35 +38,38 @@ def load_tile(src: Tensor[Line[Float]], row0: u32, col0: u32, width: u32, rows: 
 
 
 @cube
-def stage(dst: Array[Float], v: Line[Float], rows: Comptime[int], cols: Comptime[int],
-          units: Comptime[int], p: u32):
-    """Stores line `v`, read by `load_tile` with the same arguments, to the padded tile."""
+def stage(dst: Array[Line[Float]], base: u32, v: Line[Float], rows: Comptime[int],
+          cols: Comptime[int], units: Comptime[int], p: u32):
+    """Stores line `v`, read by `load_tile` with the same arguments, to the padded tile
+    starting at line `base` (one 16-byte store)."""
     idx = p * units + UNIT_POS
     per_row = cols // 8
-    at = (idx // per_row) * (cols + PAD) + (idx % per_row) * 8
-    for e in unroll(range(8)):
-        dst[at + e] = v[e]
+    dst[base + (idx // per_row) * ((cols + PAD) // 8) + idx % per_row] = v
 
 
 
 
-def _config(bm: int, bn: int, bk: int, planes_m: int, planes_n: int) -> dict:
+def _config(bm: int, bn: int, bk: int, planes_m: int, planes_n: int, stages: int) -> dict:
     return {"cube_dim": CubeDim(PLANE * planes_m * planes_n), "bm": bm, "bn": bn, "bk": bk,
-            "planes_m": planes_m, "planes_n": planes_n}
+            "planes_m": planes_m, "planes_n": planes_n, "stages": stages}
 
 
-CONFIGS = [_config(128, 128, 32, 2, 4), _config(128, 256, 32, 2, 4),
-           _config(256, 128, 32, 4, 2), _config(128, 128, 64, 2, 4),
-           _config(64, 128, 32, 2, 2), _config(128, 128, 32, 2, 2)]
+# Each fits CUDA's 48 KB of static shared memory per cube.
+CONFIGS = [_config(128, 256, 32, 2, 4, 1), _config(128, 128, 32, 2, 4, 2),
+           _config(128, 128, 32, 2, 2, 2), _config(256, 128, 32, 4, 2, 1),
+           _config(128, 128, 64, 2, 4, 1), _config(64, 256, 32, 1, 4, 2),
+           _config(128, 256, 16, 2, 4, 2), _config(256, 128, 16, 4, 2, 2)]
 
 
 @cubepy.autotune(configs=CONFIGS, key=["a", "b"])
 @cube(launch=True)
 def matmul_tc(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Line[Float]],
               bm: Comptime[int], bn: Comptime[int], bk: Comptime[int],
-              planes_m: Comptime[int], planes_n: Comptime[int]):
+              planes_m: Comptime[int], planes_n: Comptime[int], stages: Comptime[int]):
     """c = a @ b for row-major f16/bf16 matrices (line size 8), f32 accumulation, with
-    planes_m x planes_n planes of 32 units (the cube dim is their product times 32)."""
+    planes_m x planes_n planes of 32 units (the cube dim is their product times 32) and
+    `stages` (1 or 2) shared copies of the slices: with 2, the next slices are stored
+    while the current ones are multiplied, one cube barrier per step instead of two."""
     k_len = a.shape(1)
     n = b.shape(1)
     units = PLANE * planes_m * planes_n
@@ -76,9 +79,11 @@ def matmul_tc(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Line[Flo
     wn = bn // planes_n
     fm = wm // 16
     fn = wn // 16
-    a_s = SharedMemory(Float, bm * (bk + PAD))
-    b_s = SharedMemory(Float, bk * (bn + PAD))
-    scratch = SharedMemory(f32, planes_m * planes_n * 256)
+    a_lines = bm * (bk + PAD) // 8  # one padded slice of A, of B, in lines
+    b_lines = bk * (bn + PAD) // 8
+    a_s = SharedMemory(Line[Float], stages * a_lines, 8)
+    b_s = SharedMemory(Line[Float], stages * b_lines, 8)
+    scratch = SharedMemory(Line[f32], planes_m * planes_n * 64, 4)
     pa = LocalArray(Line[Float], na, 8)
     pb = LocalArray(Line[Float], nb, 8)
     acc = cmma.Matrices(fm * fn, cmma.ACCUMULATOR, 16, 16, 16, f32)
@@ -96,25 +101,37 @@ def matmul_tc(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Line[Flo
         pa[p] = load_tile(a, row0, 0, k_len, bm, bk, units, p)
     for p in unroll(range(nb)):
         pb[p] = load_tile(b, 0, col0, n, bk, bn, units, p)
+    for p in unroll(range(na)):
+        stage(a_s, 0, pa[p], bm, bk, units, p)
+    for p in unroll(range(nb)):
+        stage(b_s, 0, pb[p], bk, bn, units, p)
+    sync_cube()
     for k0 in range(0, k_len, bk):
-        for p in unroll(range(na)):
-            stage(a_s, pa[p], bm, bk, units, p)
-        for p in unroll(range(nb)):
-            stage(b_s, pb[p], bk, bn, units, p)
-        sync_cube()
-        if k0 + bk < k_len:  # the next slices load while this one is multiplied
+        cur = k0 // bk % stages  # the shared copy holding this step's slices
+        more = k0 + bk < k_len
+        if more:  # the next slices load while this one is multiplied
             for p in unroll(range(na)):
                 pa[p] = load_tile(a, row0, k0 + bk, k_len, bm, bk, units, p)
             for p in unroll(range(nb)):
                 pb[p] = load_tile(b, k0 + bk, col0, n, bk, bn, units, p)
+        a_at = cur * a_lines * 8
+        b_at = cur * b_lines * 8
         for kk in unroll(range(0, bk, 16)):
             for i in unroll(range(fm)):
-                cmma.load(fa[i], a_s, (prow + i * 16) * (bk + PAD) + kk, bk + PAD)
+                cmma.load(fa[i], a_s, a_at + (prow + i * 16) * (bk + PAD) + kk, bk + PAD)
             for j in unroll(range(fn)):
-                cmma.load(fb[j], b_s, kk * (bn + PAD) + pcol + j * 16, bn + PAD)
+                cmma.load(fb[j], b_s, b_at + kk * (bn + PAD) + pcol + j * 16, bn + PAD)
             for i in unroll(range(fm)):
                 for j in unroll(range(fn)):
                     cmma.execute(fa[i], fb[j], acc[i * fn + j], acc[i * fn + j])
+        if stages == 1:
+            sync_cube()  # every plane is done with the slices before they are replaced
+        if more:
+            nxt = (cur + 1) % stages
+            for p in unroll(range(na)):
+                stage(a_s, nxt * a_lines, pa[p], bm, bk, units, p)
+            for p in unroll(range(nb)):
+                stage(b_s, nxt * b_lines, pb[p], bk, bn, units, p)
         sync_cube()
     mine = plane * 256  # this plane's 16 x 16 scratch; each unit converts 8 values of it
     r = lane // 2
@@ -123,9 +140,10 @@ def matmul_tc(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Line[Flo
         for j in unroll(range(fn)):
             cmma.store(scratch, mine, acc[i * fn + j], 16, cmma.ROW_MAJOR)
             sync_plane()
-            at = mine + r * 16 + half
-            v = Line(scratch[at], scratch[at + 1], scratch[at + 2], scratch[at + 3],
-                     scratch[at + 4], scratch[at + 5], scratch[at + 6], scratch[at + 7])
+            at = (mine + r * 16 + half) // 4
+            lo = scratch[at]
+            hi = scratch[at + 1]
+            v = Line(lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3])
             row = row0 + prow + i * 16 + r
             col = col0 + pcol + j * 16 + half
             c[(row * n + col) // 8] = Float(v)

@@ -15,6 +15,7 @@ from ..ir import nodes as n
 from ..ir.dtype_facts import SPELLING
 from ..ir.ops import LOWERED, MathFn
 from ..ir.types import DType, f32, f64
+from ..ir.visit import walk_stmts
 from ..targets import get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
@@ -324,12 +325,20 @@ def b_ref(b) -> n.BufferRef:
     return n.BufferRef(b.name, b.dtype, "global")
 
 
+def _matrix_shared(kernel: n.Kernel) -> set[str]:
+    """The shared arrays some cmma load or store uses."""
+    return {s.buffer.name for s in walk_stmts(kernel.body)
+            if isinstance(s, (n.MatrixLoad, n.MatrixStore)) and s.buffer.space == "shared"}
+
+
 def _entry_lines(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
     """Declarations at kernel entry: shared arrays, builtins, scalar parameters."""
     lines = []
     vector = aligned_shared(kernel)  # read and written a whole line at a time
+    tiles = _matrix_shared(kernel)  # wmma loads and stores need 256-bit aligned tiles
     for s in kernel.shared:
-        align = f"__align__({MAX_LINE_ACCESS_BYTES}) " if s.buffer.name in vector else ""
+        align = ("__align__(32) " if s.buffer.name in tiles else
+                 f"__align__({MAX_LINE_ACCESS_BYTES}) " if s.buffer.name in vector else "")
         lines.append(f"__shared__ {align}{_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
                      f"[{s.size}];")
     lines.extend(prelude_helpers.local_array_decls(kernel, em))

@@ -200,9 +200,8 @@ def _buffer(b: Builder, node: ast.expr, call: str, frag: n.Frag) -> tuple[Buf, n
     if buf.kind == "local":
         b.error(f"{call}() on the LocalArray {buf.ref.name!r}: fragments load from and "
                 f"store to global or shared memory", node)
-    if buf.line > 1:
-        b.error(f"{call}() on the Line buffer {buf.ref.name!r}: use a buffer of single "
-                f"elements", node)
+    # A Line buffer is fine: offset and stride count elements, not lines, so a tile
+    # staged in shared memory as 16-byte lines is loaded from the same array.
     d = frag.matrix
     if buf.ref.elem is not d.storage:
         hint = " (tf32 fragments use f32 buffers)" if d.elem == "tf32" else ""
