@@ -453,7 +453,8 @@ class CubeFunction:
             logger.debug("launch plan miss: %s on %s (%s)", self.__name__, client.runtime,
                          describe(spec))
         compiled = self._compile(spec, client.target, checked)
-        _check_shared_memory(self.__name__, client, compiled.kernel, shared_mem)
+        _check_shared_memory(self.__name__, client, compiled.kernel, shared_mem,
+                             _compiler_shared_bytes(client, compiled.kernel, checked))
         _check_index_ranks(compiled.kernel, params, args)
         executable = compiled.executables.get(client)
         if executable is None:
@@ -554,12 +555,22 @@ def _check_dims(client, count, dim) -> None:
                               f"({client.device})", "cube_count")
 
 
+def _compiler_shared_bytes(client, kernel: ir.Kernel, checked: bool) -> int:
+    """Shared memory the generated code declares beyond the kernel's SharedMemory: the
+    cmma staging tiles of a checked CUDA launch."""
+    if client.target != "cuda":
+        return 0
+    from .codegen.cuda_cmma_staging import staging_bytes
+    return staging_bytes(kernel, checked)
+
+
 def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel,
-                         shared_mem: int | None = None) -> None:
+                         shared_mem: int | None = None, staging: int = 0) -> None:
     """Refuses a kernel whose SharedMemory exceeds the device's per-cube limit before it
     reaches the driver (some drivers hang on such a pipeline instead of rejecting it).
-    With `shared_mem` (DynamicSharedMemory's bytes) the error names that argument."""
-    if not kernel.shared:
+    With `shared_mem` (DynamicSharedMemory's bytes) the error names that argument;
+    `staging` is what the compiler adds (cmma staging tiles), counted in the total."""
+    if not kernel.shared and not staging:
         return
     sizes = []
     for decl in kernel.shared:
@@ -568,10 +579,13 @@ def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel,
         itemsize = (get_target(client.target).bool_storage_bytes if elem.is_bool
                     else elem.itemsize)
         sizes.append((decl.buffer.name, decl.size * itemsize))
-    total = sum(n for _, n in sizes)
+    total = sum(n for _, n in sizes) + staging
     limit = client.limits.max_shared_bytes
     if total > limit:
         detail = ", ".join(f"{name}: {n} bytes" for name, n in sizes)
+        if staging:
+            detail += (", " if detail else "") + (
+                f"cmma staging tiles of the checked launch: {staging} bytes")
         param = sizes[0][0] if len(sizes) == 1 else None
         if shared_mem is not None:
             param = SHARED_MEM

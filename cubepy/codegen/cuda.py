@@ -8,17 +8,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import math
+from dataclasses import replace
 
 from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.dtype_facts import SPELLING
+from ..ir.visit import walk_stmts
 from ..ir.ops import LOWERED, MathFn
 from ..ir.types import DType, f32, f64
 from ..targets import get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from . import clike_helpers as prelude_helpers
+from . import cuda_cmma_staging as cmma_staging
 from .clike_bits import cuda_bits
 from .clike_cmma import WmmaSpelling
 from .clike_plane import cuda_plane
@@ -265,7 +268,9 @@ def generate_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled"
                     units=kernel.units_per_cube, cube_dim=kernel.cube_dim,
                     includes=includes, fields=fields, helpers=em.prelude.helpers,
                     params=params, entry=entry, body=em.lines, checked=checked)
-    return make_compiled(TARGET, kernel, abi, source, name)
+    compiled = make_compiled(TARGET, kernel, abi, source, name)
+    extra = cmma_staging.staging_bytes(kernel, checked)
+    return replace(compiled, shared_bytes=compiled.shared_bytes + extra) if extra else compiled
 
 
 emit_cuda.record = generate_cuda  # what codegen.generate calls for this target
@@ -278,9 +283,14 @@ def b_ref(b) -> n.BufferRef:
 def _entry_lines(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
     """Declarations at kernel entry: shared arrays, builtins, scalar parameters."""
     lines = []
+    tiled = {s.buffer.name for s in walk_stmts(kernel.body)
+             if isinstance(s, (n.MatrixLoad, n.MatrixStore)) and s.buffer.space == "shared"}
     for s in kernel.shared:
-        lines.append(f"__shared__ {_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
-                     f"[{s.size}];")
+        # wmma tiles start 32-byte aligned: an aligned array keeps offset 0 (and every
+        # offset of 32 bytes) valid in an unchecked launch
+        align = "__align__(32) " if s.buffer.name in tiled else ""
+        lines.append(f"__shared__ {align}{_TYPES[s.buffer.elem.name]} "
+                     f"{em.buffer(s.buffer)}[{s.size}];")
     lines.extend(prelude_helpers.local_array_decls(kernel, em))
     lines.extend(prelude_helpers.matrix_decls(kernel, em))
     lines.extend(em.prologue)
