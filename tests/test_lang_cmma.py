@@ -343,8 +343,9 @@ def test_fragments_pass_to_device_functions(client):
 
 # -- the cpu emulation's checks ---------------------------------------------------------
 
-def test_checked_cpu_launch_reads_zero_and_drops_stores_out_of_range():
-    c = cubepy.client("cpu")
+def test_checked_launch_reads_zero_and_drops_stores_out_of_range(client):
+    """On CUDA the checked launch stages the tiles, so this holds there as well."""
+    c = client
     a, b = _halves(16, 16), _halves(16, 16)
     ta = c.tensor(a[:10].ravel())  # rows 10..15 of A are past the end: they read 0
     out = c.zeros(16 * 12, f32)  # rows 12..15 of the result are past the end: dropped
@@ -380,7 +381,7 @@ def test_cpu_refuses_plane_divergent_cmma():
 # -- generated source ---------------------------------------------------------------------
 
 def test_cuda_source_of_the_basic_product():
-    src = product_kernel(ROW, COL, ROW).source("cuda", cube_dim=PLANE)
+    src = product_kernel(ROW, COL, ROW).source("cuda", cube_dim=PLANE, checked=False)
     assert "#include <mma.h>" in src
     assert ("nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, "
             "nvcuda::wmma::row_major> fa;") in src
@@ -389,6 +390,79 @@ def test_cuda_source_of_the_basic_product():
     assert "nvcuda::wmma::store_matrix_sync(out, c, 16u, nvcuda::wmma::mem_row_major);" in src
     tf = product_kernel(ROW, ROW, ROW, k=8, elem=tf32).source("cuda", cube_dim=PLANE)
     assert "nvcuda::wmma::precision::tf32" in tf and "__float_to_tf32(fa.x[" in tf
+    # checked: the f32 tile is staged, then rounded to tf32 after the fragment load
+    assert "cube_cmma_load_a_16x16x8_tf32_row(fa, a, 0u, 8u, info.a_buffer_len" in tf
+
+
+def test_checked_cuda_stages_tiles_and_unchecked_accesses_directly():
+    """A checked launch moves each tile through the plane's aligned shared staging tile,
+    element by element against the buffer's length; an unchecked one calls wmma on the
+    buffer itself."""
+    checked = sub_tiles.source("cuda", cube_dim=(64, 1, 1))
+    # two planes, each a tile of the largest fragment moved (16 x 16 f32: 1024 bytes)
+    assert "__shared__ __align__(32) unsigned char cube_cmma_staging[2048];" in checked
+    assert ("unsigned char* const cube_cmma_tile = cube_cmma_staging + "
+            "(cube_unit_pos / 32u) * 1024u;") in checked
+    assert "const unsigned cube_cmma_lane = cube_unit_pos % 32u;" in checked
+    for call in ("cube_cmma_load_a_16x16x16_f16_row(fa, a, ",
+                 "cube_cmma_load_b_16x16x16_f16_col(fb, b, 3u, 20u, info.b_buffer_len, "
+                 "cube_cmma_tile, cube_cmma_lane);",
+                 "cube_cmma_store_accumulator_16x16x16_f32_row(out, "):
+        assert call in checked, call
+    assert "tile[e] = i < len ? buf[i] : __half(0.0f);" in checked  # past the end: 0
+    assert "if (i < len) {\n            buf[i] = tile[e];" in checked  # else dropped
+    assert "nvcuda::wmma::load_matrix_sync(frag, tile, 16);" in checked
+    assert "nvcuda::wmma::store_matrix_sync(tile, frag, 16, " in checked
+    assert checked.count("__syncwarp();") == 6
+    assert "load_matrix_sync(fa, a" not in checked and "store_matrix_sync(out" not in checked
+
+    unchecked = sub_tiles.source("cuda", cube_dim=(64, 1, 1), checked=False)
+    assert "cube_cmma" not in unchecked and "__syncwarp" not in unchecked
+    assert "nvcuda::wmma::load_matrix_sync(fb, b + 3u, 20u);" in unchecked
+    assert "buffer_len" not in unchecked
+
+
+def test_shared_tiles_are_aligned_and_staged_against_their_size():
+    checked = staged.source("cuda", cube_dim=PLANE)
+    assert "__shared__ __align__(32) __half sa[256];" in checked
+    assert "cube_cmma_load_a_16x16x16_f16_row(fa, sa, 0u, 16u, 256u, " in checked
+    unchecked = staged.source("cuda", cube_dim=PLANE, checked=False)
+    assert "__shared__ __align__(32) __half sb[256];" in unchecked
+    assert "nvcuda::wmma::load_matrix_sync(fb, sb, 16u);" in unchecked
+
+
+def test_staging_counts_against_the_shared_memory_limit():
+    """The staging tiles of a checked CUDA launch are shared memory the kernel did not
+    declare: with them a kernel over the device's limit is a LaunchError before the
+    driver sees it; unchecked (no staging) the same kernel fits."""
+    from types import SimpleNamespace
+
+    from cubepy.kernel import _check_shared_memory, _compiler_shared_bytes
+
+    @cube(launch=True)
+    def big_shared(a: Array[f16], out: Array[f32]):
+        s = SharedMemory(f16, 24 * 1024 - 256)  # 48 KB less 512 bytes
+        s[UNIT_POS] = a[UNIT_POS]
+        sync_cube()
+        fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+        cmma.load(fa, s, 0, 16)
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+        cmma.fill(acc, 0.0)
+        cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+
+    cuda = SimpleNamespace(target="cuda", runtime="cuda", device="H200",
+                           limits=SimpleNamespace(max_shared_bytes=48 * 1024))
+    spec = big_shared._specialization(cubepy.CubeDim(*PLANE), {})
+    for checked, staging in ((True, 1024), (False, 0)):
+        compiled = big_shared._compile(spec, "cuda", checked)
+        assert _compiler_shared_bytes(cuda, compiled.kernel, checked) == staging
+        assert compiled.artefact.shared_bytes == 48 * 1024 - 512 + staging
+    with pytest.raises(LaunchError, match=r"cmma staging tiles of the checked launch: "
+                                          r"1024 bytes.*max_shared_bytes"):
+        _check_shared_memory("big_shared", cuda, big_shared._compile(spec, "cuda", True).kernel,
+                             None, 1024)
+    _check_shared_memory("big_shared", cuda, big_shared._compile(spec, "cuda", False).kernel,
+                         None, 0)
 
 
 @pytest.mark.nvcc
@@ -656,6 +730,11 @@ def test_cmma_inside_and_or_is_an_error():
 
 
 @pytest.mark.nvcc
-def test_views_compile_with_nvcc(tmp_path):
-    src = validate_sources(from_views, tmp_path, cube_dim=PLANE, targets=("cuda",))["cuda"]
-    assert "load_matrix_sync(fa, a + view_start, 16u);" in src
+@pytest.mark.parametrize("checked", [True, False])
+def test_views_compile_with_nvcc(tmp_path, checked):
+    src = validate_sources(from_views, tmp_path, cube_dim=PLANE, targets=("cuda",),
+                           checked=checked)["cuda"]
+    if checked:  # the view's start is the staged tile's offset
+        assert "cube_cmma_load_a_16x16x16_f16_row(fa, a, view_start, 16u, " in src
+    else:
+        assert "load_matrix_sync(fa, a + view_start, 16u);" in src
