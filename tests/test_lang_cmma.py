@@ -356,6 +356,83 @@ def test_checked_launch_reads_zero_and_drops_stores_out_of_range(client):
                                atol=1e-4)
 
 
+def test_unchecked_cpu_launch_refuses_tiles_wmma_cannot_access():
+    """wmma needs a 32-byte aligned tile and a stride of a multiple of 16 bytes; the
+    cpu runtime enforces that in an unchecked launch, so the bug shows before CUDA."""
+    c = cubepy.client("cpu")
+    big = c.tensor(_halves(40, 48))
+    b_flat = c.tensor(RNG.uniform(-1, 1, 20 * 16 + 3).astype(np.float16))
+    out = c.zeros((32, 24), f32)
+    line = sub_tiles.fn.__code__.co_firstlineno  # the decorator's line
+    # row 5, col 7 of a 48-wide f16 tensor: element 247, 494 bytes
+    with pytest.raises(LaunchError, match=rf"cmma.load at line {line + 6}: the tile starts "
+                                          r"at element 247 \(494 bytes\), not a multiple "
+                                          r"of 32 bytes"):
+        sub_tiles.launch_unchecked(c, (1, 1, 1), PLANE, big, b_flat, out, 5, 7)
+    # an aligned A tile; B from element 3 with a 20-element (40-byte) stride
+    with pytest.raises(LaunchError, match=rf"cmma.load at line {line + 7}: the tile starts "
+                                          r"at element 3 "):
+        sub_tiles.launch_unchecked(c, (1, 1, 1), PLANE, big, b_flat, out, 4, 16)
+    # the stride alone: 24 f32 elements of out are 96 bytes (fine), 20 f16 of b 40 bytes
+    with pytest.raises(LaunchError, match=r"the stride 20 \(40 bytes\) is not a multiple "
+                                          r"of 16 bytes"):
+        strided_b.launch_unchecked(c, (1, 1, 1), PLANE, b_flat, c.zeros(256, f32))
+    # checked, the same tiles are fine (test_nonzero_offsets_and_strides)
+    sub_tiles.launch(c, (1, 1, 1), PLANE, big, b_flat, out, 5, 7)
+
+
+@cube(launch=True)
+def strided_b(b: Array[f16], out: Array[f32]):
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.COL_MAJOR)
+    cmma.load(fb, b, 0, 20)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(acc, 0.0)
+    cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+
+
+def test_unchecked_cpu_launch_runs_aligned_tiles():
+    c = cubepy.client("cpu")
+    a, b = _halves(16, 16), _halves(16, 16)
+    out = c.zeros(256, f32)
+    product_kernel(ROW, ROW, ROW).launch_unchecked(c, (1, 1, 1), PLANE, c.tensor(a.ravel()),
+                                                   c.tensor(b.ravel()), out)
+    np.testing.assert_allclose(out.numpy().reshape(16, 16),
+                               a.astype(np.float32) @ b.astype(np.float32), atol=1e-4)
+
+
+@cube(launch=True)
+def misaligned_edge(a: Array[f16], out: Array[f32], offset: u32, out_offset: u32):
+    """A tile at an odd offset running past the end of `a`, stored at an odd offset
+    running past the end of `out`."""
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(fb, 1.0)
+    cmma.fill(acc, 0.0)
+    cmma.load(fa, a, offset, 17)
+    cmma.execute(fa, fb, acc, acc)
+    cmma.store(out, out_offset, acc, 17, cmma.COL_MAJOR)
+
+
+def test_checked_misaligned_tile_past_the_end(client):
+    """Odd offsets and strides with tiles partly past both buffers' ends: a checked
+    launch reads 0 there and drops the stores (on CUDA through the staging tiles)."""
+    a_full = RNG.uniform(-1, 1, 300).astype(np.float16)
+    n_a = 3 + 17 * 9 + 5  # rows 9.. of the tile (and part of row 9) are past the end
+    a_in = client.tensor(a_full[:n_a])
+    n_out = 7 + 17 * 11 + 4
+    out = client.tensor(np.full(n_out, -7.0, np.float32))
+    misaligned_edge.launch(client, (1, 1, 1), PLANE, a_in, out, 3, 7)
+    a = np.zeros(3 + 17 * 16, np.float32)
+    a[:n_a] = a_full[:n_a]
+    tile = np.stack([a[3 + 17 * r: 3 + 17 * r + 16] for r in range(16)])
+    want_tile = tile @ np.ones((16, 16), np.float32)
+    want = np.full(7 + 17 * 16, -7.0, np.float32)
+    for c in range(16):  # column c of the result at 7 + 17 * c (col major)
+        want[7 + 17 * c: 7 + 17 * c + 16] = want_tile[:, c]
+    np.testing.assert_allclose(out.numpy(), want[:n_out], atol=1e-3)
+
+
 @cube(launch=True)
 def divergent_offset(a: Array[f16], out: Array[f32]):
     fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
@@ -476,8 +553,9 @@ def test_staging_counts_against_the_shared_memory_limit():
     (sub_tiles, {}),
     (staged, {}),
     (through_device_function, {}),
+    (misaligned_edge, {}),
 ], ids=["f16", "32x8x16", "f16_acc", "tf32", "bf16", "load_with_layout_cast", "offsets",
-        "shared", "device_fn"])
+        "shared", "device_fn", "misaligned_edge"])
 @pytest.mark.parametrize("checked", [True, False])
 def test_cuda_compiles_with_nvcc(tmp_path, kernel, spec, checked):
     validate_sources(kernel, tmp_path, cube_dim=PLANE, targets=("cuda",), checked=checked,
