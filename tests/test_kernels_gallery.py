@@ -193,7 +193,11 @@ def test_checked_matmul_tc_over_the_shared_limit_is_a_launch_error():
                            limits=SimpleNamespace(max_shared_bytes=CUDA_STATIC_SHARED))
     over = 0
     for cfg in matmul_tc.CONFIGS:
-        assert _matmul_tc_cuda(cfg, False).artefact.shared_bytes <= CUDA_STATIC_SHARED
+        unchecked = _matmul_tc_cuda(cfg, False).artefact
+        assert unchecked.shared_bytes <= CUDA_STATIC_SHARED
+        # the benchmark's launch: wmma straight on shared memory, no staging
+        assert "cube_cmma" not in unchecked.source
+        assert "nvcuda::wmma::load_matrix_sync(fa[" in unchecked.source
         compiled = _matmul_tc_cuda(cfg, True)
         record, kernel = compiled.artefact, compiled.kernel
         staging = _compiler_shared_bytes(cuda, kernel, True)
