@@ -381,6 +381,33 @@ def test_unchecked_cpu_launch_refuses_tiles_wmma_cannot_access():
     sub_tiles.launch(c, (1, 1, 1), PLANE, big, b_flat, out, 5, 7)
 
 
+def test_unchecked_cuda_launch_checks_tile_buffers_start_aligned():
+    """An unchecked CUDA launch hands the buffers cmma tiles use to wmma directly: each
+    must start 32-byte aligned (a foreign tensor or a view may not), a LaunchError
+    naming the parameter otherwise. Only those buffers are checked."""
+    from types import SimpleNamespace
+
+    from cubepy.kernel import _check_tile_alignment, direct_tile_params
+    kernel = sub_tiles._compile(sub_tiles._specialization(cubepy.CubeDim(*PLANE), {}),
+                                "cuda", False).kernel
+    aligned = direct_tile_params(kernel, sub_tiles.params)
+    assert aligned == ((0, "a"), (1, "b"), (2, "out"))
+    shared_only = staged._compile(staged._specialization(cubepy.CubeDim(*PLANE), {}),
+                                  "cuda", False).kernel
+    assert direct_tile_params(shared_only, staged.params) == ((2, "out"),)
+
+    def buf(ptr):
+        return SimpleNamespace(handle=SimpleNamespace(ptr=ptr))
+
+    _check_tile_alignment("sub_tiles", (buf(0x1000), buf(0x2020), buf(0x3000), 5, 7),
+                          aligned)
+    with pytest.raises(LaunchError, match=r"sub_tiles: the buffer 'b' starts at device "
+                                          r"address 0x2012, not a multiple of 32 bytes") as e:
+        _check_tile_alignment("sub_tiles", (buf(0x1000), buf(0x2012), buf(0x3000), 5, 7),
+                              aligned)
+    assert e.value.param == "b"
+
+
 @cube(launch=True)
 def strided_b(b: Array[f16], out: Array[f32]):
     fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.COL_MAJOR)
