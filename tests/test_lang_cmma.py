@@ -526,13 +526,59 @@ def test_checked_cuda_stages_tiles_and_unchecked_accesses_directly():
     assert "buffer_len" not in unchecked
 
 
-def test_shared_tiles_are_aligned_and_staged_against_their_size():
-    checked = staged.source("cuda", cube_dim=PLANE)
-    assert "__shared__ __align__(32) __half sa[256];" in checked
-    assert "cube_cmma_load_a_16x16x16_f16_row(fa, sa, 0u, 16u, 256u, " in checked
-    unchecked = staged.source("cuda", cube_dim=PLANE, checked=False)
-    assert "__shared__ __align__(32) __half sb[256];" in unchecked
-    assert "nvcuda::wmma::load_matrix_sync(fb, sb, 16u);" in unchecked
+@cube(launch=True)
+def shared_at(a: Array[f16], out: Array[f32], offset: u32):
+    """A tile of shared memory at a runtime offset (staged in a checked launch) and one
+    at offset 16 with stride 24 (constant, aligned, inside: direct), and one past the
+    array's end at a constant offset (staged)."""
+    s = SharedMemory(f16, 400)
+    for r in range(13):
+        i = r * 32 + UNIT_POS
+        if i < 400:
+            s[i] = a[i]
+    sync_cube()
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fc = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.COL_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(acc, 0.0)
+    cmma.load(fa, s, offset, 16)
+    cmma.load(fb, s, 16, 24)
+    cmma.execute(fa, fb, acc, acc)
+    cmma.load(fc, s, 32, 24)  # its last column ends at 32 + 15 * 24 + 16 = 408 > 400
+    cmma.execute(fa, fc, acc, acc)
+    cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+
+
+def test_shared_tiles_are_aligned_and_staged_unless_provably_safe():
+    checked = shared_at.source("cuda", cube_dim=PLANE)
+    assert "__shared__ __align__(32) __half s[400];" in checked
+    assert "cube_cmma_load_a_16x16x16_f16_row(fa, s, offset, 16u, 400u, " in checked
+    assert "nvcuda::wmma::load_matrix_sync(fb, s + 16u, 24u);" in checked
+    assert "cube_cmma_load_b_16x16x16_f16_col(fc, s, 32u, 24u, 400u, " in checked
+    unchecked = shared_at.source("cuda", cube_dim=PLANE, checked=False)
+    assert "__shared__ __align__(32) __half s[400];" in unchecked
+    assert "nvcuda::wmma::load_matrix_sync(fc, s + 32u, 24u);" in unchecked
+    assert "cube_cmma" not in unchecked
+    # every tile constant, aligned and inside: no staging memory at all
+    direct = staged.source("cuda", cube_dim=PLANE)
+    assert "nvcuda::wmma::load_matrix_sync(fa, sa, 16u);" in direct
+    assert "cube_cmma_load" not in direct
+    assert "cube_cmma_store_accumulator_16x16x16_f32_row(out, " in direct  # global
+
+
+def test_shared_tiles_on_every_runtime(client):
+    """The checked launch of shared_at: the staged and the direct shared tiles agree
+    with numpy, the part of the last tile past the array reading 0."""
+    a = RNG.uniform(-1, 1, 400).astype(np.float16)
+    out = client.zeros(256, f32)
+    shared_at.launch(client, (1, 1, 1), PLANE, client.tensor(a), out, 7)
+    flat = np.zeros(440, np.float32)
+    flat[:400] = a
+    ta = np.stack([flat[7 + 16 * r: 7 + 16 * r + 16] for r in range(16)])
+    tb = np.stack([flat[16 + 24 * r: 16 + 24 * r + 16] for r in range(16)])
+    tc = np.stack([flat[32 + 24 * c: 32 + 24 * c + 16] for c in range(16)], axis=1)
+    np.testing.assert_allclose(out.numpy().reshape(16, 16), ta @ tb + ta @ tc, atol=1e-3)
 
 
 def test_staging_counts_against_the_shared_memory_limit():
@@ -581,8 +627,9 @@ def test_staging_counts_against_the_shared_memory_limit():
     (staged, {}),
     (through_device_function, {}),
     (misaligned_edge, {}),
+    (shared_at, {}),
 ], ids=["f16", "32x8x16", "f16_acc", "tf32", "bf16", "load_with_layout_cast", "offsets",
-        "shared", "device_fn", "misaligned_edge"])
+        "shared", "device_fn", "misaligned_edge", "shared_at"])
 @pytest.mark.parametrize("checked", [True, False])
 def test_cuda_compiles_with_nvcc(tmp_path, kernel, spec, checked):
     validate_sources(kernel, tmp_path, cube_dim=PLANE, targets=("cuda",), checked=checked,

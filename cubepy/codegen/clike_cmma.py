@@ -70,7 +70,8 @@ class WmmaSpelling(MatrixSpelling):
         elif isinstance(s, n.MatrixLoad):
             frag = frag_text(em, s.frag)
             d = s.frag.matrix
-            if em.checked:  # through the plane's staging tile: any offset, stride, length
+            if em.checked and not staging.provably_direct(em.kernel, s):
+                # through the plane's staging tile: any offset, stride and length
                 staging.load(em, s, self.fragment_type(d), frag,
                              _CUDA_ELEMS[d.storage.name], WMMA)
             else:
@@ -85,7 +86,7 @@ class WmmaSpelling(MatrixSpelling):
                 em.line("}")
         elif isinstance(s, n.MatrixStore):
             d = s.frag.matrix
-            if em.checked:
+            if em.checked and not staging.provably_direct(em.kernel, s):
                 staging.store(em, s, self.fragment_type(d), frag_text(em, s.frag),
                               _CUDA_ELEMS[d.storage.name], WMMA)
                 return

@@ -9,7 +9,8 @@ buffer's length reads 0; a store there is dropped) between the buffer and an ali
 staging tile of the plane, whose ldm is the tile's contiguous extent (a multiple of 8
 elements, so of 16 bytes), and the fragment loads from / stores to that tile.
 
-The kernel declares one staging tile per plane (`__shared__ __align__(32) unsigned char
+A tile in a SharedMemory at a constant, aligned offset and stride, wholly inside it, is
+accessed directly (provably_direct). The kernel declares one staging tile per plane (`__shared__ __align__(32) unsigned char
 cube_cmma_staging[...]`), sized for the largest tile it accesses; each access is a call
 of a prelude helper per fragment shape, type and layout.
 """
@@ -29,10 +30,28 @@ TILE = "cube_cmma_tile"  # this plane's tile in it
 LANE = "cube_cmma_lane"  # this unit's lane in its plane
 
 
+def provably_direct(kernel: n.Kernel, s: n.MatrixLoad | n.MatrixStore) -> bool:
+    """Whether a tile is safe for wmma without staging: in a SharedMemory (32-byte
+    aligned when cmma uses it), at a constant offset and stride that meet wmma's
+    alignment rule, and wholly inside the array."""
+    if s.buffer.space != "shared" or not isinstance(s.offset, n.Const) \
+            or not isinstance(s.stride, n.Const):
+        return False
+    d, size = s.frag.matrix, s.frag.matrix.storage.itemsize
+    offset, stride = int(s.offset.value), int(s.stride.value)
+    layout = s.layout or d.layout
+    outer, inner = (d.rows, d.cols) if layout == "row_major" else (d.cols, d.rows)
+    length = next(x.size for x in kernel.shared if x.buffer.name == s.buffer.name)
+    return (offset * size % 32 == 0 and stride * size % 16 == 0 and stride >= inner
+            and 0 <= offset and offset + (outer - 1) * stride + inner <= length)
+
+
 def staged_tile_bytes(kernel: n.Kernel) -> int:
-    """Bytes of the largest tile the kernel's cmma loads and stores move (0 if none)."""
+    """Bytes of the largest tile the kernel's staged cmma loads and stores move (0 if
+    none)."""
     sizes = [s.frag.matrix.rows * s.frag.matrix.cols * s.frag.matrix.storage.itemsize
-             for s in walk_stmts(kernel.body) if isinstance(s, (n.MatrixLoad, n.MatrixStore))]
+             for s in walk_stmts(kernel.body)
+             if isinstance(s, (n.MatrixLoad, n.MatrixStore)) and not provably_direct(kernel, s)]
     return max(sizes, default=0)
 
 
