@@ -133,9 +133,10 @@ def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False)
         elif isinstance(stmt, n.MatrixStore):
             tiled.add(stmt.buffer.name)
             tile_stored.add(stmt.buffer.name)
-    # element accesses are bounds-checked against buffer_len; cmma tiles are not (wmma
-    # and simdgroup matrices check nothing), so a buffer only they use needs none
-    checked_access = accessed | stored | atomic
+    # element accesses are bounds-checked against buffer_len, and so are cmma tiles (a
+    # checked CUDA launch stages them through shared memory; the cpu runtime checks
+    # every access); an unchecked launch needs no length
+    checked_access = accessed | stored | atomic | tiled
     stored |= tile_stored
     accessed |= stored | atomic | tiled
 

@@ -90,6 +90,9 @@ class _LaunchPlan:
     executable: Any
     buffer_args: tuple[int, ...]  # positions of the buffer arguments, in ABI order
     pack: Callable[[tuple], bytes]
+    # (position, name) of the buffers an unchecked CUDA launch hands to wmma directly:
+    # each must start 32-byte aligned (_check_tile_alignment)
+    aligned_args: tuple[tuple[int, str], ...] = ()
 
 
 class CubeFunction:
@@ -352,6 +355,8 @@ class CubeFunction:
             if b.client is not client:  # re-plan: raises the LaunchError naming it
                 self._plan(client, count, dim, args, checked, shared_mem)
                 raise LaunchError("a tensor argument belongs to another client")
+        if plan.aligned_args:
+            _check_tile_alignment(self.__name__, args, plan.aligned_args)
         try:
             info = plan.pack(args, count)
         except (struct.error, TypeError, ValueError, OverflowError):
@@ -479,7 +484,8 @@ class CubeFunction:
             logger.debug("launch plan miss: %s on %s (%s)", self.__name__, client.runtime,
                          describe(spec))
         compiled = self._compile(spec, client.target, checked)
-        _check_shared_memory(self.__name__, client, compiled.kernel, shared_mem)
+        _check_shared_memory(self.__name__, client, compiled.kernel, shared_mem,
+                             _compiler_shared_bytes(client, compiled.kernel, checked))
         _check_index_ranks(compiled.kernel, params, args)
         executable = compiled.executables.get(client)
         if executable is None:
@@ -492,7 +498,10 @@ class CubeFunction:
                         self.__name__, elapsed_ms(start))
         index = {p.ir_name: i for i, p in enumerate(params)}
         buffer_args = tuple(index[b.name] for b in compiled.abi.buffers)
-        return _LaunchPlan(client, executable, buffer_args, _make_packer(compiled.abi, index))
+        aligned = (direct_tile_params(compiled.kernel, params)
+                   if client.target == "cuda" and not checked else ())
+        return _LaunchPlan(client, executable, buffer_args, _make_packer(compiled.abi, index),
+                           aligned)
 
 
 _MISSING = object()
@@ -580,12 +589,49 @@ def _check_dims(client, count, dim) -> None:
                               f"({client.device})", "cube_count")
 
 
+TILE_ALIGN_BYTES = 32  # wmma::load/store_matrix_sync's pointer alignment
+
+
+def direct_tile_params(kernel: ir.Kernel, params) -> tuple[tuple[int, str], ...]:
+    """(position, name) of the buffer parameters whose memory cmma loads and stores
+    access directly (an unchecked CUDA launch), in parameter order."""
+    from .ir.visit import walk_stmts
+    tiled = {s.buffer.name for s in walk_stmts(kernel.body)
+             if isinstance(s, (ir.MatrixLoad, ir.MatrixStore)) and s.buffer.space == "global"}
+    return tuple((i, p.name) for i, p in enumerate(params) if p.ir_name in tiled)
+
+
+def _check_tile_alignment(kernel_name: str, args: tuple,
+                          aligned: tuple[tuple[int, str], ...]) -> None:
+    """A LaunchError naming the first buffer wmma would access misaligned: its start
+    (a foreign tensor's pointer, a view's offset) not on a 32-byte boundary. The tile
+    offsets and strides inside it are the kernel's to keep aligned (docs/LANGUAGE.md)."""
+    for i, name in aligned:
+        ptr = args[i].handle.ptr
+        if ptr % TILE_ALIGN_BYTES:
+            raise LaunchError(
+                f"{kernel_name}: the buffer {name!r} starts at device address {ptr:#x}, "
+                f"not a multiple of {TILE_ALIGN_BYTES} bytes; its cmma tiles need that in "
+                f"an unchecked launch on CUDA (launch() stages tiles and takes any "
+                f"buffer)", name)
+
+
+def _compiler_shared_bytes(client, kernel: ir.Kernel, checked: bool) -> int:
+    """Shared memory the generated code declares beyond the kernel's SharedMemory: the
+    cmma staging tiles of a checked CUDA launch."""
+    if client.target != "cuda":
+        return 0
+    from .codegen.cuda_cmma_staging import staging_bytes
+    return staging_bytes(kernel, checked)
+
+
 def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel,
-                         shared_mem: int | None = None) -> None:
+                         shared_mem: int | None = None, staging: int = 0) -> None:
     """Refuses a kernel whose SharedMemory exceeds the device's per-cube limit before it
     reaches the driver (some drivers hang on such a pipeline instead of rejecting it).
-    With `shared_mem` (DynamicSharedMemory's bytes) the error names that argument."""
-    if not kernel.shared:
+    With `shared_mem` (DynamicSharedMemory's bytes) the error names that argument;
+    `staging` is what the compiler adds (cmma staging tiles), counted in the total."""
+    if not kernel.shared and not staging:
         return
     sizes = []
     for decl in kernel.shared:
@@ -594,10 +640,13 @@ def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel,
         itemsize = (get_target(client.target).bool_storage_bytes if elem.is_bool
                     else elem.itemsize)
         sizes.append((decl.buffer.name, decl.size * itemsize))
-    total = sum(n for _, n in sizes)
+    total = sum(n for _, n in sizes) + staging
     limit = client.limits.max_shared_bytes
     if total > limit:
         detail = ", ".join(f"{name}: {n} bytes" for name, n in sizes)
+        if staging:
+            detail += (", " if detail else "") + (
+                f"cmma staging tiles of the checked launch: {staging} bytes")
         param = sizes[0][0] if len(sizes) == 1 else None
         if shared_mem is not None:
             param = SHARED_MEM

@@ -187,6 +187,49 @@ def test_gallery_at_benchmark_sizes_on_cuda():
 NVCC = shutil.which("nvcc")
 
 
+CUDA_STATIC_SHARED = 48 * 1024  # bytes of __shared__ arrays a CUDA kernel may declare
+
+
+def _matmul_tc_cuda(cfg: dict, checked: bool):
+    """matmul_tc compiled for CUDA at one config (f16, line size 8): `.artefact` is the
+    Compiled record, `.kernel` the IR."""
+    kernel = matmul_tc.matmul_tc.kernel
+    spec = kernel._specialization(cfg["cube_dim"], {
+        "Float": f16, **{k: v for k, v in cfg.items() if k != "cube_dim"}},
+        {"a": 8, "b": 8, "c": 8})
+    return kernel._compile(spec, "cuda", checked)
+
+
+def test_checked_matmul_tc_over_the_shared_limit_is_a_launch_error():
+    """A checked launch stages cmma tiles in shared memory: the config whose SharedMemory
+    nearly fills 48 KB goes over with them, which is a LaunchError naming the staging
+    before nvcc or the driver sees it. Unchecked (the benchmark's launch), every config
+    fits."""
+    from types import SimpleNamespace
+
+    from cubepy.kernel import _check_shared_memory, _compiler_shared_bytes
+    cuda = SimpleNamespace(target="cuda", runtime="cuda", device="H200",
+                           limits=SimpleNamespace(max_shared_bytes=CUDA_STATIC_SHARED))
+    over = 0
+    for cfg in matmul_tc.CONFIGS:
+        unchecked = _matmul_tc_cuda(cfg, False).artefact
+        assert unchecked.shared_bytes <= CUDA_STATIC_SHARED
+        # the benchmark's launch: wmma straight on shared memory, no staging
+        assert "cube_cmma" not in unchecked.source
+        assert "nvcuda::wmma::load_matrix_sync(fa[" in unchecked.source
+        compiled = _matmul_tc_cuda(cfg, True)
+        record, kernel = compiled.artefact, compiled.kernel
+        staging = _compiler_shared_bytes(cuda, kernel, True)
+        assert staging > 0
+        if record.shared_bytes > CUDA_STATIC_SHARED:
+            over += 1
+            with pytest.raises(cubepy.LaunchError, match="cmma staging tiles"):
+                _check_shared_memory("matmul_tc", cuda, kernel, None, staging)
+        else:
+            _check_shared_memory("matmul_tc", cuda, kernel, None, staging)
+    assert over == 1  # 128 x 128 x 64 on 8 planes
+
+
 def _cuda_sources(checked: bool) -> dict[str, str]:
     from cubepy import CubeDim
     ls4 = {"x": 4, "y": 4, "out": 4}
@@ -194,11 +237,9 @@ def _cuda_sources(checked: bool) -> dict[str, str]:
         "cuda", cube_dim=cfg["cube_dim"], checked=checked,
         **{k: v for k, v in cfg.items() if k != "cube_dim"})
         for i, cfg in enumerate(matmul.matmul.configs)}
-    out.update({f"matmul_tc_{i}": matmul_tc.matmul_tc.kernel.source(
-        "cuda", cube_dim=cfg["cube_dim"], checked=checked, Float=f16,
-        line_sizes={"a": 8, "b": 8, "c": 8},
-        **{k: v for k, v in cfg.items() if k != "cube_dim"})
-        for i, cfg in enumerate(matmul_tc.CONFIGS)})
+    records = [_matmul_tc_cuda(cfg, checked).artefact for cfg in matmul_tc.CONFIGS]
+    out.update({f"matmul_tc_{i}": r.source for i, r in enumerate(records)
+                if r.shared_bytes <= CUDA_STATIC_SHARED})  # over: a LaunchError (below)
     out["softmax"] = softmax.softmax.kernel.source("cuda", cube_dim=CubeDim(1024),
                                                    checked=checked,
                                                    line_sizes={"x": 4, "out": 4})

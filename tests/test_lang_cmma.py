@@ -343,8 +343,9 @@ def test_fragments_pass_to_device_functions(client):
 
 # -- the cpu emulation's checks ---------------------------------------------------------
 
-def test_checked_cpu_launch_reads_zero_and_drops_stores_out_of_range():
-    c = cubepy.client("cpu")
+def test_checked_launch_reads_zero_and_drops_stores_out_of_range(client):
+    """On CUDA the checked launch stages the tiles, so this holds there as well."""
+    c = client
     a, b = _halves(16, 16), _halves(16, 16)
     ta = c.tensor(a[:10].ravel())  # rows 10..15 of A are past the end: they read 0
     out = c.zeros(16 * 12, f32)  # rows 12..15 of the result are past the end: dropped
@@ -353,6 +354,110 @@ def test_checked_cpu_launch_reads_zero_and_drops_stores_out_of_range():
     a0[10:] = 0
     np.testing.assert_allclose(out.numpy().reshape(12, 16), (a0 @ b.astype(np.float32))[:12],
                                atol=1e-4)
+
+
+def test_unchecked_cpu_launch_refuses_tiles_wmma_cannot_access():
+    """wmma needs a 32-byte aligned tile and a stride of a multiple of 16 bytes; the
+    cpu runtime enforces that in an unchecked launch, so the bug shows before CUDA."""
+    c = cubepy.client("cpu")
+    big = c.tensor(_halves(40, 48))
+    b_flat = c.tensor(RNG.uniform(-1, 1, 20 * 16 + 3).astype(np.float16))
+    out = c.zeros((32, 24), f32)
+    line = sub_tiles.fn.__code__.co_firstlineno  # the decorator's line
+    # row 5, col 7 of a 48-wide f16 tensor: element 247, 494 bytes
+    with pytest.raises(LaunchError, match=rf"cmma.load at line {line + 6}: the tile starts "
+                                          r"at element 247 \(494 bytes\), not a multiple "
+                                          r"of 32 bytes"):
+        sub_tiles.launch_unchecked(c, (1, 1, 1), PLANE, big, b_flat, out, 5, 7)
+    # an aligned A tile; B from element 3 with a 20-element (40-byte) stride
+    with pytest.raises(LaunchError, match=rf"cmma.load at line {line + 7}: the tile starts "
+                                          r"at element 3 "):
+        sub_tiles.launch_unchecked(c, (1, 1, 1), PLANE, big, b_flat, out, 4, 16)
+    # the stride alone: 24 f32 elements of out are 96 bytes (fine), 20 f16 of b 40 bytes
+    with pytest.raises(LaunchError, match=r"the stride 20 \(40 bytes\) is not a multiple "
+                                          r"of 16 bytes"):
+        strided_b.launch_unchecked(c, (1, 1, 1), PLANE, b_flat, c.zeros(256, f32))
+    # checked, the same tiles are fine (test_nonzero_offsets_and_strides)
+    sub_tiles.launch(c, (1, 1, 1), PLANE, big, b_flat, out, 5, 7)
+
+
+def test_unchecked_cuda_launch_checks_tile_buffers_start_aligned():
+    """An unchecked CUDA launch hands the buffers cmma tiles use to wmma directly: each
+    must start 32-byte aligned (a foreign tensor or a view may not), a LaunchError
+    naming the parameter otherwise. Only those buffers are checked."""
+    from types import SimpleNamespace
+
+    from cubepy.kernel import _check_tile_alignment, direct_tile_params
+    kernel = sub_tiles._compile(sub_tiles._specialization(cubepy.CubeDim(*PLANE), {}),
+                                "cuda", False).kernel
+    aligned = direct_tile_params(kernel, sub_tiles.params)
+    assert aligned == ((0, "a"), (1, "b"), (2, "out"))
+    shared_only = staged._compile(staged._specialization(cubepy.CubeDim(*PLANE), {}),
+                                  "cuda", False).kernel
+    assert direct_tile_params(shared_only, staged.params) == ((2, "out"),)
+
+    def buf(ptr):
+        return SimpleNamespace(handle=SimpleNamespace(ptr=ptr))
+
+    _check_tile_alignment("sub_tiles", (buf(0x1000), buf(0x2020), buf(0x3000), 5, 7),
+                          aligned)
+    with pytest.raises(LaunchError, match=r"sub_tiles: the buffer 'b' starts at device "
+                                          r"address 0x2012, not a multiple of 32 bytes") as e:
+        _check_tile_alignment("sub_tiles", (buf(0x1000), buf(0x2012), buf(0x3000), 5, 7),
+                              aligned)
+    assert e.value.param == "b"
+
+
+@cube(launch=True)
+def strided_b(b: Array[f16], out: Array[f32]):
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.COL_MAJOR)
+    cmma.load(fb, b, 0, 20)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(acc, 0.0)
+    cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+
+
+def test_unchecked_cpu_launch_runs_aligned_tiles():
+    c = cubepy.client("cpu")
+    a, b = _halves(16, 16), _halves(16, 16)
+    out = c.zeros(256, f32)
+    product_kernel(ROW, ROW, ROW).launch_unchecked(c, (1, 1, 1), PLANE, c.tensor(a.ravel()),
+                                                   c.tensor(b.ravel()), out)
+    np.testing.assert_allclose(out.numpy().reshape(16, 16),
+                               a.astype(np.float32) @ b.astype(np.float32), atol=1e-4)
+
+
+@cube(launch=True)
+def misaligned_edge(a: Array[f16], out: Array[f32], offset: u32, out_offset: u32):
+    """A tile at an odd offset running past the end of `a`, stored at an odd offset
+    running past the end of `out`."""
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(fb, 1.0)
+    cmma.fill(acc, 0.0)
+    cmma.load(fa, a, offset, 17)
+    cmma.execute(fa, fb, acc, acc)
+    cmma.store(out, out_offset, acc, 17, cmma.COL_MAJOR)
+
+
+def test_checked_misaligned_tile_past_the_end(client):
+    """Odd offsets and strides with tiles partly past both buffers' ends: a checked
+    launch reads 0 there and drops the stores (on CUDA through the staging tiles)."""
+    a_full = RNG.uniform(-1, 1, 300).astype(np.float16)
+    n_a = 3 + 17 * 9 + 5  # rows 9.. of the tile (and part of row 9) are past the end
+    a_in = client.tensor(a_full[:n_a])
+    n_out = 7 + 17 * 11 + 4
+    out = client.tensor(np.full(n_out, -7.0, np.float32))
+    misaligned_edge.launch(client, (1, 1, 1), PLANE, a_in, out, 3, 7)
+    a = np.zeros(3 + 17 * 16, np.float32)
+    a[:n_a] = a_full[:n_a]
+    tile = np.stack([a[3 + 17 * r: 3 + 17 * r + 16] for r in range(16)])
+    want_tile = tile @ np.ones((16, 16), np.float32)
+    want = np.full(7 + 17 * 16, -7.0, np.float32)
+    for c in range(16):  # column c of the result at 7 + 17 * c (col major)
+        want[7 + 17 * c: 7 + 17 * c + 16] = want_tile[:, c]
+    np.testing.assert_allclose(out.numpy(), want[:n_out], atol=1e-3)
 
 
 @cube(launch=True)
@@ -380,7 +485,7 @@ def test_cpu_refuses_plane_divergent_cmma():
 # -- generated source ---------------------------------------------------------------------
 
 def test_cuda_source_of_the_basic_product():
-    src = product_kernel(ROW, COL, ROW).source("cuda", cube_dim=PLANE)
+    src = product_kernel(ROW, COL, ROW).source("cuda", cube_dim=PLANE, checked=False)
     assert "#include <mma.h>" in src
     assert ("nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, "
             "nvcuda::wmma::row_major> fa;") in src
@@ -389,6 +494,125 @@ def test_cuda_source_of_the_basic_product():
     assert "nvcuda::wmma::store_matrix_sync(out, c, 16u, nvcuda::wmma::mem_row_major);" in src
     tf = product_kernel(ROW, ROW, ROW, k=8, elem=tf32).source("cuda", cube_dim=PLANE)
     assert "nvcuda::wmma::precision::tf32" in tf and "__float_to_tf32(fa.x[" in tf
+    # checked: the f32 tile is staged, then rounded to tf32 after the fragment load
+    assert "cube_cmma_load_a_16x16x8_tf32_row(fa, a, 0u, 8u, info.a_buffer_len" in tf
+
+
+def test_checked_cuda_stages_tiles_and_unchecked_accesses_directly():
+    """A checked launch moves each tile through the plane's aligned shared staging tile,
+    element by element against the buffer's length; an unchecked one calls wmma on the
+    buffer itself."""
+    checked = sub_tiles.source("cuda", cube_dim=(64, 1, 1))
+    # two planes, each a tile of the largest fragment moved (16 x 16 f32: 1024 bytes)
+    assert "__shared__ __align__(32) unsigned char cube_cmma_staging[2048];" in checked
+    assert ("unsigned char* const cube_cmma_tile = cube_cmma_staging + "
+            "(cube_unit_pos / 32u) * 1024u;") in checked
+    assert "const unsigned cube_cmma_lane = cube_unit_pos % 32u;" in checked
+    for call in ("cube_cmma_load_a_16x16x16_f16_row(fa, a, ",
+                 "cube_cmma_load_b_16x16x16_f16_col(fb, b, 3u, 20u, info.b_buffer_len, "
+                 "cube_cmma_tile, cube_cmma_lane);",
+                 "cube_cmma_store_accumulator_16x16x16_f32_row(out, "):
+        assert call in checked, call
+    assert "tile[e] = i < len ? buf[i] : __half(0.0f);" in checked  # past the end: 0
+    assert "if (i < len) {\n            buf[i] = tile[e];" in checked  # else dropped
+    assert "nvcuda::wmma::load_matrix_sync(frag, tile, 16);" in checked
+    assert "nvcuda::wmma::store_matrix_sync(tile, frag, 16, " in checked
+    assert checked.count("__syncwarp();") == 6
+    assert "load_matrix_sync(fa, a" not in checked and "store_matrix_sync(out" not in checked
+
+    unchecked = sub_tiles.source("cuda", cube_dim=(64, 1, 1), checked=False)
+    assert "cube_cmma" not in unchecked and "__syncwarp" not in unchecked
+    assert "nvcuda::wmma::load_matrix_sync(fb, b + 3u, 20u);" in unchecked
+    assert "buffer_len" not in unchecked
+
+
+@cube(launch=True)
+def shared_at(a: Array[f16], out: Array[f32], offset: u32):
+    """A tile of shared memory at a runtime offset (staged in a checked launch) and one
+    at offset 16 with stride 24 (constant, aligned, inside: direct), and one past the
+    array's end at a constant offset (staged)."""
+    s = SharedMemory(f16, 400)
+    for r in range(13):
+        i = r * 32 + UNIT_POS
+        if i < 400:
+            s[i] = a[i]
+    sync_cube()
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fc = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.COL_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(acc, 0.0)
+    cmma.load(fa, s, offset, 16)
+    cmma.load(fb, s, 16, 24)
+    cmma.execute(fa, fb, acc, acc)
+    cmma.load(fc, s, 32, 24)  # its last column ends at 32 + 15 * 24 + 16 = 408 > 400
+    cmma.execute(fa, fc, acc, acc)
+    cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+
+
+def test_shared_tiles_are_aligned_and_staged_unless_provably_safe():
+    checked = shared_at.source("cuda", cube_dim=PLANE)
+    assert "__shared__ __align__(32) __half s[400];" in checked
+    assert "cube_cmma_load_a_16x16x16_f16_row(fa, s, offset, 16u, 400u, " in checked
+    assert "nvcuda::wmma::load_matrix_sync(fb, s + 16u, 24u);" in checked
+    assert "cube_cmma_load_b_16x16x16_f16_col(fc, s, 32u, 24u, 400u, " in checked
+    unchecked = shared_at.source("cuda", cube_dim=PLANE, checked=False)
+    assert "__shared__ __align__(32) __half s[400];" in unchecked
+    assert "nvcuda::wmma::load_matrix_sync(fc, s + 32u, 24u);" in unchecked
+    assert "cube_cmma" not in unchecked
+    # every tile constant, aligned and inside: no staging memory at all
+    direct = staged.source("cuda", cube_dim=PLANE)
+    assert "nvcuda::wmma::load_matrix_sync(fa, sa, 16u);" in direct
+    assert "cube_cmma_load" not in direct
+    assert "cube_cmma_store_accumulator_16x16x16_f32_row(out, " in direct  # global
+
+
+def test_shared_tiles_on_every_runtime(client):
+    """The checked launch of shared_at: the staged and the direct shared tiles agree
+    with numpy, the part of the last tile past the array reading 0."""
+    a = RNG.uniform(-1, 1, 400).astype(np.float16)
+    out = client.zeros(256, f32)
+    shared_at.launch(client, (1, 1, 1), PLANE, client.tensor(a), out, 7)
+    flat = np.zeros(440, np.float32)
+    flat[:400] = a
+    ta = np.stack([flat[7 + 16 * r: 7 + 16 * r + 16] for r in range(16)])
+    tb = np.stack([flat[16 + 24 * r: 16 + 24 * r + 16] for r in range(16)])
+    tc = np.stack([flat[32 + 24 * c: 32 + 24 * c + 16] for c in range(16)], axis=1)
+    np.testing.assert_allclose(out.numpy().reshape(16, 16), ta @ tb + ta @ tc, atol=1e-3)
+
+
+def test_staging_counts_against_the_shared_memory_limit():
+    """The staging tiles of a checked CUDA launch are shared memory the kernel did not
+    declare: with them a kernel over the device's limit is a LaunchError before the
+    driver sees it; unchecked (no staging) the same kernel fits."""
+    from types import SimpleNamespace
+
+    from cubepy.kernel import _check_shared_memory, _compiler_shared_bytes
+
+    @cube(launch=True)
+    def big_shared(a: Array[f16], out: Array[f32]):
+        s = SharedMemory(f16, 24 * 1024 - 256)  # 48 KB less 512 bytes
+        s[UNIT_POS] = a[UNIT_POS]
+        sync_cube()
+        fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+        cmma.load(fa, s, 0, 16)
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+        cmma.fill(acc, 0.0)
+        cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+
+    cuda = SimpleNamespace(target="cuda", runtime="cuda", device="H200",
+                           limits=SimpleNamespace(max_shared_bytes=48 * 1024))
+    spec = big_shared._specialization(cubepy.CubeDim(*PLANE), {})
+    for checked, staging in ((True, 1024), (False, 0)):
+        compiled = big_shared._compile(spec, "cuda", checked)
+        assert _compiler_shared_bytes(cuda, compiled.kernel, checked) == staging
+        assert compiled.artefact.shared_bytes == 48 * 1024 - 512 + staging
+    with pytest.raises(LaunchError, match=r"cmma staging tiles of the checked launch: "
+                                          r"1024 bytes.*max_shared_bytes"):
+        _check_shared_memory("big_shared", cuda, big_shared._compile(spec, "cuda", True).kernel,
+                             None, 1024)
+    _check_shared_memory("big_shared", cuda, big_shared._compile(spec, "cuda", False).kernel,
+                         None, 0)
 
 
 @pytest.mark.nvcc
@@ -402,8 +626,10 @@ def test_cuda_source_of_the_basic_product():
     (sub_tiles, {}),
     (staged, {}),
     (through_device_function, {}),
+    (misaligned_edge, {}),
+    (shared_at, {}),
 ], ids=["f16", "32x8x16", "f16_acc", "tf32", "bf16", "load_with_layout_cast", "offsets",
-        "shared", "device_fn"])
+        "shared", "device_fn", "misaligned_edge", "shared_at"])
 @pytest.mark.parametrize("checked", [True, False])
 def test_cuda_compiles_with_nvcc(tmp_path, kernel, spec, checked):
     validate_sources(kernel, tmp_path, cube_dim=PLANE, targets=("cuda",), checked=checked,
@@ -656,6 +882,11 @@ def test_cmma_inside_and_or_is_an_error():
 
 
 @pytest.mark.nvcc
-def test_views_compile_with_nvcc(tmp_path):
-    src = validate_sources(from_views, tmp_path, cube_dim=PLANE, targets=("cuda",))["cuda"]
-    assert "load_matrix_sync(fa, a + view_start, 16u);" in src
+@pytest.mark.parametrize("checked", [True, False])
+def test_views_compile_with_nvcc(tmp_path, checked):
+    src = validate_sources(from_views, tmp_path, cube_dim=PLANE, targets=("cuda",),
+                           checked=checked)["cuda"]
+    if checked:  # the view's start is the staged tile's offset
+        assert "cube_cmma_load_a_16x16x16_f16_row(fa, a, view_start, 16u, " in src
+    else:
+        assert "load_matrix_sync(fa, a + view_start, 16u);" in src

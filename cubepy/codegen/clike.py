@@ -64,7 +64,7 @@ class CEmitter(BracedWalker):
                                if isinstance(s, n.AtomicOp)}
         self.prologue: list[str] = []  # composite builtins, declared once at entry
         self.positions_used: set[str] = set()  # builtins asked of the dialect (position)
-        self._prologue_names: dict[str, str] = {}
+        self.prologue_names: dict[str, str] = {}  # builtin (or staging) -> its C name
         for p in kernel.params:
             self._name("param", p.name)
         for s in kernel.shared:
@@ -297,10 +297,10 @@ class CEmitter(BracedWalker):
         if name.startswith("absolute_pos_"):
             return self._absolute_axis(name[-1])
         if name == "unit_pos_plane" and not self.d.native_lane:
-            return self._composite_builtin(name), PRIMARY
+            return self.composite_builtin(name), PRIMARY
         if name in ("plane_dim", "unit_pos_plane"):
             return self.position(name), PRIMARY
-        return self._composite_builtin(name), PRIMARY
+        return self.composite_builtin(name), PRIMARY
 
     def _absolute_axis(self, axis: str) -> tuple[str, int]:
         """CUBE_POS_a * CUBE_DIM_a + UNIT_POS_a, simplified for a dim of 1."""
@@ -310,10 +310,10 @@ class CEmitter(BracedWalker):
             return group, PRIMARY
         return f"{group} * {self._dim(axis)} + {self.position('unit_pos_' + axis)}", ADD
 
-    def _composite_builtin(self, name: str) -> str:
+    def composite_builtin(self, name: str) -> str:
         """Builtins built from the basic ones (docs: position builtins), declared once
         as constants at kernel entry so uses stay short."""
-        cname = self._prologue_names.get(name)
+        cname = self.prologue_names.get(name)
         if cname is not None:
             return cname
         b = self._builtin_part
@@ -339,7 +339,7 @@ class CEmitter(BracedWalker):
         elif name == "cube_dim":
             value = self._const_mul(self._const_mul(dx, dy), dz)
         elif name == "unit_pos_plane":
-            value = f"{self._composite_builtin('unit_pos')} % {self.position('plane_dim')}"
+            value = f"{self.composite_builtin('unit_pos')} % {self.position('plane_dim')}"
         elif name == "cube_count":
             value = f"{b('cube_count_x')} * {b('cube_count_y')} * {b('cube_count_z')}"
         else:
@@ -347,7 +347,7 @@ class CEmitter(BracedWalker):
         if name == "cube_dim":
             return value  # a constant
         cname = name if name.startswith("cube_") else f"cube_{name}"
-        self._prologue_names[name] = cname
+        self.prologue_names[name] = cname
         self.prologue.append(f"const {self.d.type_name(n.U32)} {cname} = {value};")
         return cname
 

@@ -3,14 +3,17 @@
 Each dialect gets a `MatrixSpelling` (its `matrix` attribute): how a fragment is declared
 and how each cmma statement is written. The legalize pass has already checked shapes and
 element types against the target's `matrix_shapes`, so nothing here rejects a kernel.
-Neither API checks bounds: a checked launch checks the buffers' other accesses, but a
-fragment's tile must lie inside its buffer (docs/LANGUAGE.md, Matrix units).
+Neither API checks bounds, and wmma needs aligned tiles: a checked CUDA launch moves
+every tile through a per-plane staging tile in shared memory (cuda_cmma_staging.py); an
+unchecked one, and Metal, access the buffer directly, so the tile must lie inside it
+(docs/LANGUAGE.md, Matrix units).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as n
+from . import cuda_cmma_staging as staging
 
 if TYPE_CHECKING:
     from .clike import CEmitter
@@ -50,29 +53,43 @@ class MatrixSpelling:
 class WmmaSpelling(MatrixSpelling):
     """CUDA: nvcuda::wmma (mma.h), sm_70+ (bf16 and tf32: sm_80+)."""
 
-    def declaration(self, em: CEmitter, d: n.MatrixDecl) -> str:
+    def fragment_type(self, d: n.MatrixDecl) -> str:
         args = [f"{WMMA}::{_CUDA_IDENTS[d.ident]}", str(d.m), str(d.n), str(d.k),
                 _CUDA_ELEMS[d.elem]]
         if d.layout is not None:
             args.append(f"{WMMA}::{d.layout}")
+        return f"{WMMA}::fragment<{', '.join(args)}>"
+
+    def declaration(self, em: CEmitter, d: n.MatrixDecl) -> str:
         count = f"[{d.count}]" if d.count is not None else ""
-        return f"{WMMA}::fragment<{', '.join(args)}> {em.matrix_name(d)}{count};"
+        return f"{self.fragment_type(d)} {em.matrix_name(d)}{count};"
 
     def statement(self, em: CEmitter, s: n.Stmt) -> None:
         if isinstance(s, n.MatrixFill):
             em.line(f"{WMMA}::fill_fragment({frag_text(em, s.frag)}, {em.expr(s.value)});")
         elif isinstance(s, n.MatrixLoad):
             frag = frag_text(em, s.frag)
-            args = [frag, _pointer(em, s.buffer, s.offset), em.expr(s.stride)]
-            if s.layout is not None:
-                args.append(f"{WMMA}::mem_{s.layout.replace('_major', '')}_major")
-            em.line(f"{WMMA}::load_matrix_sync({', '.join(args)});")
-            if s.frag.matrix.elem == "tf32":  # loaded as f32: rounded to tf32 per element
+            d = s.frag.matrix
+            if em.checked and not staging.provably_direct(em.kernel, s):
+                # through the plane's staging tile: any offset, stride and length
+                staging.load(em, s, self.fragment_type(d), frag,
+                             _CUDA_ELEMS[d.storage.name], WMMA)
+            else:
+                args = [frag, _pointer(em, s.buffer, s.offset), em.expr(s.stride)]
+                if s.layout is not None:
+                    args.append(f"{WMMA}::mem_{s.layout.replace('_major', '')}_major")
+                em.line(f"{WMMA}::load_matrix_sync({', '.join(args)});")
+            if d.elem == "tf32":  # loaded as f32: rounded to tf32 per element
                 i = em.fresh("i")
                 em.line(f"for (int {i} = 0; {i} < {frag}.num_elements; ++{i}) {{")
                 em.line(f"    {frag}.x[{i}] = {WMMA}::__float_to_tf32({frag}.x[{i}]);")
                 em.line("}")
         elif isinstance(s, n.MatrixStore):
+            d = s.frag.matrix
+            if em.checked and not staging.provably_direct(em.kernel, s):
+                staging.store(em, s, self.fragment_type(d), frag_text(em, s.frag),
+                              _CUDA_ELEMS[d.storage.name], WMMA)
+                return
             layout = f"{WMMA}::mem_{s.layout.replace('_major', '')}_major"
             em.line(f"{WMMA}::store_matrix_sync({_pointer(em, s.buffer, s.offset)}, "
                     f"{frag_text(em, s.frag)}, {em.expr(s.stride)}, {layout});")

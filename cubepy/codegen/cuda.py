@@ -8,18 +8,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import math
+from dataclasses import replace
 
 from ..abi import MAX_LINE_ACCESS_BYTES, KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.dtype_facts import SPELLING
+from ..ir.visit import walk_stmts
 from ..ir.ops import LOWERED, MathFn
 from ..ir.types import DType, f32, f64
-from ..ir.visit import walk_stmts
 from ..targets import get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from . import clike_helpers as prelude_helpers
+from . import cuda_cmma_staging as cmma_staging
 from .clike_bits import cuda_bits
 from .clike_cmma import WmmaSpelling
 from .clike_lines import XYZW, LinePiece, aligned_shared, vector_piece
@@ -315,7 +317,9 @@ def generate_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled"
                     units=kernel.units_per_cube, cube_dim=kernel.cube_dim,
                     includes=includes, fields=fields, helpers=em.prelude.helpers,
                     params=params, entry=entry, body=em.lines, checked=checked)
-    return make_compiled(TARGET, kernel, abi, source, name)
+    compiled = make_compiled(TARGET, kernel, abi, source, name)
+    extra = cmma_staging.staging_bytes(kernel, checked)
+    return replace(compiled, shared_bytes=compiled.shared_bytes + extra) if extra else compiled
 
 
 emit_cuda.record = generate_cuda  # what codegen.generate calls for this target

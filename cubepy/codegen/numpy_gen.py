@@ -63,8 +63,9 @@ ENTRY = "kernel_fn"
 
 def generate_numpy(kernel: ir.Kernel, abi: KernelABI, checked: bool = True) -> Compiled:
     """The Python/numpy source of a specialised kernel (after passes), with the names it
-    runs with. Accesses are always bounds-checked on cpu, so `checked` changes nothing."""
-    gen = _Gen(kernel, abi)
+    runs with. Accesses are always bounds-checked on cpu; an unchecked launch also
+    refuses cmma tiles that CUDA's wmma could not access (misaligned offset or stride)."""
+    gen = _Gen(kernel, abi, checked)
     source = gen.generate()
     return make_compiled("cpu", kernel, abi, source, ENTRY, namespace=gen.ns,
                          positions=frozenset(gen.builtins))
@@ -100,10 +101,11 @@ class _Gen(StatementWalker):
     """The numpy code of one kernel. Statements go through the shared walker; control
     flow hooks (if, loops, break, continue, terminate) keep the lane masks."""
 
-    def __init__(self, kernel: ir.Kernel, abi: KernelABI):
+    def __init__(self, kernel: ir.Kernel, abi: KernelABI, checked: bool = True):
         super().__init__()
         self.kernel = kernel
         self.abi = abi
+        self.checked = checked
         self.ns: dict = {"np": np, "_ops": cpu_ops, "_atomic": cpu_atomics.atomic,
                          "_mand": cpu_ops.mand, "_mandnot": cpu_ops.mandnot,
                          "_mor": cpu_ops.mor, "_where": cpu_ops.where,
@@ -196,12 +198,12 @@ class _Gen(StatementWalker):
         layout = s.layout or s.frag.matrix.layout
         self.line(f"_cmma.load(_planes, {self.frag(s.frag)}, {self.memory(s.buffer)}, "
                   f"{self.expr(s.offset)}, {self.expr(s.stride)}, {layout!r}, _m, "
-                  f"{self.where(s)})")
+                  f"{self.where(s)}, aligned={not self.checked})")
 
     def stmt_matrixstore(self, s: ir.MatrixStore) -> None:
         self.line(f"_cmma.store(_planes, {self.memory(s.buffer)}, {self.expr(s.offset)}, "
                   f"{self.frag(s.frag)}, {self.expr(s.stride)}, {s.layout!r}, _m, "
-                  f"{self.where(s)})")
+                  f"{self.where(s)}, aligned={not self.checked})")
 
     def stmt_matrixexecute(self, s: ir.MatrixExecute) -> None:
         frags = ", ".join(self.frag(f) for f in (s.a, s.b, s.c, s.d))

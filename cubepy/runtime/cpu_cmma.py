@@ -13,7 +13,11 @@ reach it: on a GPU both are undefined behaviour).
 - execute computes a @ b + c in float32 (f16, bf16 and tf32 inputs are exact in it);
 - an f16 accumulator rounds every result to f16, a tf32 load rounds f32 to tf32 (10
   mantissa bits, to nearest with ties away from zero, as CUDA's cvt.rna.tf32.f32);
-- store writes the tile in the buffer's type; elements outside the buffer are dropped.
+- store writes the tile in the buffer's type; elements outside the buffer are dropped;
+- in an unchecked launch (`aligned`), a tile CUDA's wmma could not access directly is a
+  LaunchError, so the bug shows on cpu: its first element must lie at a multiple of 32
+  bytes (offset * element size) and its stride be a multiple of 16 bytes. (A checked
+  CUDA launch stages tiles through shared memory and takes any offset and stride.)
 """
 from __future__ import annotations
 
@@ -128,6 +132,29 @@ def _addresses(pl: Planes, buf, shared_size, planes, offset, stride, frag: Fragm
     return cube * shared_size + idx, ok
 
 
+TILE_ALIGN_BYTES = 32  # wmma::load/store_matrix_sync: the tile pointer's alignment
+STRIDE_ALIGN_BYTES = 16  # and ldm's, in bytes
+
+
+def _check_alignment(buf, off: np.ndarray, stride: np.ndarray, what: str) -> None:
+    """A LaunchError unless every plane's tile meets wmma's alignment rule."""
+    size = buf.dtype.itemsize
+    bad_off = (off.astype(np.int64) * size) % TILE_ALIGN_BYTES != 0
+    if bad_off.any():
+        o = int(off[bad_off][0])
+        raise LaunchError(
+            f"{what}: the tile starts at element {o} ({o * size} bytes), not a multiple of "
+            f"{TILE_ALIGN_BYTES} bytes; CUDA's matrix units need 32-byte aligned tiles in an "
+            f"unchecked launch (launch() moves tiles through an aligned staging tile)")
+    bad_stride = (stride.astype(np.int64) * size) % STRIDE_ALIGN_BYTES != 0
+    if bad_stride.any():
+        st = int(stride[bad_stride][0])
+        raise LaunchError(
+            f"{what}: the stride {st} ({st * size} bytes) is not a multiple of "
+            f"{STRIDE_ALIGN_BYTES} bytes; CUDA's matrix units need it in an unchecked launch "
+            f"(launch() moves tiles through an aligned staging tile)")
+
+
 def fill(pl: Planes, frag: Fragment, index, value, mask, what: str) -> None:
     planes, first = pl.active(mask, what)
     if planes.size == 0:
@@ -138,26 +165,30 @@ def fill(pl: Planes, frag: Fragment, index, value, mask, what: str) -> None:
 
 
 def load(pl: Planes, frag: Fragment, index, buf, shared_size, offset, stride, layout: str,
-         mask, what: str) -> None:
+         mask, what: str, aligned: bool = False) -> None:
     planes, first = pl.active(mask, what)
     if planes.size == 0:
         return
     slots = frag.slots(pl, index, mask, planes, first, what)
     off = pl.uniform(offset, mask, planes, first, what, "offset")
     st = pl.uniform(stride, mask, planes, first, what, "stride")
+    if aligned:
+        _check_alignment(buf, off, st, what)
     idx, ok = _addresses(pl, buf, shared_size, planes, off, st, frag, layout)
     values = np.where(ok, buf.take(np.where(ok, idx, 0)), 0).astype(np.float32)
     frag.tiles[planes, slots] = _rounded(values, frag.elem)
 
 
 def store(pl: Planes, buf, shared_size, offset, frag: Fragment, index, stride, layout: str,
-          mask, what: str) -> None:
+          mask, what: str, aligned: bool = False) -> None:
     planes, first = pl.active(mask, what)
     if planes.size == 0:
         return
     slots = frag.slots(pl, index, mask, planes, first, what)
     off = pl.uniform(offset, mask, planes, first, what, "offset")
     st = pl.uniform(stride, mask, planes, first, what, "stride")
+    if aligned:
+        _check_alignment(buf, off, st, what)
     idx, ok = _addresses(pl, buf, shared_size, planes, off, st, frag, layout)
     buf[idx[ok]] = frag.tiles[planes, slots][ok].astype(buf.dtype)
 
