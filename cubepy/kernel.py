@@ -590,14 +590,25 @@ def _check_dims(client, count, dim) -> None:
 
 
 TILE_ALIGN_BYTES = 32  # wmma::load/store_matrix_sync's pointer alignment
+CUDA_WARP = 32  # the units of a plane sharing one cmma staging tile
+
+
+def tiled_global_buffers(kernel: ir.Kernel) -> frozenset[str]:
+    """The global buffers some cmma load or store of the kernel accesses (read from the
+    facts of a kernel loaded from the disk cache, which keep no body)."""
+    if kernel.body is None:
+        return kernel.tiled
+    from .ir import nodes
+    from .ir.visit import walk_stmts
+    return frozenset(s.buffer.name for s in walk_stmts(kernel.body)
+                     if isinstance(s, (nodes.MatrixLoad, nodes.MatrixStore))
+                     and s.buffer.space == "global")
 
 
 def direct_tile_params(kernel: ir.Kernel, params) -> tuple[tuple[int, str], ...]:
     """(position, name) of the buffer parameters whose memory cmma loads and stores
     access directly (an unchecked CUDA launch), in parameter order."""
-    from .ir.visit import walk_stmts
-    tiled = {s.buffer.name for s in walk_stmts(kernel.body)
-             if isinstance(s, (ir.MatrixLoad, ir.MatrixStore)) and s.buffer.space == "global"}
+    tiled = tiled_global_buffers(kernel)
     return tuple((i, p.name) for i, p in enumerate(params) if p.ir_name in tiled)
 
 
@@ -619,10 +630,14 @@ def _check_tile_alignment(kernel_name: str, args: tuple,
 def _compiler_shared_bytes(client, kernel: ir.Kernel, checked: bool) -> int:
     """Shared memory the generated code declares beyond the kernel's SharedMemory: the
     cmma staging tiles of a checked CUDA launch."""
-    if client.target != "cuda":
+    if client.target != "cuda" or not checked:
         return 0
-    from .codegen.cuda_cmma_staging import staging_bytes
-    return staging_bytes(kernel, checked)
+    if kernel.body is None:  # facts from the disk cache: no IR to load
+        tile = kernel.tile_bytes
+    else:
+        from .codegen.cuda_cmma_staging import staged_tile_bytes
+        tile = staged_tile_bytes(kernel)
+    return -(-math.prod(kernel.cube_dim) // CUDA_WARP) * tile
 
 
 def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel,

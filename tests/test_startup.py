@@ -395,3 +395,24 @@ def test_cuda_include_folders_are_recorded_and_rechecked(tmp_path, monkeypatch):
         assert f"--include-path={second}" in cuda_compile.nvrtc_options("sm_90")
     finally:
         cuda_compile._include_dirs.cache_clear()
+
+
+def test_disk_key_tells_apart_every_field_of_a_specialisation():
+    """A new field of Specialization must reach the disk cache's key: two specialisations
+    differing in any one field compile differently, so they must not share an entry."""
+    import dataclasses
+
+    from cubepy import f16, f32
+    from cubepy.spec import Specialization
+    from cubepy.spec_cache import spec_key
+
+    base = Specialization.make(generics={"F": f32}, comptime={"n": 4}, cube_dim=(64, 1, 1),
+                               line_sizes={"x": 4}, shared_mem=None, fast_math=True)
+    changed = {"generics": (("F", f16),), "comptime": (("n", 8),), "cube_dim": (32, 1, 1),
+               "line_sizes": (("x", 2),), "shared_mem": 1024, "fast_math": False,
+               "misaligned": ("x",)}
+    assert set(changed) == {f.name for f in dataclasses.fields(Specialization)}
+    key = spec_key("f", base, "cuda", True)
+    for name, value in changed.items():
+        other = dataclasses.replace(base, **{name: value})
+        assert spec_key("f", other, "cuda", True) != key, name
