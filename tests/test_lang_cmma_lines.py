@@ -7,7 +7,7 @@ import pytest
 
 import cubepy
 from cubepy import (UNIT_POS, Line, SharedMemory, Tensor, cmma, cube, f16, f32, sync_cube,
-                    sync_plane)
+                    sync_plane, u32)
 from source_check import NVCC, check_cuda
 
 
@@ -61,3 +61,35 @@ def test_cuda_declares_cmma_shared_arrays_aligned_for_wmma(tmp_path):
         assert "__align__(32)" in decl, decl
     assert "uint4" in source  # the staging stores are 16-byte accesses
     check_cuda(source, tmp_path)
+
+
+@cube(launch=True)
+def global_tiles(a: Tensor[f16], out: Tensor[f32], at: u32):
+    fa = cmma.Matrix(cmma.A, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    fb = cmma.Matrix(cmma.B, 16, 16, 16, f16, cmma.ROW_MAJOR)
+    acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+    cmma.fill(acc, 0.0)
+    cmma.load(fa, a, at, 16)
+    cmma.load(fb, a, at, 16)
+    cmma.execute(fa, fb, acc, acc)
+    cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+
+
+def test_cached_facts_keep_what_cmma_launch_checks_read():
+    """A kernel read back from the disk cache keeps no body: the buffers whose tiles
+    wmma accesses and the staging tile's bytes travel in its facts."""
+    from cubepy.kernel import _compiler_shared_bytes, tiled_global_buffers
+    from cubepy.spec_cache import KernelFacts, _enc_kernel
+
+    spec = global_tiles._specialization((64, 1, 1), {})
+    kernel = global_tiles._compile(spec, "cuda", True).kernel
+    facts = KernelFacts(_enc_kernel(kernel))
+
+    class Cuda:
+        target = "cuda"
+
+    assert tiled_global_buffers(facts) == tiled_global_buffers(kernel) == {"a", "out"}
+    assert _compiler_shared_bytes(Cuda, facts, True) == 2 * 16 * 16 * 4  # 2 planes, f32
+    for checked in (True, False):
+        assert (_compiler_shared_bytes(Cuda, facts, checked)
+                == _compiler_shared_bytes(Cuda, kernel, checked))
