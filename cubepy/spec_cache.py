@@ -35,7 +35,7 @@ from .spec import Specialization
 
 FOLDER = "kernels"
 _DISK = DiskCache(FOLDER, ".json")
-_FORMAT = 1  # bump when the layout of an entry changes
+_FORMAT = 2  # bump when the layout of an entry changes
 
 
 # What a well-checksummed entry of another layout raises while read: a miss, never an error.
@@ -498,7 +498,7 @@ def _enc_artefact(a) -> dict:
             "bindings": [_enc_buffer(b) for b in a.bindings],
             "features": sorted(a.features), "shared_bytes": a.shared_bytes,
             "namespace": _enc_namespace(a.namespace), "positions": sorted(a.positions),
-            "fast_math": a.fast_math}
+            "fast_math": a.fast_math, "dynamic_shared_bytes": a.dynamic_shared_bytes}
 
 
 def _dec_artefact(d: dict, abi):
@@ -508,7 +508,8 @@ def _dec_artefact(d: dict, abi):
     return Compiled(d["target"], d["source"], d["entry"], tuple(abi.buffers),
                     frozenset(d["features"]), int(d["shared_bytes"]),
                     MappingProxyType(_dec_namespace(d["namespace"])),
-                    frozenset(d["positions"]), None, bool(d["fast_math"]))
+                    frozenset(d["positions"]), None, bool(d["fast_math"]),
+                    int(d["dynamic_shared_bytes"]))
 
 
 def load_spec(fn, function: str | None, spec: Specialization, target: str, checked: bool):

@@ -662,6 +662,7 @@ def _fake_cuda_client(monkeypatch):
 
     class Exe:
         name = "k"
+        shared = 0  # bytes of dynamic shared memory
 
         def pack(self, buffers, info):
             return b"params"

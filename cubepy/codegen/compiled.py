@@ -46,6 +46,9 @@ class Compiled:
     # False (`@cube(launch=True, fast_math=False)`): strict floats, a chain evaluated as
     # written; the runtime compiles accordingly (cuda: --fmad=false). codegen/float_mode.py
     fast_math: bool = True
+    # cuda: bytes of dynamic shared memory the launch gives (shared arrays over the
+    # static 48 KB are carved from one `extern __shared__` block); 0 for static arrays.
+    dynamic_shared_bytes: int = 0
 
 
 def kernel_features(kernel: n.Kernel) -> frozenset[str]:

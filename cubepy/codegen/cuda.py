@@ -311,15 +311,17 @@ def generate_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled"
         params.append("const cube_info_t info")
     fields = [f"{_TYPES[f.dtype.name]} {field_name(abi, TARGET, f.kind, f.param)}"
               + (f"[{f.count}]" if f.count > 1 else "") for f in abi.fields]
-    entry = _entry_lines(kernel, abi, em)
+    staging = cmma_staging.staging_bytes(kernel, checked)  # a static array of its own
+    dynamic = _carved_shared_bytes(kernel, staging)
+    entry = _entry_lines(kernel, abi, em, dynamic > 0)
     name = entry_name(kernel.name, TARGET)
     source = render("cuda.j2", name=name,
                     units=kernel.units_per_cube, cube_dim=kernel.cube_dim,
                     includes=includes, fields=fields, helpers=em.prelude.helpers,
                     params=params, entry=entry, body=em.lines, checked=checked)
-    compiled = make_compiled(TARGET, kernel, abi, source, name)
-    extra = cmma_staging.staging_bytes(kernel, checked)
-    return replace(compiled, shared_bytes=compiled.shared_bytes + extra) if extra else compiled
+    compiled = make_compiled(TARGET, kernel, abi, source, name, dynamic_shared_bytes=dynamic)
+    return replace(compiled, shared_bytes=compiled.shared_bytes + staging) if staging \
+        else compiled
 
 
 emit_cuda.record = generate_cuda  # what codegen.generate calls for this target
@@ -335,16 +337,59 @@ def _matrix_shared(kernel: n.Kernel) -> set[str]:
             if isinstance(s, (n.MatrixLoad, n.MatrixStore)) and s.buffer.space == "shared"}
 
 
-def _entry_lines(kernel: n.Kernel, abi: KernelABI, em: CEmitter) -> list[str]:
-    """Declarations at kernel entry: shared arrays, builtins, scalar parameters."""
-    lines = []
+# Static __shared__ arrays may take 48 KB per block in all; beyond that a kernel needs
+# dynamic shared memory and the MAX_DYNAMIC_SHARED_SIZE_BYTES attribute (the opt-in).
+STATIC_SHARED_LIMIT = 48 * 1024
+# Carved arrays start at multiples of this: enough for wmma tiles (32) and 16-byte lines.
+CARVE_ALIGN = 32
+SHARED_BASE = "cube_smem"  # the extern array the carved arrays point into
+
+
+def _carve_offsets(kernel: n.Kernel) -> tuple[list[int], int]:
+    """Each shared array's byte offset in one dynamic block, and the block's size."""
+    offsets, end = [], 0
+    for s in kernel.shared:
+        end = -(-end // CARVE_ALIGN) * CARVE_ALIGN
+        offsets.append(end)
+        end += s.size * s.buffer.elem.itemsize  # CUDA stores a bool in one byte
+    return offsets, end
+
+
+def _carved_shared_bytes(kernel: n.Kernel, staging: int = 0) -> int:
+    """Bytes of dynamic shared memory the launch must give: 0 while the arrays and the
+    cmma staging tiles (`staging` bytes, always static) fit the static 48 KB (the arrays
+    stay static `__shared__` arrays), else the carved block's size."""
+    _, end = _carve_offsets(kernel)
+    total = sum(s.size * s.buffer.elem.itemsize for s in kernel.shared) + staging
+    return end if kernel.shared and total > STATIC_SHARED_LIMIT else 0
+
+
+def _shared_decls(kernel: n.Kernel, em: CEmitter, carved: bool) -> list[str]:
+    """The shared arrays: static `__shared__` arrays, or (`carved`) pointers into one
+    `extern __shared__` block at offsets aligned to 32 bytes, under the same names."""
+    if carved:
+        offsets, _ = _carve_offsets(kernel)
+        lines = [f"extern __shared__ __align__(128) unsigned char {SHARED_BASE}[];"]
+        for s, offset in zip(kernel.shared, offsets):
+            ty = _TYPES[s.buffer.elem.name]
+            lines.append(f"{ty}* const {em.buffer(s.buffer)} = "
+                         f"reinterpret_cast<{ty}*>({SHARED_BASE} + {offset});")
+        return lines
     vector = aligned_shared(kernel)  # read and written a whole line at a time
     tiles = _matrix_shared(kernel)  # wmma loads and stores need 256-bit aligned tiles
+    lines = []
     for s in kernel.shared:
         align = ("__align__(32) " if s.buffer.name in tiles else
                  f"__align__({MAX_LINE_ACCESS_BYTES}) " if s.buffer.name in vector else "")
         lines.append(f"__shared__ {align}{_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
                      f"[{s.size}];")
+    return lines
+
+
+def _entry_lines(kernel: n.Kernel, abi: KernelABI, em: CEmitter,
+                 carved: bool = False) -> list[str]:
+    """Declarations at kernel entry: shared arrays, builtins, scalar parameters."""
+    lines = _shared_decls(kernel, em, carved)
     lines.extend(prelude_helpers.local_array_decls(kernel, em))
     lines.extend(prelude_helpers.matrix_decls(kernel, em))
     lines.extend(em.prologue)

@@ -156,6 +156,11 @@ class CpuExecutable:
                 fn(cubes * units, cubes, buffers, fields, bi, cl)
 
 
+# Shared memory per cube: what an H100/H200 allows a CUDA kernel (its opt-in maximum),
+# so a kernel written for such a GPU runs here as well.
+CPU_MAX_SHARED_BYTES = 227 * 1024
+
+
 class CpuClient(Client):
     """Runs kernels on the host with numpy; buffers are 1-D numpy arrays."""
 
@@ -170,7 +175,8 @@ class CpuClient(Client):
         self.limits = DeviceLimits(
             max_cube_dim=(1024, 1024, 64), max_units_per_cube=1024,
             max_cube_count=(2**31 - 1, 65535, 65535), dtypes=record.dtype_set(),
-            atomic_dtypes=record.atomic_dtype_set(), plane_dim=PLANE_DIM)
+            atomic_dtypes=record.atomic_dtype_set(), plane_dim=PLANE_DIM,
+            max_shared_bytes=CPU_MAX_SHARED_BYTES)
         # id(kernel) -> executable; weak, so an executable (and the kernel it holds)
         # goes when the kernel's own caches drop it.
         self._programs: weakref.WeakValueDictionary[int, CpuExecutable] = \

@@ -141,11 +141,13 @@ class CudaExecutable:
     """A loaded kernel and what launching it needs."""
 
     __slots__ = ("function", "launch", "pack", "name", "source", "abi", "compiler",
-                 "module", "raw", "fast_math", "__weakref__")
+                 "module", "raw", "fast_math", "shared", "__weakref__")
 
     def __init__(self, function, name: str, source: str, abi: KernelABI, compiler: str,
-                 module: _LoadedModule | None = None, fast_math: bool = True):
+                 module: _LoadedModule | None = None, fast_math: bool = True,
+                 shared: int = 0):
         self.fast_math = fast_math  # False: compiled without multiply-add contraction
+        self.shared = shared  # bytes of dynamic shared memory every launch gives
         self.module = module  # keeps the module (and its cubin) while this executable lives
         self.function = function
         self.raw = None  # a cuda_driver.RawFunction, made on a first raw-stream launch
@@ -214,7 +216,7 @@ class CudaClient(Client):
         # Weak: entries live as long as some kernel's caches hold the executable.
         self._modules: weakref.WeakValueDictionary[tuple[str, bool], _LoadedModule] = \
             weakref.WeakValueDictionary()
-        self._executables: weakref.WeakValueDictionary[tuple[str, str, bool],
+        self._executables: weakref.WeakValueDictionary[tuple[str, str, bool, int],
                                                        CudaExecutable] = \
             weakref.WeakValueDictionary()
 
@@ -235,7 +237,7 @@ class CudaClient(Client):
             dtypes=frozenset(dtypes),
             atomic_dtypes=record.atomic_dtype_set(),
             plane_dim=get(attr.WARP_SIZE),
-            max_shared_bytes=get(attr.MAX_SHARED_MEMORY_PER_BLOCK),
+            max_shared_bytes=_max_shared_bytes(attr, get),
             features=tuple(sorted(d.name for d in dtypes)) + ("atomic_f32", "plane"),
         )
 
@@ -286,8 +288,8 @@ class CudaClient(Client):
             cubin = exe.module.cubin if exe.module is not None else None
             if cubin is None:
                 cubin = self.compiler.compile(exe.source, exe.fast_math)
-            exe.raw = cuda_driver.RawFunction(cubin, exe.name)
-        exe.raw.launch(count, dim, params, handle)
+            exe.raw = cuda_driver.RawFunction(cubin, exe.name, exe.shared)
+        exe.raw.launch(count, dim, params, handle, exe.shared)
 
     @_in_context
     def _make_stream_wait(self, consumer: int) -> None:
@@ -416,15 +418,18 @@ class CudaClient(Client):
         if compiled is None:
             from ..codegen import generate
             compiled = generate(kernel, "cuda", abi, checked)
-        return self.load(compiled.source, compiled.entry, abi, compiled.fast_math)
+        return self.load(compiled.source, compiled.entry, abi, compiled.fast_math,
+                         compiled.dynamic_shared_bytes)
 
     @_in_context
     def load(self, source: str, name: str, abi: KernelABI,
-             fast_math: bool = True) -> CudaExecutable:
+             fast_math: bool = True, dynamic_shared: int = 0) -> CudaExecutable:
         """An executable for entry `name` of CUDA `source` following `abi` (compiled
         once per source in this process, and once per machine through the disk cache;
-        `fast_math=False` compiles without multiply-add contraction)."""
-        key = (source, name, fast_math)
+        `fast_math=False` compiles without multiply-add contraction). `dynamic_shared`:
+        the bytes of `extern __shared__` memory every launch gives (over 48 KB the
+        function is first allowed that much, CUDA's opt-in)."""
+        key = (source, name, fast_math, dynamic_shared)
         exe = self._executables.get(key)
         if exe is not None:
             return exe
@@ -433,12 +438,12 @@ class CudaClient(Client):
         with self._lock:  # one compile per source, whichever threads ask at once
             exe = self._executables.get(key)
             if exe is None:
-                exe = self._load_locked(source, name, abi, fast_math)
+                exe = self._load_locked(source, name, abi, fast_math, dynamic_shared)
                 self._executables[key] = exe
             return exe
 
     def _load_locked(self, source: str, name: str, abi: KernelABI,
-                     fast_math: bool) -> CudaExecutable:
+                     fast_math: bool, dynamic_shared: int = 0) -> CudaExecutable:
         loaded = self._modules.get((source, fast_math))
         compiler = "memory"
         try:
@@ -448,9 +453,14 @@ class CudaClient(Client):
                 loaded = _LoadedModule(self._cuda.module_from_buffer(cubin), cubin)
                 self._modules[(source, fast_math)] = loaded
             function = loaded.module.get_function(name)
+            if dynamic_shared:  # over 48 KB needs the function's opt-in
+                function.set_attribute(
+                    self._cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    dynamic_shared)
         except self._cuda.Error as e:
             raise self._cuda_error(e, f"loading {name}") from None
-        return CudaExecutable(function, name, source, abi, compiler, loaded, fast_math)
+        return CudaExecutable(function, name, source, abi, compiler, loaded, fast_math,
+                              dynamic_shared)
 
     def dispatch(self, executable: CudaExecutable, cube_count: tuple[int, int, int],
                  cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],
@@ -476,7 +486,7 @@ class CudaClient(Client):
                                      self._raw_stream if stream is None else stream)
                 return
             if executable.launch is not None:
-                executable.launch(cube_count, cube_dim, params, 0, pystream)
+                executable.launch(cube_count, cube_dim, params, executable.shared, pystream)
             else:  # a PyCUDA without _launch_kernel: the public prepared path
                 self._prepared_fallback(executable, cube_count, cube_dim, params, pystream)
         except self._cuda.Error as e:
@@ -486,7 +496,7 @@ class CudaClient(Client):
                         handle: int) -> None:
         if handle == self._stream.handle and self._raw_stream is None:
             if exe.launch is not None:
-                exe.launch(count, dim, params, 0, self._stream)
+                exe.launch(count, dim, params, exe.shared, self._stream)
             else:
                 self._prepared_fallback(exe, count, dim, params, self._stream)
             return
@@ -507,7 +517,7 @@ class CudaClient(Client):
         fn = exe.function
         if getattr(fn, "arg_format", None) != f"{len(params)}s":
             fn.prepare(f"{len(params)}s")
-        fn.prepared_async_call(count, dim, stream, params)
+        fn.prepared_async_call(count, dim, stream, params, shared_size=exe.shared)
 
     @_in_context
     def sync(self) -> None:
@@ -530,6 +540,14 @@ class CudaClient(Client):
             raise self._cuda_error(e, "running a kernel") from None
         except cuda_driver.DriverError as e:
             raise self._cuda_error(e, "running a kernel") from None
+
+
+def _max_shared_bytes(attr, get) -> int:
+    """Shared memory one block may use: the opt-in maximum where the device has one
+    (227 KB on sm_90), which generated kernels reach through dynamic shared memory."""
+    optin = getattr(attr, "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN", None)
+    default = get(attr.MAX_SHARED_MEMORY_PER_BLOCK)
+    return max(default, get(optin)) if optin is not None else default
 
 
 def _stream_handle(value) -> int:

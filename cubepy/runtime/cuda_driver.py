@@ -17,6 +17,7 @@ CU_LAUNCH_PARAM_BUFFER_POINTER = 1
 CU_LAUNCH_PARAM_BUFFER_SIZE = 2
 CU_EVENT_DISABLE_TIMING = 2
 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 
 class DriverError(RuntimeError):
@@ -33,6 +34,7 @@ def lib():
         "cuModuleLoadData": [_c.POINTER(vp), _c.c_char_p],
         "cuModuleGetFunction": [_c.POINTER(vp), vp, _c.c_char_p],
         "cuLaunchKernel": [vp, u32, u32, u32, u32, u32, u32, u32, vp, vp, vp],
+        "cuFuncSetAttribute": [vp, _c.c_int, _c.c_int],
         "cuEventCreate": [_c.POINTER(vp), u32],
         "cuEventRecord": [vp, vp],
         "cuEventDestroy_v2": [vp],
@@ -56,23 +58,28 @@ def check(result: int, what: str) -> None:
 class RawFunction:
     """A kernel loaded through the driver API (for launches on raw stream handles)."""
 
-    def __init__(self, cubin: bytes, name: str):
+    def __init__(self, cubin: bytes, name: str, dynamic_shared: int = 0):
         cu = lib()
         self._module = _c.c_void_p()
         check(cu.cuModuleLoadData(_c.byref(self._module), cubin), "cuModuleLoadData")
         self.handle = _c.c_void_p()
         check(cu.cuModuleGetFunction(_c.byref(self.handle), self._module, name.encode()),
               "cuModuleGetFunction")
+        if dynamic_shared:  # over 48 KB of dynamic shared memory needs the opt-in
+            check(cu.cuFuncSetAttribute(self.handle,
+                                        CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                        dynamic_shared), "cuFuncSetAttribute")
 
-    def launch(self, grid, block, params: bytes, stream: int) -> None:
-        """cuLaunchKernel with the parameter buffer `params` (as PyCUDA's prepared path)."""
+    def launch(self, grid, block, params: bytes, stream: int, shared: int = 0) -> None:
+        """cuLaunchKernel with the parameter buffer `params` (as PyCUDA's prepared path)
+        and `shared` bytes of dynamic shared memory."""
         buf = _c.create_string_buffer(params, len(params))
         size = _c.c_size_t(len(params))
         extra = (_c.c_void_p * 5)(CU_LAUNCH_PARAM_BUFFER_POINTER, _c.cast(buf, _c.c_void_p),
                                   CU_LAUNCH_PARAM_BUFFER_SIZE,
                                   _c.cast(_c.byref(size), _c.c_void_p), CU_LAUNCH_PARAM_END)
-        check(lib().cuLaunchKernel(self.handle, *grid, *block, 0, stream or None, None, extra),
-              "cuLaunchKernel")
+        check(lib().cuLaunchKernel(self.handle, *grid, *block, shared, stream or None, None,
+                                   extra), "cuLaunchKernel")
 
 
 def stream_wait(consumer: int, producer: int) -> None:
