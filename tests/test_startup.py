@@ -220,7 +220,10 @@ def _launch(tmp_path: Path, runtime: str = "cpu", scale: float = 1.0, factor: fl
                                            x_arg=x_arg))
     env = {k: v for k, v in os.environ.items() if k not in ("CUBEPY_RUNTIME",
                                                              "CUBEPY_NO_CACHE")}
-    env.update(PYTHONPATH=str(ROOT), CUBEPY_CACHE_DIR=str(tmp_path / "cache"))
+    # the repository first; the rest of PYTHONPATH may hold the runtimes' packages
+    path = os.pathsep.join([str(ROOT)] + [p for p in env.get("PYTHONPATH", "").split(
+        os.pathsep) if p])
+    env.update(PYTHONPATH=path, CUBEPY_CACHE_DIR=str(tmp_path / "cache"))
     done = subprocess.run([sys.executable, str(script), runtime], capture_output=True,
                           text=True, env=env, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -101,9 +101,23 @@ def _round(b: Builder, node: ast.Call, site: CallSite):
     scaled = rint.args[0]
     rounded = (_divide(rint, scale, loc) if digits >= 0 else
                n.Binary(ty=ty, op="mul", lhs=rint, rhs=scale, loc=loc))
-    # x * 10**n past the type's range: x has no digits there to round away
-    finite = n.Call(ty=bool_, func="isfinite", args=(scaled,), loc=loc)
-    return n.Select(ty=ty, cond=finite, if_true=rounded, if_false=x, loc=loc)
+    # x has no digits to round away where x * 10**n is an integer already (at least
+    # 2^mantissa bits, or past the type's range), not a number, or (n >= 0) 0: x itself
+    # is exact there, and a driver's shortcuts through a division by a huge 10**n are
+    # avoided
+    size = n.Unary(ty=ty, op="abs", operand=scaled, loc=loc)
+    whole = n.Const(ty=ty, value=float(2 ** _MANTISSA_BITS[ty.name]), loc=loc)
+    has_digits: n.Expr = n.Compare(ty=bool_, op="lt", lhs=size, rhs=whole, loc=loc)
+    if digits >= 0:
+        zero = n.Const(ty=ty, value=0.0, loc=loc)
+        has_digits = n.Logical(
+            ty=bool_, op="and", loc=loc, lhs=has_digits,
+            rhs=n.Compare(ty=bool_, op="ne", lhs=scaled, rhs=zero, loc=loc))
+    return n.Select(ty=ty, cond=has_digits, if_true=rounded, if_false=x, loc=loc)
+
+
+# Explicit mantissa bits: from 2**bits on, every value of the type is an integer.
+_MANTISSA_BITS = {"f16": 10, "bf16": 7, "f32": 23, "f64": 52}
 
 
 def _divide(a: n.Expr, scale: n.Const, loc) -> n.Expr:
