@@ -13,6 +13,7 @@ has no matrix units. The result is checked against numpy.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -52,7 +53,8 @@ def matmul(a: Array[f16], b: Array[f16], c: Array[f32], size: u32):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runtime", default=None, choices=("cuda", "cpu"),
-                        help="where to run (default: cuda if present, else cpu)")
+                        help="where to run (default: $CUBEPY_RUNTIME, else cuda if present, "
+                             "else cpu; WGSL has no matrix units)")
     parser.add_argument("--show-source", choices=("cuda",),
                         help="print the generated CUDA and exit")
     parser.add_argument("--size", type=int, default=128,
@@ -65,7 +67,8 @@ def main(argv=None) -> int:
     if args.size <= 0 or args.size % BLOCK:
         parser.error(f"--size must be a positive multiple of {BLOCK}")
 
-    runtime = args.runtime or ("cuda" if "cuda" in cubepy.available_runtimes() else "cpu")
+    runtime = (args.runtime or os.environ.get("CUBEPY_RUNTIME")
+               or ("cuda" if "cuda" in cubepy.available_runtimes() else "cpu"))
     client = cubepy.client(runtime)
     rng = np.random.default_rng(args.seed)
     n = args.size

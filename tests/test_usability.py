@@ -125,8 +125,10 @@ def test_example_options_have_help_and_choices(name, monkeypatch):
     for action in parser._actions:
         assert action.help, f"{name}: {action.option_strings} has no help text"
     runtime = next(a for a in parser._actions if "--runtime" in a.option_strings)
-    # torch tensors live where torch puts them: wgpu cannot import that memory
-    runtimes = ("cuda", "cpu") if name == "torch_autograd" else ("cuda", "wgpu", "cpu")
+    # torch tensors live where torch puts them: wgpu cannot import that memory; WGSL has
+    # no matrix units (cmma)
+    runtimes = (("cuda", "cpu") if name in ("torch_autograd", "cmma_matmul")
+                else ("cuda", "wgpu", "cpu"))
     assert tuple(runtime.choices) == runtimes
     assert "CUBEPY_RUNTIME" in runtime.help
 
