@@ -82,25 +82,6 @@ def test_softmax_in_registers_every_plan(runtime_client, cols):
                                    atol=1e-7, err_msg=f"{units} units x {per_unit}")
 
 
-@pytest.mark.parametrize("cols", [512, 1024, 2048])
-def test_softmax_one_row_per_plane_every_plan(runtime_client, cols):
-    """The one-row-per-plane softmax, with a row count that leaves the last cube's
-    planes partly idle."""
-    rng = np.random.default_rng(cols)
-    x_h = (rng.standard_normal((7, cols)) * 4).astype(np.float32)
-    plans = softmax.plane_row_plans(cols // 4, runtime_client.limits.plane_dim)
-    if not plans:
-        pytest.skip(f"rows of {cols} do not split into planes of "
-                    f"{runtime_client.limits.plane_dim}")
-    for plan in plans:
-        out = runtime_client.zeros(x_h.shape, f32)
-        softmax._launch_plane_rows(runtime_client, 7,
-                                   runtime_client.tensor(x_h).with_line_size(4),
-                                   out.with_line_size(4), plan, True)
-        np.testing.assert_allclose(out.numpy(), softmax.reference(x_h), rtol=1e-4,
-                                   atol=1e-7, err_msg=str(plan))
-
-
 @pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])
 @pytest.mark.parametrize("cols", [512, 4096])
 def test_layernorm_in_registers_every_plan(runtime_client, dtype, cols):

@@ -103,44 +103,6 @@ def softmax_in_registers(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
         out[base + UNIT_POS + k * CUBE_DIM] = row[k] * scale
 
 
-@cube(launch=True)
-def softmax_plane_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
-                       per_unit: Comptime[int]):
-    """out[r, :] = softmax(x[r, :]) with one row per plane, for rows of exactly
-    `per_unit * PLANE_DIM` lines: the plane's reductions need no shared memory and no
-    cube barrier, and a cube of several planes works on several rows at once."""
-    width = x.line_size()
-    r = CUBE_POS * (CUBE_DIM // PLANE_DIM) + UNIT_POS // PLANE_DIM
-    if r < x.shape(0):  # the same for every unit of a plane: plane operations stay whole
-        base = r * (per_unit * PLANE_DIM) + UNIT_POS_PLANE
-        row = LocalArray(Line[f32], per_unit, x.line_size())
-        m = f32(-3.0e38)
-        for k in unroll(range(per_unit)):
-            v = x[base + k * PLANE_DIM]
-            row[k] = v
-            m = max(m, line_max(v, width))
-        row_max = cubepy.plane_max(m)
-        s = f32(0.0)
-        for k in unroll(range(per_unit)):
-            e = math.exp(row[k] - row_max)
-            row[k] = e
-            s += line_sum(e, width)
-        scale = 1.0 / cubepy.plane_sum(s)
-        for k in unroll(range(per_unit)):
-            out[base + k * PLANE_DIM] = row[k] * scale
-
-
-PLANE_ROW_CUBES = (4, 8)  # planes per cube tried by the one-row-per-plane kernel
-
-
-def plane_row_plans(lines: int, plane_dim: int) -> list[tuple[str, int, int]]:
-    """("plane", planes per cube, lines per unit) for rows one plane holds in registers
-    (at most 16 lines per unit)."""
-    if lines % plane_dim or not 1 <= lines // plane_dim <= 16:
-        return []
-    return [("plane", planes, lines // plane_dim) for planes in PLANE_ROW_CUBES]
-
-
 def register_plans(lines: int) -> list[tuple[int, int]]:
     """Every (units per cube, lines per unit) holding a row of `lines` lines in
     registers: a power-of-two cube of 64 to 1024 units, at most 8 lines per unit."""
@@ -163,10 +125,6 @@ def register_plan(client, rows: int, lines: int, x, out) -> tuple[int, int] | No
     key = (id(client), rows, lines)
     if key not in _CHOSEN:
         times: dict = {}
-        for plan in plane_row_plans(lines, client.limits.plane_dim):
-            times[plan] = cubepy.bench(
-                _launch_plane_rows, client, rows, x, out, plan, False,
-                warmup=1, reps=5, flush=False).median_ms
         for units, per_unit in plans:
             times[(units, per_unit)] = cubepy.bench(
                 softmax_in_registers.launch_unchecked, client, CubeCount(rows),
@@ -175,13 +133,6 @@ def register_plan(client, rows: int, lines: int, x, out) -> tuple[int, int] | No
                                    out, warmup=1, reps=5, flush=False).median_ms
         _CHOSEN[key] = min(times, key=lambda plan: times[plan])
     return _CHOSEN[key]
-
-
-def _launch_plane_rows(client, rows: int, x, out, plan: tuple, checked: bool) -> None:
-    _, planes, per_unit = plan
-    launch = softmax_plane_rows.launch if checked else softmax_plane_rows.launch_unchecked
-    launch(client, CubeCount(-(-rows // planes)), CubeDim(planes * client.limits.plane_dim),
-           x, out, per_unit)
 
 
 def line_size_for(cols: int) -> int:
@@ -194,9 +145,6 @@ def run(client, x, out, checked: bool = True, config: dict | None = None) -> Non
     n = line_size_for(cols)
     xl, ol = x.with_line_size(n), out.with_line_size(n)
     in_registers = register_plan(client, rows, cols // n, xl, ol)
-    if config is None and in_registers is not None and in_registers[0] == "plane":
-        _launch_plane_rows(client, rows, xl, ol, in_registers, checked)
-        return
     if config is None and in_registers is not None:
         units, per_unit = in_registers
         launch = softmax_in_registers.launch if checked else \
