@@ -105,9 +105,13 @@ def _round(b: Builder, node: ast.Call, site: CallSite):
     # 2^mantissa bits, or past the type's range), not a number, or (n >= 0) 0: x itself
     # is exact there, and a driver's shortcuts through a division by a huge 10**n are
     # avoided
-    size = n.Unary(ty=ty, op="abs", operand=scaled, loc=loc)
-    whole = n.Const(ty=ty, value=float(2 ** _MANTISSA_BITS[ty.name]), loc=loc)
-    has_digits: n.Expr = n.Compare(ty=bool_, op="lt", lhs=size, rhs=whole, loc=loc)
+    whole = float(2 ** _MANTISSA_BITS[ty.name])
+    has_digits: n.Expr = n.Logical(  # -2^m < s < 2^m (comparisons only: bf16 everywhere)
+        ty=bool_, op="and", loc=loc,
+        lhs=n.Compare(ty=bool_, op="lt", lhs=scaled, rhs=n.Const(ty=ty, value=whole, loc=loc),
+                      loc=loc),
+        rhs=n.Compare(ty=bool_, op="gt", lhs=scaled,
+                      rhs=n.Const(ty=ty, value=-whole, loc=loc), loc=loc))
     if digits >= 0:
         zero = n.Const(ty=ty, value=0.0, loc=loc)
         has_digits = n.Logical(
