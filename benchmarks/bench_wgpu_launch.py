@@ -42,58 +42,17 @@ RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT))
 
 import cubepy  # noqa: E402
-from cubepy import ABSOLUTE_POS, Array, cube, f32  # noqa: E402
-from cubepy.abi import pack_info  # noqa: E402
 from cubepy.runtime import wgpu_runtime  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from host import describe_host  # noqa: E402
 
-N_ELEMS = 64
-CUBE_DIM = (64, 1, 1)
-CUBE_COUNT = (1, 1, 1)
+from bench_wgpu import CUBE_COUNT, CUBE_DIM, N_ELEMS, RawWgpu, add_one  # noqa: E402
 
 
-@cube(launch=True)
-def add_one(x: Array[f32]):
-    i = ABSOLUTE_POS
-    if i < len(x):
-        x[i] = x[i] + f32(1.0)
-
-
-class Raw:
-    """A hand-written wgpu-py host for the WGSL cubepy emits for `add_one`."""
-
-    def __init__(self, client):
-        import wgpu
-        compiled = add_one._compile(add_one._specialization(CUBE_DIM, {}), "wgsl", True)
-        abi = compiled.abi
-        device = client._device  # the same device: the same driver work per dispatch
-        self.device, self.queue = device, device.queue
-        usage = wgpu.BufferUsage
-        self.x = device.create_buffer_with_data(
-            data=np.zeros(N_ELEMS, np.float32).tobytes(),
-            usage=usage.STORAGE | usage.COPY_SRC)
-
-        class _Meta:  # what pack_info reads of a tensor
-            buffer_len = len = N_ELEMS
-            shape, strides = (N_ELEMS,), (1,)
-        info = pack_info(abi, {b.name: _Meta for b in abi.buffers}, {}, CUBE_COUNT)
-        info += bytes(-len(info) % 4)
-        self.info = device.create_buffer_with_data(data=info, usage=usage.STORAGE)
-        entries = [{"binding": i, "visibility": wgpu.ShaderStage.COMPUTE,
-                    "buffer": {"type": "read-only-storage" if b.read_only else "storage"}}
-                   for i, b in enumerate(abi.buffers)]
-        entries.append({"binding": abi.info_binding, "visibility": wgpu.ShaderStage.COMPUTE,
-                        "buffer": {"type": "read-only-storage"}})
-        layout = device.create_bind_group_layout(entries=entries)
-        self.pipeline = device.create_compute_pipeline(
-            layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
-            compute={"module": device.create_shader_module(code=compiled.source),
-                     "entry_point": "main"})
-        self.group = device.create_bind_group(layout=layout, entries=[
-            {"binding": 0, "resource": {"buffer": self.x}},
-            {"binding": abi.info_binding, "resource": {"buffer": self.info}}])
+class Raw(RawWgpu):
+    """A hand-written wgpu-py host for the WGSL cubepy emits for `add_one` (bench_wgpu's
+    host, on the same device), with the launch patterns this benchmark compares."""
 
     def poll_wait(self) -> None:
         self.device._poll_wait()
@@ -110,7 +69,7 @@ class Raw:
             cpass = encoder.begin_compute_pass()
             cpass.set_pipeline(self.pipeline)
             for _ in range(min(per_submit, launches - done)):
-                cpass.set_bind_group(0, self.group)
+                cpass.set_bind_group(0, self.bind_group)
                 cpass.dispatch_workgroups(*CUBE_COUNT)
             cpass.end()
             self.queue.submit([encoder.finish()])
@@ -122,7 +81,7 @@ class Raw:
     def launch_sync(self, syncs: int, wait, same_as=None) -> float:
         """Seconds per (encoder + pass + dispatch + submit + wait). `same_as`: cubepy's
         executable, whose pipeline and bind group (info at offset 0) to use instead."""
-        pipeline, group, offsets = self.pipeline, self.group, ()
+        pipeline, group, offsets = self.pipeline, self.bind_group, ()
         if same_as is not None:
             pipeline, group, offsets = same_as.pipeline, next(iter(
                 same_as.bind_groups.values())), (0,)
