@@ -164,32 +164,41 @@ def fill(pl: Planes, frag: Fragment, index, value, mask, what: str) -> None:
     frag.tiles[planes, slots] = _rounded(v, frag.elem)[:, None, None]
 
 
-def load(pl: Planes, frag: Fragment, index, buf, shared_size, offset, stride, layout: str,
-         mask, what: str, aligned: bool = False) -> None:
+def _tile(pl: Planes, frag: Fragment, index, buf, shared_size, offset, stride,
+          layout: str, mask, what: str, aligned: bool):
+    """The active planes, their fragment slots, and each tile element's buffer index and
+    whether it is in range (None when no plane is active); offset and stride must agree
+    across each plane, and (`aligned`) meet wmma's alignment rule."""
     planes, first = pl.active(mask, what)
     if planes.size == 0:
-        return
+        return None
     slots = frag.slots(pl, index, mask, planes, first, what)
     off = pl.uniform(offset, mask, planes, first, what, "offset")
     st = pl.uniform(stride, mask, planes, first, what, "stride")
     if aligned:
         _check_alignment(buf, off, st, what)
     idx, ok = _addresses(pl, buf, shared_size, planes, off, st, frag, layout)
+    return planes, slots, idx, ok
+
+
+def load(pl: Planes, frag: Fragment, index, buf, shared_size, offset, stride, layout: str,
+         mask, what: str, aligned: bool = False) -> None:
+    tile = _tile(pl, frag, index, buf, shared_size, offset, stride, layout, mask, what,
+                 aligned)
+    if tile is None:
+        return
+    planes, slots, idx, ok = tile
     values = np.where(ok, buf.take(np.where(ok, idx, 0)), 0).astype(np.float32)
     frag.tiles[planes, slots] = _rounded(values, frag.elem)
 
 
 def store(pl: Planes, buf, shared_size, offset, frag: Fragment, index, stride, layout: str,
           mask, what: str, aligned: bool = False) -> None:
-    planes, first = pl.active(mask, what)
-    if planes.size == 0:
+    tile = _tile(pl, frag, index, buf, shared_size, offset, stride, layout, mask, what,
+                 aligned)
+    if tile is None:
         return
-    slots = frag.slots(pl, index, mask, planes, first, what)
-    off = pl.uniform(offset, mask, planes, first, what, "offset")
-    st = pl.uniform(stride, mask, planes, first, what, "stride")
-    if aligned:
-        _check_alignment(buf, off, st, what)
-    idx, ok = _addresses(pl, buf, shared_size, planes, off, st, frag, layout)
+    planes, slots, idx, ok = tile
     buf[idx[ok]] = frag.tiles[planes, slots][ok].astype(buf.dtype)
 
 
