@@ -30,7 +30,8 @@ from .lang import LineOf
 from .log import describe, elapsed_ms, logger
 from .lru import LRU
 from .spec import Specialization
-from .targets import PORTABLE, get_target, source_targets
+from .targets import (PORTABLE, WMMA_TILE_ALIGN, cmma_staging_bytes, get_target,
+                      source_targets)
 
 if TYPE_CHECKING:  # the frontend, the passes and the IR load at first use: `import cubepy` stays light
     from .ir import nodes as ir
@@ -589,20 +590,13 @@ def _check_dims(client, count, dim) -> None:
                               f"({client.device})", "cube_count")
 
 
-TILE_ALIGN_BYTES = 32  # wmma::load/store_matrix_sync's pointer alignment
-CUDA_WARP = 32  # the units of a plane sharing one cmma staging tile
-
-
 def tiled_global_buffers(kernel: ir.Kernel) -> frozenset[str]:
     """The global buffers some cmma load or store of the kernel accesses (read from the
     facts of a kernel loaded from the disk cache, which keep no body)."""
     if kernel.body is None:
         return kernel.tiled
-    from .ir import nodes
-    from .ir.visit import walk_stmts
-    return frozenset(s.buffer.name for s in walk_stmts(kernel.body)
-                     if isinstance(s, (nodes.MatrixLoad, nodes.MatrixStore))
-                     and s.buffer.space == "global")
+    from .ir.visit import matrix_buffers
+    return matrix_buffers(kernel, "global")
 
 
 def direct_tile_params(kernel: ir.Kernel, params) -> tuple[tuple[int, str], ...]:
@@ -619,10 +613,10 @@ def _check_tile_alignment(kernel_name: str, args: tuple,
     offsets and strides inside it are the kernel's to keep aligned (docs/LANGUAGE.md)."""
     for i, name in aligned:
         ptr = args[i].handle.ptr
-        if ptr % TILE_ALIGN_BYTES:
+        if ptr % WMMA_TILE_ALIGN:
             raise LaunchError(
                 f"{kernel_name}: the buffer {name!r} starts at device address {ptr:#x}, "
-                f"not a multiple of {TILE_ALIGN_BYTES} bytes; its cmma tiles need that in "
+                f"not a multiple of {WMMA_TILE_ALIGN} bytes; its cmma tiles need that in "
                 f"an unchecked launch on CUDA (launch() stages tiles and takes any "
                 f"buffer)", name)
 
@@ -637,7 +631,7 @@ def _compiler_shared_bytes(client, kernel: ir.Kernel, checked: bool) -> int:
     else:
         from .codegen.cuda_cmma_staging import staged_tile_bytes
         tile = staged_tile_bytes(kernel)
-    return -(-math.prod(kernel.cube_dim) // CUDA_WARP) * tile
+    return cmma_staging_bytes(math.prod(kernel.cube_dim), tile)
 
 
 def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel,

@@ -14,10 +14,10 @@ from ..abi import MAX_LINE_ACCESS_BYTES, KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.dtype_facts import SPELLING
-from ..ir.visit import walk_stmts
+from ..ir.visit import matrix_buffers
 from ..ir.ops import LOWERED, MathFn
 from ..ir.types import DType, f32, f64
-from ..targets import get_target
+from ..targets import DEFAULT_SHARED_BYTES, WMMA_TILE_ALIGN, get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from . import clike_helpers as prelude_helpers
@@ -331,17 +331,11 @@ def b_ref(b) -> n.BufferRef:
     return n.BufferRef(b.name, b.dtype, "global")
 
 
-def _matrix_shared(kernel: n.Kernel) -> set[str]:
-    """The shared arrays some cmma load or store uses."""
-    return {s.buffer.name for s in walk_stmts(kernel.body)
-            if isinstance(s, (n.MatrixLoad, n.MatrixStore)) and s.buffer.space == "shared"}
-
-
 # Static __shared__ arrays may take 48 KB per block in all; beyond that a kernel needs
 # dynamic shared memory and the MAX_DYNAMIC_SHARED_SIZE_BYTES attribute (the opt-in).
-STATIC_SHARED_LIMIT = 48 * 1024
-# Carved arrays start at multiples of this: enough for wmma tiles (32) and 16-byte lines.
-CARVE_ALIGN = 32
+STATIC_SHARED_LIMIT = DEFAULT_SHARED_BYTES
+# Carved arrays start at multiples of this: enough for wmma tiles and 16-byte lines.
+CARVE_ALIGN = max(WMMA_TILE_ALIGN, MAX_LINE_ACCESS_BYTES)
 SHARED_BASE = "cube_smem"  # the extern array the carved arrays point into
 
 
@@ -376,10 +370,10 @@ def _shared_decls(kernel: n.Kernel, em: CEmitter, carved: bool) -> list[str]:
                          f"reinterpret_cast<{ty}*>({SHARED_BASE} + {offset});")
         return lines
     vector = aligned_shared(kernel)  # read and written a whole line at a time
-    tiles = _matrix_shared(kernel)  # wmma loads and stores need 256-bit aligned tiles
+    tiles = matrix_buffers(kernel, "shared")  # wmma needs 32-byte aligned tiles
     lines = []
     for s in kernel.shared:
-        align = ("__align__(32) " if s.buffer.name in tiles else
+        align = (f"__align__({WMMA_TILE_ALIGN}) " if s.buffer.name in tiles else
                  f"__align__({MAX_LINE_ACCESS_BYTES}) " if s.buffer.name in vector else "")
         lines.append(f"__shared__ {align}{_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
                      f"[{s.size}];")

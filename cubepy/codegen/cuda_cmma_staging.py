@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING
 
 from ..ir import nodes as n
 from ..ir.visit import walk_stmts
+from ..targets import CUDA_PLANE, WMMA_STRIDE_ALIGN, WMMA_TILE_ALIGN, cmma_staging_bytes
 
 if TYPE_CHECKING:
     from .clike import CEmitter
 
-PLANE_LANES = 32  # a CUDA warp
+PLANE_LANES = CUDA_PLANE  # a CUDA warp
 STAGING = "cube_cmma_staging"  # the kernel's shared staging memory (every plane's tile)
 TILE = "cube_cmma_tile"  # this plane's tile in it
 LANE = "cube_cmma_lane"  # this unit's lane in its plane
@@ -42,7 +43,8 @@ def provably_direct(kernel: n.Kernel, s: n.MatrixLoad | n.MatrixStore) -> bool:
     layout = s.layout or d.layout
     outer, inner = (d.rows, d.cols) if layout == "row_major" else (d.cols, d.rows)
     length = next(x.size for x in kernel.shared if x.buffer.name == s.buffer.name)
-    return (offset * size % 32 == 0 and stride * size % 16 == 0 and stride >= inner
+    return (offset * size % WMMA_TILE_ALIGN == 0 and stride * size % WMMA_STRIDE_ALIGN == 0
+            and stride >= inner
             and 0 <= offset and offset + (outer - 1) * stride + inner <= length)
 
 
@@ -60,8 +62,7 @@ def staging_bytes(kernel: n.Kernel, checked: bool) -> int:
     per plane of the cube (0 when unchecked or without cmma loads and stores)."""
     if not checked:
         return 0
-    planes = -(-kernel.units_per_cube // PLANE_LANES)
-    return planes * staged_tile_bytes(kernel)
+    return cmma_staging_bytes(kernel.units_per_cube, staged_tile_bytes(kernel))
 
 
 def _declare_staging(em: CEmitter) -> None:
@@ -71,7 +72,7 @@ def _declare_staging(em: CEmitter) -> None:
     em.prologue_names[STAGING] = STAGING
     tile_bytes = staged_tile_bytes(em.kernel)
     unit = em.composite_builtin("unit_pos")
-    em.prologue.append(f"__shared__ __align__(32) unsigned char "
+    em.prologue.append(f"__shared__ __align__({WMMA_TILE_ALIGN}) unsigned char "
                        f"{STAGING}[{staging_bytes(em.kernel, True)}];")
     em.prologue.append(f"unsigned char* const {TILE} = "
                        f"{STAGING} + ({unit} / {PLANE_LANES}u) * {tile_bytes}u;")

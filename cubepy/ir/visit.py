@@ -82,6 +82,13 @@ def map_blocks(stmt: n.Stmt, fn: Callable[[n.Block], n.Block]) -> n.Stmt:
     return dataclasses.replace(stmt, **changes) if changes else stmt
 
 
+def matrix_buffers(kernel: n.Kernel, space: str) -> frozenset[str]:
+    """The buffers of `space` ("global" or "shared") some cmma load or store uses."""
+    return frozenset(s.buffer.name for s in walk_stmts(kernel.body)
+                     if isinstance(s, (n.MatrixLoad, n.MatrixStore))
+                     and s.buffer.space == space)
+
+
 def used_buffers(kernel: n.Kernel) -> set[str]:
     """Names of buffers read, written or used atomically anywhere in the kernel."""
     names = set()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LaunchError
+from ..targets import WMMA_STRIDE_ALIGN, WMMA_TILE_ALIGN
 from .cpu_plane import PLANE_DIM
 
 
@@ -132,27 +133,22 @@ def _addresses(pl: Planes, buf, shared_size, planes, offset, stride, frag: Fragm
     return cube * shared_size + idx, ok
 
 
-TILE_ALIGN_BYTES = 32  # wmma::load/store_matrix_sync: the tile pointer's alignment
-STRIDE_ALIGN_BYTES = 16  # and ldm's, in bytes
 
 
 def _check_alignment(buf, off: np.ndarray, stride: np.ndarray, what: str) -> None:
-    """A LaunchError unless every plane's tile meets wmma's alignment rule."""
+    """A LaunchError unless every plane's tile meets wmma's alignment rule: its start a
+    multiple of 32 bytes, its stride of 16."""
     size = buf.dtype.itemsize
-    bad_off = (off.astype(np.int64) * size) % TILE_ALIGN_BYTES != 0
-    if bad_off.any():
-        o = int(off[bad_off][0])
-        raise LaunchError(
-            f"{what}: the tile starts at element {o} ({o * size} bytes), not a multiple of "
-            f"{TILE_ALIGN_BYTES} bytes; CUDA's matrix units need 32-byte aligned tiles in an "
-            f"unchecked launch (launch() moves tiles through an aligned staging tile)")
-    bad_stride = (stride.astype(np.int64) * size) % STRIDE_ALIGN_BYTES != 0
-    if bad_stride.any():
-        st = int(stride[bad_stride][0])
-        raise LaunchError(
-            f"{what}: the stride {st} ({st * size} bytes) is not a multiple of "
-            f"{STRIDE_ALIGN_BYTES} bytes; CUDA's matrix units need it in an unchecked launch "
-            f"(launch() moves tiles through an aligned staging tile)")
+    for values, align, describe in (
+            (off, WMMA_TILE_ALIGN, "the tile starts at element {v} ({b} bytes),"),
+            (stride, WMMA_STRIDE_ALIGN, "the stride {v} ({b} bytes) is")):
+        bad = (values.astype(np.int64) * size) % align != 0
+        if bad.any():
+            v = int(values[bad][0])
+            raise LaunchError(
+                f"{what}: {describe.format(v=v, b=v * size)} not a multiple of {align} "
+                f"bytes, which CUDA's matrix units need in an unchecked launch (launch() "
+                f"moves tiles through an aligned staging tile)")
 
 
 def fill(pl: Planes, frag: Fragment, index, value, mask, what: str) -> None:

@@ -207,6 +207,20 @@ _WMMA_SHAPES = frozenset({(16, 16, 16), (32, 8, 16), (8, 32, 16)})
 WMMA_SHAPES: Mapping[tuple[str, str], frozenset[tuple[int, int, int]]] = MappingProxyType({
     ("f16", "f32"): _WMMA_SHAPES, ("f16", "f16"): _WMMA_SHAPES,
     ("bf16", "f32"): _WMMA_SHAPES, ("tf32", "f32"): frozenset({(16, 16, 8)})})
+# wmma's memory rules (load/store_matrix_sync): a tile pointer 32-byte aligned, a row
+# pitch (ldm) a multiple of 16 bytes. A checked launch stages tiles instead, one staging
+# tile per plane of CUDA_PLANE units (a warp).
+WMMA_TILE_ALIGN = 32
+WMMA_STRIDE_ALIGN = 16
+CUDA_PLANE = 32
+
+
+def cmma_staging_bytes(units_per_cube: int, tile_bytes: int) -> int:
+    """Shared memory a checked CUDA launch adds for cmma: a tile of `tile_bytes` for
+    each plane of the cube."""
+    return -(-units_per_cube // CUDA_PLANE) * tile_bytes
+
+
 # Metal's simdgroup_matrix: 8x8 tiles of half or float, one type throughout.
 SIMDGROUP_SHAPES: Mapping[tuple[str, str], frozenset[tuple[int, int, int]]] = \
     MappingProxyType({("f16", "f16"): frozenset({(8, 8, 8)}),
