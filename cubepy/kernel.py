@@ -30,8 +30,7 @@ from .lang import LineOf
 from .log import describe, elapsed_ms, logger
 from .lru import LRU
 from .spec import Specialization
-from .targets import (PORTABLE, WMMA_TILE_ALIGN, cmma_staging_bytes, get_target,
-                      source_targets)
+from .targets import PORTABLE, WMMA_TILE_ALIGN, get_target, source_targets
 
 if TYPE_CHECKING:  # the frontend, the passes and the IR load at first use: `import cubepy` stays light
     from .ir import nodes as ir
@@ -486,7 +485,7 @@ class CubeFunction:
                          describe(spec))
         compiled = self._compile(spec, client.target, checked)
         _check_shared_memory(self.__name__, client, compiled.kernel, shared_mem,
-                             _compiler_shared_bytes(client, compiled.kernel, checked))
+                             compiled.artefact.shared_bytes)
         _check_index_ranks(compiled.kernel, params, args)
         executable = compiled.executables.get(client)
         if executable is None:
@@ -621,27 +620,14 @@ def _check_tile_alignment(kernel_name: str, args: tuple,
                 f"buffer)", name)
 
 
-def _compiler_shared_bytes(client, kernel: ir.Kernel, checked: bool) -> int:
-    """Shared memory the generated code declares beyond the kernel's SharedMemory: the
-    cmma staging tiles of a checked CUDA launch."""
-    if client.target != "cuda" or not checked:
-        return 0
-    if kernel.body is None:  # facts from the disk cache: no IR to load
-        tile = kernel.tile_bytes
-    else:
-        from .codegen.cuda_cmma_staging import staged_tile_bytes
-        tile = staged_tile_bytes(kernel)
-    return cmma_staging_bytes(math.prod(kernel.cube_dim), tile)
-
-
 def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel,
-                         shared_mem: int | None = None, staging: int = 0) -> None:
+                         shared_mem: int | None = None, total: int | None = None) -> None:
     """Refuses a kernel whose SharedMemory exceeds the device's per-cube limit before it
     reaches the driver (some drivers hang on such a pipeline instead of rejecting it).
-    With `shared_mem` (DynamicSharedMemory's bytes) the error names that argument;
-    `staging` is what the compiler adds (cmma staging tiles), counted in the total."""
-    if not kernel.shared and not staging:
-        return
+    With `shared_mem` (DynamicSharedMemory's bytes) the error names that argument.
+    `total`: the bytes the generated code declares (its record's `shared_bytes`), which
+    counts what the compiler adds beyond the SharedMemory (a checked CUDA launch's cmma
+    staging tiles)."""
     sizes = []
     for decl in kernel.shared:
         elem = decl.buffer.elem
@@ -649,7 +635,11 @@ def _check_shared_memory(kernel_name: str, client, kernel: ir.Kernel,
         itemsize = (get_target(client.target).bool_storage_bytes if elem.is_bool
                     else elem.itemsize)
         sizes.append((decl.buffer.name, decl.size * itemsize))
-    total = sum(n for _, n in sizes) + staging
+    declared = sum(n for _, n in sizes)
+    staging = 0 if total is None else total - declared
+    total = declared + staging
+    if not total:
+        return
     limit = client.limits.max_shared_bytes
     if total > limit:
         detail = ", ".join(f"{name}: {n} bytes" for name, n in sizes)

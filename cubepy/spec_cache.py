@@ -383,19 +383,18 @@ def _dec_abi(d: dict):
 def _enc_kernel(k) -> dict:
     """The facts of the IR that launches and runtimes read (the body is not kept)."""
     decls = lambda ds: [[d.buffer.name, d.buffer.elem.name, d.size] for d in ds]
-    from .codegen.cuda_cmma_staging import staged_tile_bytes
     from .kernel import tiled_global_buffers
     return {"name": k.name, "cube_dim": list(k.cube_dim),
             "params": [[p.name, p.kind, p.dtype.name, p.line_size, p.rank] for p in k.params],
             "shared": decls(k.shared), "local": decls(k.local_arrays),
-            "tiled": sorted(tiled_global_buffers(k)), "tile_bytes": staged_tile_bytes(k)}
+            "tiled": sorted(tiled_global_buffers(k))}
 
 
 class KernelFacts:
     """What launches and runtimes read of a kernel's IR, for a specialisation read back
     from the disk: its name, parameters (name, kind, dtype, line_size, rank), shared
     memory and local arrays (`.buffer.name`, `.buffer.elem`, `.size`), the cmma facts
-    `tiled` and `tile_bytes`; no body. Plain
+    `tiled`; no body. Plain
     objects, so that a cached launch loads no IR module."""
 
     def __init__(self, d: dict):
@@ -406,10 +405,9 @@ class KernelFacts:
                             for n, k, t, ls, r in d["params"])
         self.shared = self._decls(d["shared"], "shared")
         self.local_arrays = self._decls(d["local"], "local")
-        # cmma: the global buffers whose tiles wmma accesses directly, and the bytes of
-        # the largest tile a checked CUDA launch stages (what launches check without IR)
+        # cmma: the global buffers whose tiles wmma accesses directly, which an
+        # unchecked CUDA launch checks for alignment without the IR
         self.tiled = frozenset(str(name) for name in d["tiled"])
-        self.tile_bytes = int(d["tile_bytes"])
         self.body = None  # not kept: the code is in the cached artefact
 
     @staticmethod

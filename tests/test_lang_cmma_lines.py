@@ -77,19 +77,16 @@ def global_tiles(a: Tensor[f16], out: Tensor[f32], at: u32):
 
 def test_cached_facts_keep_what_cmma_launch_checks_read():
     """A kernel read back from the disk cache keeps no body: the buffers whose tiles
-    wmma accesses and the staging tile's bytes travel in its facts."""
-    from cubepy.kernel import _compiler_shared_bytes, tiled_global_buffers
-    from cubepy.spec_cache import KernelFacts, _enc_kernel
+    wmma accesses travel in its facts (the staging bytes in its record's shared_bytes)."""
+    import json
+
+    from cubepy.kernel import tiled_global_buffers
+    from cubepy.spec_cache import KernelFacts, _dec_artefact, _enc_artefact, _enc_kernel
 
     spec = global_tiles._specialization((64, 1, 1), {})
-    kernel = global_tiles._compile(spec, "cuda", True).kernel
-    facts = KernelFacts(_enc_kernel(kernel))
-
-    class Cuda:
-        target = "cuda"
-
-    assert tiled_global_buffers(facts) == tiled_global_buffers(kernel) == {"a", "out"}
-    assert _compiler_shared_bytes(Cuda, facts, True) == 2 * 16 * 16 * 4  # 2 planes, f32
-    for checked in (True, False):
-        assert (_compiler_shared_bytes(Cuda, facts, checked)
-                == _compiler_shared_bytes(Cuda, kernel, checked))
+    compiled = global_tiles._compile(spec, "cuda", True)
+    facts = KernelFacts(json.loads(json.dumps(_enc_kernel(compiled.kernel))))
+    assert tiled_global_buffers(facts) == tiled_global_buffers(compiled.kernel) == {"a", "out"}
+    record = _dec_artefact(json.loads(json.dumps(_enc_artefact(compiled.artefact))),
+                           compiled.abi)
+    assert record.shared_bytes == compiled.artefact.shared_bytes == 2 * 16 * 16 * 4  # 2 planes
