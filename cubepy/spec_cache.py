@@ -24,6 +24,7 @@ unpickled.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import os
 import sys
 from typing import Any
@@ -106,17 +107,18 @@ def function_key(fn, launch: bool, fast_math: bool) -> str | None:
 
 
 def spec_key(function: str, spec: Specialization, target: str, checked: bool) -> str:
-    """The key of one specialisation of the function keyed `function`."""
-    parts = [f"{k}={v.name}" for k, v in spec.generics]
-    parts += [f"{k}={_value_text(v)}" for k, v in spec.comptime]
-    parts += [f"{k}:{v}" for k, v in spec.line_sizes]
-    return cache_key("cube-spec", function, ";".join(parts), repr(spec.cube_dim),
-                     repr(spec.shared_mem), repr(spec.fast_math), repr(spec.misaligned),
-                     target, repr(checked))
+    """The key of one specialisation of the function keyed `function`: the text of
+    every field of the Specialization, so that a field added to it reaches the key."""
+    fields = [f"{f.name}={_value_text(getattr(spec, f.name))}"
+              for f in dataclasses.fields(spec)]
+    return cache_key("cube-spec", function, ";".join(fields), target, repr(checked))
 
 
 def _value_text(v: Any) -> str:
-    """A text that tells apart every comptime value compiling differently."""
+    """A text that tells apart every value compiling differently (comptime values,
+    dtypes and the rest of a Specialization's fields)."""
+    if isinstance(v, DType):
+        return f"dtype:{v.name}"
     if isinstance(v, float):
         return f"float:{v.hex()}"
     if isinstance(v, (bool, int, str)) or v is None:
