@@ -28,9 +28,9 @@ PLANE = 32  # the kernel splits its epilogue over 32 units per plane (CUDA's war
 
 
 @cube
-def load_tile(src: Tensor[Line[Float]], row0: u32, col0: u32, width: u32, rows: Comptime[int],
+def load_tile(src: Tensor[Line[Float]], row0: u32, col0: u32, width: u32,
               cols: Comptime[int], units: Comptime[int], p: u32) -> Line[Float]:
-    """Line `p * units + UNIT_POS` of the rows x cols tile of `src` at (row0, col0), where
+    """Line `p * units + UNIT_POS` of the tile `cols` wide of `src` at (row0, col0), where
     `src` is `width` elements wide; consecutive units read consecutive lines of a row."""
     idx = p * units + UNIT_POS
     per_row = cols // 8
@@ -38,8 +38,8 @@ def load_tile(src: Tensor[Line[Float]], row0: u32, col0: u32, width: u32, rows: 
 
 
 @cube
-def stage(dst: Array[Line[Float]], base: u32, v: Line[Float], rows: Comptime[int],
-          cols: Comptime[int], units: Comptime[int], p: u32):
+def stage(dst: Array[Line[Float]], base: u32, v: Line[Float], cols: Comptime[int],
+          units: Comptime[int], p: u32):
     """Stores line `v`, read by `load_tile` with the same arguments, to the padded tile
     starting at line `base` (one 16-byte store)."""
     idx = p * units + UNIT_POS
@@ -101,22 +101,22 @@ def matmul_tc(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Line[Flo
     row0 = CUBE_POS_Y * bm
     col0 = CUBE_POS_X * bn
     for p in unroll(range(na)):
-        pa[p] = load_tile(a, row0, 0, k_len, bm, bk, units, p)
+        pa[p] = load_tile(a, row0, 0, k_len, bk, units, p)
     for p in unroll(range(nb)):
-        pb[p] = load_tile(b, 0, col0, n, bk, bn, units, p)
+        pb[p] = load_tile(b, 0, col0, n, bn, units, p)
     for p in unroll(range(na)):
-        stage(a_s, 0, pa[p], bm, bk, units, p)
+        stage(a_s, 0, pa[p], bk, units, p)
     for p in unroll(range(nb)):
-        stage(b_s, 0, pb[p], bk, bn, units, p)
+        stage(b_s, 0, pb[p], bn, units, p)
     sync_cube()
     for k0 in range(0, k_len, bk):
         cur = k0 // bk % stages  # the shared copy holding this step's slices
         more = k0 + bk < k_len
         if more:  # the next slices load while this one is multiplied
             for p in unroll(range(na)):
-                pa[p] = load_tile(a, row0, k0 + bk, k_len, bm, bk, units, p)
+                pa[p] = load_tile(a, row0, k0 + bk, k_len, bk, units, p)
             for p in unroll(range(nb)):
-                pb[p] = load_tile(b, k0 + bk, col0, n, bk, bn, units, p)
+                pb[p] = load_tile(b, k0 + bk, col0, n, bn, units, p)
         a_at = cur * a_lines * 8
         b_at = cur * b_lines * 8
         for kk in unroll(range(0, bk, 16)):
@@ -132,9 +132,9 @@ def matmul_tc(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Line[Flo
         if more:
             nxt = (cur + 1) % stages
             for p in unroll(range(na)):
-                stage(a_s, nxt * a_lines, pa[p], bm, bk, units, p)
+                stage(a_s, nxt * a_lines, pa[p], bk, units, p)
             for p in unroll(range(nb)):
-                stage(b_s, nxt * b_lines, pb[p], bk, bn, units, p)
+                stage(b_s, nxt * b_lines, pb[p], bn, units, p)
         sync_cube()
     mine = plane * 256  # this plane's 16 x 16 scratch; each unit converts 8 values of it
     r = lane // 2
