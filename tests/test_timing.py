@@ -114,3 +114,26 @@ def test_gpu_timers_clear_a_scratch_buffer_before_the_start(runtime_client):
     assert 0 < timer.elapsed_ms() < 1000
     forced = cubepy.bench(_launch, runtime_client, x, 1, warmup=0, reps=2, flush=True)
     assert len(forced.times_ms) == 2
+
+
+@pytest.mark.wgpu
+def test_wgpu_timer_does_not_count_the_hosts_time_between_marks():
+    """The timestamps go into the launches' command buffer: a host pause after start()
+    (as a slow Python launch would be) is not measured as device time."""
+    import time
+    client = cubepy.client("wgpu")
+    if "timestamp-query" not in client.features:
+        pytest.skip("the adapter has no timestamp-query")
+    x = client.zeros((64 * 64,), f32)
+    _launch(client, x, 1)
+    client.sync()
+    submits = client.submits
+    timer = client.timer()
+    assert timer.method == "wgpu-timestamps"
+    timer.start()
+    time.sleep(0.2)
+    _launch(client, x, 1)
+    timer.stop()
+    assert client.submits == submits  # nothing submitted yet: one command buffer
+    assert timer.elapsed_ms() < 100
+    assert x.numpy()[0] == pytest.approx(0.5 * 1.0001 + 0.5, rel=1e-6)

@@ -331,8 +331,9 @@ class WgpuClient(Client):
             size=INFO_CAPACITY, usage=usage.STORAGE | usage.COPY_DST)
         self._info_used = 0
         self._info_written = b""  # what the device buffer holds (skips equal rewrites)
-        self._encoder = None
+        self._encoder = None  # the open batch's command encoder
         self._pass = None
+        self._marked = False  # the open batch's encoder holds timestamps to submit
         self._calls = PassCalls()
         self._pass_handle = None  # what self._calls takes for the open pass
         self._wait_idle = wait_idle(self._device)
@@ -701,8 +702,10 @@ class WgpuClient(Client):
         return False
 
     def _open_pass(self) -> None:
-        """A new encoder and compute pass for the next batch."""
-        self._encoder = self._device.create_command_encoder()
+        """A compute pass for the next launches, in the open batch's encoder (a new
+        encoder when no batch is open)."""
+        if self._encoder is None:
+            self._encoder = self._device.create_command_encoder()
         self._pass = self._encoder.begin_compute_pass()
         self._pass_handle = self._calls.handle(self._pass)
         self._pass_pipeline = None
@@ -711,18 +714,28 @@ class WgpuClient(Client):
         """Ends the open compute pass and returns its encoder (None when no launch is
         recorded: an empty pass stays open), for `_submit` after the caller has recorded
         what must follow."""
-        if self._pass is None or not self._pending:
+        if self._encoder is None or not (self._pending or self._marked):
             return None
-        cpass, encoder = self._pass, self._encoder
+        encoder = self._encoder
+        self._end_pass()
+        self._encoder = None
+        self._pending = self._check_at = 0
+        self._marked = False
+        return encoder
+
+    def _end_pass(self) -> None:
+        """Ends the open compute pass, if any; its encoder (the batch) stays open, so
+        what is recorded next goes into the same command buffer."""
+        cpass = self._pass
+        if cpass is None:
+            return
         # Reset first: a validation error surfacing later must not wedge the client.
         # The bind group and the last launch go too: they reference their buffers, so
         # keeping them would keep the memory of tensors dropped before this submit.
-        self._pass = self._encoder = self._pass_pipeline = self._pass_bind_group = None
+        self._pass = self._pass_pipeline = self._pass_bind_group = None
         self._pass_handle = self._last_launch = None
         self._pass_info = b""
-        self._pending = self._check_at = 0
         cpass.end()
-        return encoder
 
     def _submit(self, encoder: Any) -> None:
         """Writes the batch's info structs, then submits `encoder` (the write is queued
@@ -767,20 +780,22 @@ class WgpuClient(Client):
         return self._device.create_buffer(size=nbytes, usage=self._wgpu.BufferUsage.COPY_DST)
 
     def write_timestamp(self, query_set: Any, index: int, clear: Any = None) -> None:
-        """Submits the launches recorded so far, then (after clearing the buffer `clear`,
-        when given) an empty compute pass that writes timestamp `index` once the work
-        submitted before it is done."""
+        """Records into the open batch (after clearing the buffer `clear`, when given)
+        an empty compute pass that writes timestamp `index` once the work recorded
+        before it is done. Nothing is submitted: the launches timed between two marks
+        share their command buffer, so the host's time between the submits (a wgpu
+        submit costs tens of microseconds) is not counted as the launches' time."""
         with self._lock:
             self.check_alive()
-            self._flush()
-            encoder = self._device.create_command_encoder()
+            self._end_pass()
+            if self._encoder is None:
+                self._encoder = self._device.create_command_encoder()
             if clear is not None:
-                encoder.clear_buffer(clear)
-            cpass = encoder.begin_compute_pass(timestamp_writes={
+                self._encoder.clear_buffer(clear)
+            cpass = self._encoder.begin_compute_pass(timestamp_writes={
                 "query_set": query_set, "beginning_of_pass_write_index": index})
             cpass.end()
-            self._queue.submit([encoder.finish()])
-            self._unsynced = True
+            self._marked = True
 
     def read_timestamps(self, query_set: Any, count: int) -> tuple[int, ...]:
         """Waits for the work and returns the first `count` timestamps (nanoseconds)."""
