@@ -15,6 +15,9 @@ one throwaway process first fills __pycache__):
   times decorating an axpy kernel plus its first launch and a sync. The cold run uses an
   empty cache folder ($CUBEPY_CACHE_DIR); the warm runs reuse the folder it filled. Each
   child also reports which compiler modules it loaded (frontend, passes, jinja2, NVRTC).
+  The cold child also times the device compiler's part of its first launch (cuda: the
+  CUDA compiler step, NVRTC's load included; wgpu: shader module and pipeline creation),
+  so cubepy's own share is the rest.
 
 Writes <out>/startup_<name>.json and .md (name: the runtime, or --name).
 """
@@ -50,6 +53,23 @@ t2 = time.perf_counter()
 client = cubepy.client(sys.argv[1])
 x = client.tensor(np.ones(1024, np.float32)); y = client.zeros(1024, f32)
 client.sync()
+compiler_ms = [0.0]
+if len(sys.argv) > 2:  # the cold run: time what the device's compiler takes
+    def timed(owner, name):
+        inner = getattr(owner, name)
+        def wrapper(*args, **kwargs):
+            s = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                compiler_ms[0] += 1e3 * (time.perf_counter() - s)
+        setattr(owner, name, wrapper)
+    if sys.argv[1] == "cuda":  # identity (loads NVRTC), cache lookup and compile
+        from cubepy.runtime.cuda_compile import CudaCompiler
+        timed(CudaCompiler, "compile")
+    elif sys.argv[1] == "wgpu":  # naga's translation and the driver's pipeline build
+        timed(type(client._device), "create_shader_module")
+        timed(type(client._device), "create_compute_pipeline")
 t3 = time.perf_counter()
 exec(compile(open(KERNEL_FILE).read(), KERNEL_FILE, "exec"))
 axpy.launch(client, CubeCount(4), CubeDim(256), 2.0, x, y)
@@ -59,6 +79,7 @@ assert float(y.numpy()[0]) == 2.0
 maps = open("/proc/self/maps").read() if sys.platform == "linux" else ""
 print({"import_numpy_ms": 1e3 * (t1 - t0), "import_cubepy_ms": 1e3 * (t2 - t1),
        "client_ms": 1e3 * (t3 - t2), "first_launch_ms": 1e3 * (t4 - t3),
+       "compiler_ms": compiler_ms[0],
        "nvrtc_loaded": "libnvrtc" in maps, "jinja2_imported": "jinja2" in sys.modules,
        "frontend_imported": "cubepy.frontend.build" in sys.modules})
 """
@@ -103,10 +124,12 @@ def _child(code: str, args: list[str], cache: str | None) -> dict:
     return ast.literal_eval(out.stdout.strip().splitlines()[-1])
 
 
-def launch_child(runtime: str, cache: str, kernel_file: str) -> dict:
+def launch_child(runtime: str, cache: str, kernel_file: str, cold: bool = False) -> dict:
+    """One fresh process's first launch; `cold` also times the device compiler's part."""
     with open(kernel_file, "w") as fh:  # cubepy reads a kernel's source from its file
         fh.write(KERNEL)
-    return _child(LAUNCH_CHILD.replace("KERNEL_FILE", repr(kernel_file)), [runtime], cache)
+    return _child(LAUNCH_CHILD.replace("KERNEL_FILE", repr(kernel_file)),
+                  [runtime] + (["cold"] if cold else []), cache)
 
 
 def _median(rows: list[dict], key: str) -> float:
@@ -116,7 +139,7 @@ def _median(rows: list[dict], key: str) -> float:
 def measure_runtime(runtime: str, runs: int, tmp: str) -> dict:
     cache = os.path.join(tmp, f"cache-{runtime}")
     kernel_file = os.path.join(tmp, "axpy_kernel.py")
-    cold = launch_child(runtime, cache, kernel_file)
+    cold = launch_child(runtime, cache, kernel_file, cold=True)
     warm = [launch_child(runtime, cache, kernel_file) for _ in range(runs)]
     return {"cold": cold, "warm_runs": warm,
             "warm_median": {k: _median(warm, k) for k in warm[0]
@@ -191,6 +214,13 @@ def render(report: dict, runtimes: list[str]) -> str:
                   "|---|---|---|---|"]
         for k in ("import_numpy_ms", "import_cubepy_ms", "client_ms", "first_launch_ms"):
             lines.append(f"| {k} | {cold[k]:.1f} | {warm[k]:.1f} | {r['warm_min'][k]:.1f} |")
+        compiler = {"cuda": "NVRTC (or nvcc): identity, cache lookup, compile",
+                    "wgpu": "shader module + compute pipeline creation"}.get(runtime)
+        if compiler:
+            lines.append(f"| of which the compiler: {compiler} | {cold['compiler_ms']:.1f} "
+                         f"| | |")
+            lines.append(f"| cubepy's own share of the cold launch | "
+                         f"{cold['first_launch_ms'] - cold['compiler_ms']:.1f} | | |")
         for k, title in (("frontend_imported", "frontend loaded"),
                          ("jinja2_imported", "jinja2 imported"),
                          ("nvrtc_loaded", "NVRTC loaded")):
