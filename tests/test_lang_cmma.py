@@ -889,3 +889,78 @@ def test_views_compile_with_nvcc(tmp_path, checked):
         assert "cube_cmma_load_a_16x16x16_f16_row(fa, a, view_start, 16u, " in src
     else:
         assert "load_matrix_sync(fa, a + view_start, 16u);" in src
+
+
+# -- bf16 fragments from shared memory ------------------------------------------------
+
+def bf16_shared_kernel(la, lb, m, n, k):
+    """d = a @ b in bf16 for one tile, A and B copied into shared memory first and the
+    fragments loaded from there (as a tiled matmul does)."""
+    lda = k if la is ROW else m
+    ldb = n if lb is ROW else k
+
+    @cube(launch=True)
+    def product(a: Array[bf16], b: Array[bf16], out: Array[f32]):
+        a_s = SharedMemory(bf16, m * k)
+        b_s = SharedMemory(bf16, k * n)
+        for i in range(UNIT_POS, m * k, 32):
+            a_s[i] = a[i]
+        for i in range(UNIT_POS, k * n, 32):
+            b_s[i] = b[i]
+        sync_cube()
+        fa = cmma.Matrix(cmma.A, m, n, k, bf16, la)
+        fb = cmma.Matrix(cmma.B, m, n, k, bf16, lb)
+        c = cmma.Matrix(cmma.ACCUMULATOR, m, n, k, f32)
+        cmma.fill(c, 0.0)
+        cmma.load(fa, a_s, 0, lda)
+        cmma.load(fb, b_s, 0, ldb)
+        cmma.execute(fa, fb, c, c)
+        cmma.store(out, 0, c, n, cmma.ROW_MAJOR)
+    return product
+
+
+BF16_SHARED = [(ROW, ROW, 16, 16, 16), (COL, ROW, 32, 8, 16), (ROW, COL, 8, 32, 16)]
+BF16_SHARED_IDS = ["row_row_16x16x16", "col_row_32x8x16", "row_col_8x32x16"]
+
+
+@pytest.mark.parametrize("checked", [True, False])
+def test_bf16_fragments_load_from_shared_memory_with_the_shared_form(checked):
+    # mma.h's bf16 load_matrix_sync compiles to the generic-address wmma.load, which
+    # ptxas cannot make an ldmatrix: cubepy writes the `.shared` PTX form itself, for a
+    # direct load and for the checked launch's staging tile alike
+    source = bf16_shared_kernel(ROW, COL, 16, 16, 16).source("cuda", cube_dim=PLANE,
+                                                              checked=checked)
+    assert "wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16" in source
+    assert "wmma.load.b.sync.aligned.col.m16n16k16.shared.bf16" in source
+    assert "load_matrix_sync" not in source
+    staged = bf16_product.source("cuda", cube_dim=PLANE, checked=checked)
+    # from global memory: direct (unchecked) keeps mma.h; staged (checked) reads shared
+    assert ("shared.bf16" in staged) == checked
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("la,lb,m,n,k", BF16_SHARED, ids=BF16_SHARED_IDS)
+@pytest.mark.parametrize("checked", [True, False])
+def test_bf16_shared_loads_compile_with_nvcc(tmp_path, la, lb, m, n, k, checked):
+    validate_sources(bf16_shared_kernel(la, lb, m, n, k), tmp_path, cube_dim=PLANE,
+                     targets=("cuda",), checked=checked)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not _present("cuda"), reason="no CUDA device")
+@pytest.mark.parametrize("la,lb,m,n,k", BF16_SHARED, ids=BF16_SHARED_IDS)
+@pytest.mark.parametrize("checked", [True, False])
+def test_bf16_product_from_shared_memory_on_cuda(la, lb, m, n, k, checked):
+    c = cubepy.client("cuda")
+    if bf16 not in c.limits.dtypes:
+        pytest.skip("the device has no bf16 (sm_80+)")
+    a = RNG.integers(-4, 5, (m, k)).astype(np.float32)  # small integers: exact in bf16
+    b = RNG.integers(-4, 5, (k, n)).astype(np.float32)
+    ta, tb = c.zeros(m * k, bf16), c.zeros(k * n, bf16)
+    to_bf16.launch(c, (m * k // 32, 1, 1), PLANE, c.tensor(_memory(a, la)), ta)
+    to_bf16.launch(c, (k * n // 32, 1, 1), PLANE, c.tensor(_memory(b, lb)), tb)
+    out = c.zeros(m * n, f32)
+    kernel = bf16_shared_kernel(la, lb, m, n, k)
+    launch = kernel.launch if checked else kernel.launch_unchecked
+    launch(c, (1, 1, 1), PLANE, ta, tb, out)
+    np.testing.assert_array_equal(out.numpy().reshape(m, n), a @ b)

@@ -97,13 +97,14 @@ def _ldm(d: n.MatrixDecl, layout: str) -> int:
 
 
 def load(em: CEmitter, s: n.MatrixLoad, frag_type: str, frag: str, elem: str,
-         wmma: str) -> None:
-    """A checked cmma.load / load_with_layout: buffer -> staging tile -> fragment."""
+         wmma: str, load_call) -> None:
+    """A checked cmma.load / load_with_layout: buffer -> staging tile -> fragment
+    (`load_call`: the spelling's statement for a fragment load, WmmaSpelling.load_call)."""
     d = s.frag.matrix
     layout = s.layout or d.layout
     ldm = _ldm(d, layout)
     zero = em.d.literal(0, d.storage)[0]
-    mem_layout = f", {wmma}::mem_{layout.replace('_major', '')}_major" if s.layout else ""
+    fragment_load = load_call(em, d, "frag", "tile", str(ldm), s.layout, True)
     name = em.helper(_helper_name("load", d, layout), f"""
 // the {d.rows}x{d.cols} {layout} tile at buf[offset], `stride` apart, copied by the
 // plane's lanes into its aligned staging tile (elements at or past len read 0), then
@@ -117,7 +118,7 @@ def load(em: CEmitter, s: n.MatrixLoad, frag_type: str, frag: str, elem: str,
         tile[e] = i < len ? buf[i] : {zero};
     }}
     __syncwarp();
-    {wmma}::load_matrix_sync(frag, tile, {ldm}{mem_layout});
+    {fragment_load}
     __syncwarp();  // every lane has its elements before the tile is reused
 }}""")
     _declare_staging(em)
