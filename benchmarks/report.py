@@ -12,6 +12,7 @@ TARGETS = [
     ("matmul_tc", "torch (cuBLAS)", 0.70),
     ("softmax", "triton (tutorial)", 1.00),
     ("softmax", "copy", 0.85),
+    ("softmax", "torch copy_ (same size)", 0.85),  # the copy of the softmax's own bytes
     ("layernorm", "triton (tutorial)", 1.00),
     ("sum", "copy", 0.85),
     ("elementwise", "copy", 0.95),
