@@ -32,7 +32,7 @@ from .reserved import WGSL_HELPER_LOCALS
 from .skeleton import render
 from .walker import INDENT, BracedWalker
 from .wgsl_expr import ExprEmitter, literal, wgsl_type
-from .wgsl_lines import load_line, store_line, vector_widths
+from .wgsl_lines import element_slot, load_line, store_line, vector_widths
 from .wgsl_memory import (HELPER_KINDS, BufferView, atomic_helper, load_helper, read_slot,
                           storage_kind, store_helper, write_slot)
 from .wgsl_prelude import PreludeBuilder
@@ -214,6 +214,10 @@ class _WgslEmitter(BracedWalker):
         view = self._view(e.buffer)
         if self.checked:
             return f"{load_helper(self.prelude, view)}({self.index(e.index)})"
+        if view.width > 1:
+            slot = element_slot(self, view, e.index)
+            if slot is not None:
+                return slot
         return read_slot(view, self.expr(e.index, True))
 
     # -- statements (walking, comments, if/while/break/continue/terminate: walker.py) --
@@ -254,6 +258,8 @@ class _WgslEmitter(BracedWalker):
         value = self.expr(s.value, True)
         if self.checked:
             self.line(f"{store_helper(self.prelude, view)}({self.index(s.index)}, {value});")
+        elif view.width > 1 and (slot := element_slot(self, view, s.index)) is not None:
+            self.line(f"{slot} = {value};")
         else:
             self.line(write_slot(view, self.expr(s.index, True), value))
 

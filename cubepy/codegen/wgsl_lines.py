@@ -119,13 +119,33 @@ def store_line(em: "_WgslEmitter", s: n.StoreLine) -> None:
     _checked_or_not(em, s, size, vector, elements)
 
 
+def element_slot(em: "_WgslEmitter", view, index: n.Expr) -> str | None:
+    """The unchecked memory of element `index` of a vector buffer as `buf[j][k]`, when
+    `index` is `line * m + k` with m a multiple of the vector width (an element of a
+    line, `x[i][1]`); None for other indices (wgsl_memory.element_slot divides them)."""
+    first = 0
+    if isinstance(index, n.Binary) and index.op == "add" and isinstance(index.rhs, n.Const):
+        first, index = int(index.rhs.value), index.lhs
+    if not (isinstance(index, n.Binary) and index.op == "mul"
+            and isinstance(index.rhs, n.Const) and int(index.rhs.value) > 0
+            and int(index.rhs.value) % view.width == 0 and first >= 0):
+        return None
+    vector = _vector_index(em, index.lhs, int(index.rhs.value), first - first % view.width,
+                           view.width)
+    return f"{view.name}[{vector}][{first % view.width}]"
+
+
 def _vector_index(em: "_WgslEmitter", line: n.Expr, size: int, first: int,
                   width: int) -> str:
-    """The index of the vector holding elements `first ..` of line `line`."""
-    pieces = size // width
-    if pieces == 1:
+    """The index of the vector holding element `first` of line `line` (lines of `size`
+    elements)."""
+    pieces, piece = size // width, first // width
+    if pieces > 1:
+        return em.expr(line_element_index(line, pieces, piece), True)
+    if piece == 0:
         return em.expr(line, True)
-    return em.expr(line_element_index(line, pieces, first // width), True)
+    return em.expr(n.Binary(ty=line.ty, op="add", lhs=line, loc=line.loc,
+                            rhs=n.Const(ty=line.ty, value=piece, loc=line.loc)), True)
 
 
 def _checked_or_not(em: "_WgslEmitter", s: n.LoadLine | n.StoreLine, size: int,
