@@ -4,6 +4,9 @@ A storage buffer or workgroup array whose lines are read or written whole is dec
 as an array of vectors, `array<vec4<f32>>` instead of `array<f32>`, and a line is then
 `buf[line]`: one access instead of one per element. Vectors hold at most 4 components,
 so a line of 8 (8 f16, 8 f32) is two vectors, `buf[line * 2u]` and `buf[line * 2u + 1u]`.
+(8 f16 in one `vec4<u32>` would need `bitcast<vec2<f16>>(u32)`, which naga rejects, or
+`unpack2x16float`, which goes through f32, and would make an element store a
+read-modify-write of the other half of its word.)
 Element accesses to such a buffer index a vector's component (`buf[i / 4][i % 4]`,
 wgsl_memory.element_slot); atomics never meet one (scalarize_lines keeps the lines of
 a buffer used atomically element by element, and so does a misaligned specialisation,
