@@ -28,7 +28,7 @@ from ..ir.passes.line_access import element_accesses
 from ..ir.passes.lines import line_element_index
 from ..ir.visit import walk_stmts
 from .wgsl_expr import wgsl_type
-from .wgsl_memory import store_helper
+from .wgsl_memory import BufferView, store_helper
 
 if TYPE_CHECKING:
     from .wgsl import _WgslEmitter
@@ -58,7 +58,7 @@ def vector_widths(kernel: n.Kernel) -> dict[tuple[str, str], int]:
     for key, found in sizes.items():
         if len(found) != 1 or key in atomic or key not in elems:
             continue
-        size = found.pop()
+        (size,) = found
         width = min(size, MAX_WIDTH)
         if elems[key].name not in VECTOR_ELEMS or size % width or width < 2:
             continue
@@ -122,7 +122,7 @@ def store_line(em: "_WgslEmitter", s: n.StoreLine) -> None:
     _checked_or_not(em, s, size, vector, elements)
 
 
-def element_slot(em: "_WgslEmitter", view, index: n.Expr) -> str | None:
+def element_slot(em: "_WgslEmitter", view: BufferView, index: n.Expr) -> str | None:
     """The unchecked memory of element `index` of a vector buffer as `buf[j][k]`, when
     `index` is `line * m + k` with m a multiple of the vector width (an element of a
     line, `x[i][1]`); None for other indices (wgsl_memory.element_slot divides them)."""
