@@ -173,6 +173,7 @@ def test_ragged_copy_matches_numpy_and_the_element_path(runtime_client, monkeypa
     _element_path(c, monkeypatch)
     elements = _run(c, copy_lines, {"x": x}, {"y": y0}, n, 2, 16)["y"]
     np.testing.assert_array_equal(vector, elements)
+    assert any(spec.misaligned == ("x", "y") for (spec, _, _) in copy_lines._compiled)
 
 
 @pytest.mark.parametrize("dtype,n", _CASES, ids=_IDS)
