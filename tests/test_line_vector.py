@@ -1,7 +1,7 @@
 """Whole-line accesses: a line read or store of a parameter aligned to its line is one
 LoadLine / StoreLine in the IR, one vector load or store on CUDA (float4, uint4 for 8
-halves, double2, ...) and Metal (float4, half4), and the element accesses again on WGSL
-and the cpu runtime. A buffer whose address is not a multiple of its line's bytes (a view
+halves, double2, ...), Metal (float4, half4) and WGSL (vec4<f32>, tests/test_wgsl_lines.py),
+and the element accesses again on the cpu runtime. A buffer whose address is not a multiple of its line's bytes (a view
 from an odd offset) gets its own, element-by-element specialisation."""
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_ir_reads_into_the_parts_and_stores_the_line():
     verify(k)
 
 
-@pytest.mark.parametrize("target,whole", [("cuda", True), ("metal", True), ("wgsl", False),
+@pytest.mark.parametrize("target,whole", [("cuda", True), ("metal", True), ("wgsl", True),
                                           ("cpu", False)])
 def test_targets_without_vector_accesses_get_element_accesses(target, whole):
     text = line_scale.ir(cube_dim=(64, 1, 1), target=target, **_lines(f32, 4))

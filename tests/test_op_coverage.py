@@ -294,4 +294,5 @@ def test_every_generator_takes_whole_line_accesses(name):
     assert whole is target.vector_lines
     code = _generate(k, target)
     source = code if isinstance(code, str) else code.source
-    assert ("float4" in source) is target.vector_lines
+    vector = "vec4<f32>" if target.family == "wgsl" else "float4"
+    assert (vector in source) is target.vector_lines

@@ -13,9 +13,12 @@ logical cube index from `workgroup_id`/`num_workgroups`, returns when it is beyo
 logical count (uniform for the whole workgroup, so barriers stay valid) and derives the
 logical CUBE_POS_X/Y/Z from it. Only the positions a kernel uses are computed.
 
+A buffer or shared array whose lines are read or written whole is an array of vectors
+(`array<vec4<f32>>`), each line one access (wgsl_lines.py).
+
 Statements keep the user's names (mangled, see names.py) and are preceded by a
 `// <line>: <python source>` comment. Expressions are in wgsl_expr.py, buffer accesses
-in wgsl_memory.py, helper functions in wgsl_prelude.py.
+in wgsl_memory.py and wgsl_lines.py, helper functions in wgsl_prelude.py.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from .reserved import WGSL_HELPER_LOCALS
 from .skeleton import render
 from .walker import INDENT, BracedWalker
 from .wgsl_expr import ExprEmitter, literal, wgsl_type
+from .wgsl_lines import element_slot, load_line, store_line, vector_widths
 from .wgsl_memory import (HELPER_KINDS, BufferView, atomic_helper, load_helper, read_slot,
                           storage_kind, store_helper, write_slot)
 from .wgsl_prelude import PreludeBuilder
@@ -95,6 +99,7 @@ class _WgslEmitter(BracedWalker):
             ("buf", "local", d.buffer.name), d.buffer.name, WGSL_HELPER_LOCALS)
             for d in self.kernel.local_arrays})
         views = {}
+        widths = vector_widths(self.kernel)
         for b in self.abi.buffers:
             elem = wgsl_type(b.dtype, self.kernel.loc)
             name = names[("global", b.name)]
@@ -102,7 +107,8 @@ class _WgslEmitter(BracedWalker):
             bound = (f"info.{field_name(self.abi, TARGET, 'buffer_len', b.name)}"
                      if bound_field else "0u")
             views[("global", b.name)] = BufferView(name, elem, storage_kind(b.dtype, b.atomic),
-                                                   bound, self._helper_stem(name))
+                                                   bound, self._helper_stem(name),
+                                                   widths.get(("global", b.name), 1))
         shared_atomic = {s.buffer.name for s in walk_stmts(self.kernel.body)
                          if isinstance(s, n.AtomicOp) and s.buffer.space == "shared"}
         for s in self.kernel.shared:
@@ -112,8 +118,9 @@ class _WgslEmitter(BracedWalker):
             kind = storage_kind(s.buffer.elem, atomic)
             if kind == "bool":
                 kind = "plain"  # workgroup memory may hold bool
+            width = widths.get(("shared", s.buffer.name), 1)
             views[("shared", s.buffer.name)] = BufferView(name, elem, kind, f"{s.size}u",
-                                                          self._helper_stem(name))
+                                                          self._helper_stem(name), width)
         for d in self.kernel.local_arrays:
             # var<private>: one array per invocation, at module scope so that the
             # checked accessor helpers can reach it (a function's var could not be)
@@ -146,15 +153,25 @@ class _WgslEmitter(BracedWalker):
                 counts[s.result.name] = counts.get(s.result.name, 0) + 2
         return counts
 
-    def _view(self, buf: n.BufferRef) -> BufferView:
+    def view(self, buf: n.BufferRef) -> BufferView:
+        """How the shader stores `buf`."""
         view = self.buffers.get((buf.space, buf.name))
         if view is None:
             raise AssertionError(f"buffer {buf.name!r} is missing from the launch ABI")
         return view
 
+    _view = view
+
+    def fresh(self, stem: str) -> str:
+        """A new generator temporary (cube_ names never collide with user names)."""
+        return self.temps.counter(f"cube_{stem}")
+
     # -- callbacks for expressions ------------------------------------------------------
-    def _var_name(self, var: n.Var) -> str:
+    def var_name(self, var: n.Var) -> str:
+        """The WGSL name of a variable."""
         return self.names.get(("var", var.name), var.name)
+
+    _var_name = var_name
 
     def _position(self, name: str, loc: n.Loc) -> str:
         if name not in _POSITIONS:
@@ -183,7 +200,7 @@ class _WgslEmitter(BracedWalker):
             return f"select(0u, {access}[{dim}], {dim} < {f.count}u)"
         return access
 
-    def _index(self, idx: n.Expr) -> str:
+    def index(self, idx: n.Expr) -> str:
         """An index as u32 (negative signed indices become huge: out of range)."""
         if isinstance(idx, n.Const) and idx.ty.is_int and 0 <= int(idx.value) < 2**32:
             return f"{int(idx.value)}u"
@@ -196,7 +213,11 @@ class _WgslEmitter(BracedWalker):
     def _read(self, e: n.Index) -> str:
         view = self._view(e.buffer)
         if self.checked:
-            return f"{load_helper(self.prelude, view)}({self._index(e.index)})"
+            return f"{load_helper(self.prelude, view)}({self.index(e.index)})"
+        if view.width > 1:
+            slot = element_slot(self, view, e.index)
+            if slot is not None:
+                return slot
         return read_slot(view, self.expr(e.index, True))
 
     # -- statements (walking, comments, if/while/break/continue/terminate: walker.py) --
@@ -236,9 +257,17 @@ class _WgslEmitter(BracedWalker):
         view = self._view(s.buffer)
         value = self.expr(s.value, True)
         if self.checked:
-            self.line(f"{store_helper(self.prelude, view)}({self._index(s.index)}, {value});")
+            self.line(f"{store_helper(self.prelude, view)}({self.index(s.index)}, {value});")
+        elif view.width > 1 and (slot := element_slot(self, view, s.index)) is not None:
+            self.line(f"{slot} = {value};")
         else:
             self.line(write_slot(view, self.expr(s.index, True), value))
+
+    def stmt_loadline(self, s: n.LoadLine) -> None:
+        load_line(self, s)
+
+    def stmt_storeline(self, s: n.StoreLine) -> None:
+        store_line(self, s)
 
     def stmt_atomicop(self, s: n.AtomicOp) -> None:
         view = self._view(s.buffer)
@@ -248,7 +277,7 @@ class _WgslEmitter(BracedWalker):
                                  f"(atomics take i32 or u32; f32 supports add, sub, min, "
                                  f"max, exchange and compare_exchange)")
         fn = atomic_helper(self.prelude, view, s.op, self.checked)
-        args = [self._index(s.index)]
+        args = [self.index(s.index)]
         if s.op == "compare_exchange":
             if s.compare is None:
                 compile_error(s.loc, "atomic_compare_exchange needs an expected value")
@@ -421,9 +450,9 @@ class _WgslEmitter(BracedWalker):
                    for i, b in enumerate(self.abi.buffers)]
         info_fields = [{"name": field_name(self.abi, TARGET, f.kind, f.param),
                         "type": _field_type(f)} for f in self.abi.fields]
-        shared = [{"name": self.buffers[("shared", s.buffer.name)].name, "size": s.size,
-                   "store_type": self.buffers[("shared", s.buffer.name)].store_type}
-                  for s in k.shared]
+        shared = [{"name": view.name, "size": s.size // view.width,
+                   "store_type": view.store_type}
+                  for s in k.shared for view in [self.buffers[("shared", s.buffer.name)]]]
         local_arrays = [{"name": self.buffers[("local", d.buffer.name)].name, "size": d.size,
                          "store_type": self.buffers[("local", d.buffer.name)].store_type}
                         for d in k.local_arrays]

@@ -1,7 +1,12 @@
 """How the WGSL emitter declares and accesses buffers: storage element types (bool as
-u32, atomics as atomic<T>, f32 atomics as atomic<u32> with bitcasts), bounds-checked
-accessors and atomic helpers. Accessors are per-buffer helper functions, because WGSL
-cannot pass storage pointers to functions.
+u32, atomics as atomic<T>, f32 atomics as atomic<u32> with bitcasts, vectors for buffers
+whose lines are accessed whole: wgsl_lines.py), bounds-checked accessors and atomic
+helpers. Accessors are per-buffer helper functions, because WGSL cannot pass storage
+pointers to functions.
+
+Element `i` of a buffer stored as `array<vec4<T>>` is the component `buf[i / 4][i % 4]`
+(WGSL indexes a vector in memory by a runtime value, for reads and writes alike), so
+element accesses keep their meaning and their bounds (counted in elements).
 """
 from __future__ import annotations
 
@@ -21,8 +26,9 @@ class BufferView:
     """A buffer as the shader stores it.
 
     storage: "plain", "bool" (array<u32>), "atomic" (atomic<i32|u32>) or "atomic_f32"
-    (atomic<u32> holding f32 bits). `bound` is the WGSL expression of its length in a
-    checked launch (the info field or the shared array's size).
+    (atomic<u32> holding f32 bits). `bound` is the WGSL expression of its length in
+    elements in a checked launch (the info field or the shared array's size). `width`
+    (plain storage only): the elements of one stored vector, 1 for scalars.
     """
 
     name: str  # mangled WGSL name
@@ -30,9 +36,12 @@ class BufferView:
     storage: str
     bound: str
     stem: str  # accessor helpers are named cube_<kind>_<stem> (see HELPER_KINDS)
+    width: int = 1
 
     @property
     def store_type(self) -> str:
+        if self.width > 1:
+            return f"vec{self.width}<{self.elem}>"
         if self.storage == "bool":
             return "u32"
         if self.storage == "atomic":
@@ -48,9 +57,24 @@ def storage_kind(elem: DType, atomic: bool) -> str:
     return "bool" if elem.is_bool else "plain"
 
 
+def element_slot(b: BufferView, idx: str) -> str:
+    """The memory of element `idx`: `buf[idx]`, or a vector's component `buf[idx / 4][idx
+    % 4]` (untyped literals, which fit an i32 or a u32 index alike)."""
+    if b.width == 1:
+        return f"{b.name}[{idx}]"
+    if not _simple(idx):
+        idx = f"({idx})"
+    return f"{b.name}[{idx} / {b.width}][{idx} % {b.width}]"
+
+
+def _simple(text: str) -> bool:
+    """Whether `text` is a name or a literal, which needs no parentheses."""
+    return text.replace("_", "a").isalnum()
+
+
 def read_slot(b: BufferView, idx: str) -> str:
     """An unchecked read of element `idx`."""
-    slot = f"{b.name}[{idx}]"
+    slot = element_slot(b, idx)
     if b.storage == "bool":
         return f"({slot} != 0u)"
     if b.storage == "atomic":
@@ -62,7 +86,7 @@ def read_slot(b: BufferView, idx: str) -> str:
 
 def write_slot(b: BufferView, idx: str, value: str) -> str:
     """An unchecked store statement of `value` into element `idx`."""
-    slot = f"{b.name}[{idx}]"
+    slot = element_slot(b, idx)
     if b.storage == "bool":
         return f"{slot} = select(0u, 1u, {value});"
     if b.storage == "atomic":

@@ -124,6 +124,7 @@ MAX_BATCH = 256
 BATCH_CHECK = 32
 BATCH_SECONDS = 0.001
 INFO_CAPACITY = 256 * 1024  # bytes of info structs per batch
+VECTOR_BYTES = 16  # buffers are whole vec4s of 4-byte elements
 BIND_GROUP_CACHE = 64  # bind groups kept per executable (least recently used dropped)
 
 # Limits cubepy relies on; each is requested at the adapter's value.
@@ -362,7 +363,9 @@ class WgpuClient(Client):
     def _buffer_bytes(self, size: int, dtype: DType) -> int:
         itemsize = 4 if dtype is bool_ else dtype.itemsize
         nbytes = max(size * itemsize, 4)
-        nbytes = -(-nbytes // 4) * 4  # WebGPU: non-zero, a multiple of 4
+        # WebGPU wants a multiple of 4; 16 lets a kernel bind any buffer as an array of
+        # vec4 (codegen/wgsl_lines.py) and still reach every element below buffer_len
+        nbytes = -(-nbytes // VECTOR_BYTES) * VECTOR_BYTES
         if nbytes > self._max_buffer:
             raise LaunchError(f"a {dtype.name} tensor of {size} elements ({nbytes} bytes) "
                               f"exceeds the device's storage buffer limit of "

@@ -14,7 +14,7 @@ WGSL = register(Target(
     plane_dtypes=STANDARD_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,
     bool_storage_bytes=4, default_shared_bytes=DEFAULT_SHARED_BYTES,
     needs_cube_count=True, reserved=BY_TARGET["wgsl"],
-    emitter="cubepy.codegen.wgsl:emit_wgsl", runtimes=("wgpu",),
+    emitter="cubepy.codegen.wgsl:emit_wgsl", runtimes=("wgpu",), vector_lines=True,
     # fence_cube is written as storageBarrier + workgroupBarrier, which WGSL allows only
     # in uniform control flow
     uniform_syncs=frozenset({"sync_cube", "fence_cube"}),

@@ -1,0 +1,171 @@
+"""Whole-line accesses (LoadLine / StoreLine) as WGSL vector loads and stores.
+
+A storage buffer or workgroup array whose lines are read or written whole is declared
+as an array of vectors, `array<vec4<f32>>` instead of `array<f32>`, and a line is then
+`buf[line]`: one access instead of one per element. Vectors hold at most 4 components,
+so a line of 8 (8 f16, 8 f32) is two vectors, `buf[line * 2u]` and `buf[line * 2u + 1u]`.
+(8 f16 in one `vec4<u32>` would need `bitcast<vec2<f16>>(u32)`, which naga rejects, or
+`unpack2x16float`, which goes through f32, and would make an element store a
+read-modify-write of the other half of its word.)
+Element accesses to such a buffer index a vector's component (`buf[i / 4][i % 4]`,
+wgsl_memory.element_slot); atomics never meet one (scalarize_lines keeps the lines of
+a buffer used atomically element by element, and so does a misaligned specialisation,
+which wgpu never makes: it binds every buffer from its start).
+
+The wgpu runtime rounds every buffer up to 16 bytes, so that each element below
+`buffer_len` lies inside the array of vectors, and bounds stay counted in elements. A
+checked launch keeps the vector access for lines wholly in range and checks each
+element of the others, exactly as the element path does:
+
+    if (line * 4u + 3u < info.x_buffer_len) { vector access } else { element accesses }
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from ..ir import nodes as n
+from ..ir.passes.line_access import element_accesses
+from ..ir.passes.lines import line_element_index
+from ..ir.visit import walk_stmts
+from .wgsl_expr import wgsl_type
+from .wgsl_memory import BufferView, store_helper
+
+if TYPE_CHECKING:
+    from .wgsl import _WgslEmitter
+
+VECTOR_ELEMS = frozenset({"f32", "i32", "u32", "f16"})  # WGSL's vector component types
+MAX_WIDTH = 4  # vec4: WGSL's widest vector
+XYZW = "xyzw"
+
+
+def vector_widths(kernel: n.Kernel) -> dict[tuple[str, str], int]:
+    """(space, name) -> the components of one stored vector, for every buffer and
+    shared array all of whose whole-line accesses have one line size that whole
+    vectors cover. The others stay arrays of scalars (their lines go element by
+    element)."""
+    sizes: dict[tuple[str, str], set[int]] = {}
+    atomic: set[tuple[str, str]] = set()
+    for s in walk_stmts(kernel.body):
+        if isinstance(s, (n.LoadLine, n.StoreLine)):
+            count = len(s.parts) if isinstance(s, n.LoadLine) else len(s.values)
+            sizes.setdefault((s.buffer.space, s.buffer.name), set()).add(count)
+        elif isinstance(s, n.AtomicOp):
+            atomic.add((s.buffer.space, s.buffer.name))
+    elems = {("global", p.name): p.dtype for p in kernel.params if p.kind != "scalar"}
+    elems.update({("shared", d.buffer.name): d.buffer.elem for d in kernel.shared})
+    shared_sizes = {d.buffer.name: d.size for d in kernel.shared}
+    widths = {}
+    for key, found in sizes.items():
+        if len(found) != 1 or key in atomic or key not in elems:
+            continue
+        (size,) = found
+        width = min(size, MAX_WIDTH)
+        if elems[key].name not in VECTOR_ELEMS or size % width or width < 2:
+            continue
+        if key[0] == "shared" and shared_sizes[key[1]] % width:
+            continue
+        widths[key] = width
+    return widths
+
+
+def load_line(em: "_WgslEmitter", s: n.LoadLine) -> None:
+    """`parts = buffer[line]` as vector loads (in a checked launch, the elements past
+    the end read 0)."""
+    view = em.view(s.buffer)
+    size, width = len(s.parts), view.width
+    if width == 1:
+        for x in element_accesses(s):
+            em.stmt_assign(x)
+        return
+
+    def vector() -> None:
+        for first in range(0, size, width):
+            tmp = em.fresh("line")
+            em.line(f"let {tmp}: {view.store_type} = "
+                    f"{view.name}[{_vector_index(em, s.line, size, first, width)}];")
+            for k in range(width):
+                em.line(f"{em.var_name(s.parts[first + k])} = {tmp}.{XYZW[k]};")
+
+    def elements() -> None:
+        for x in element_accesses(s):
+            em.stmt_assign(x)
+    _checked_or_not(em, s, size, vector, elements)
+
+
+def store_line(em: "_WgslEmitter", s: n.StoreLine) -> None:
+    """`buffer[line] = values` as vector stores (in a checked launch, the elements past
+    the end are dropped)."""
+    view = em.view(s.buffer)
+    size, width = len(s.values), view.width
+    if width == 1:
+        for x in element_accesses(s):
+            em.stmt_store(x)
+        return
+    values = [em.expr(v, True) for v in s.values]
+    if em.checked and not all(isinstance(v, (n.Load, n.Const)) for v in s.values):
+        # each computed once, before the access (both paths of the check use them)
+        for k, v in enumerate(s.values):
+            tmp = em.fresh("value")
+            em.line(f"let {tmp}: {wgsl_type(v.ty, v.loc)} = {values[k]};")
+            values[k] = tmp
+
+    def vector() -> None:
+        for first in range(0, size, width):
+            em.line(f"{view.name}[{_vector_index(em, s.line, size, first, width)}] = "
+                    f"{view.store_type}({', '.join(values[first:first + width])});")
+
+    def elements() -> None:
+        store = store_helper(em.prelude, view)
+        for k in range(size):
+            index = em.index(line_element_index(s.line, size, k))
+            em.line(f"{store}({index}, {values[k]});")
+    _checked_or_not(em, s, size, vector, elements)
+
+
+def element_slot(em: "_WgslEmitter", view: BufferView, index: n.Expr) -> str | None:
+    """The unchecked memory of element `index` of a vector buffer as `buf[j][k]`, when
+    `index` is `line * m + k` with m a multiple of the vector width (an element of a
+    line, `x[i][1]`); None for other indices (wgsl_memory.element_slot divides them)."""
+    first = 0
+    if isinstance(index, n.Binary) and index.op == "add" and isinstance(index.rhs, n.Const):
+        first, index = int(index.rhs.value), index.lhs
+    if not (isinstance(index, n.Binary) and index.op == "mul"
+            and isinstance(index.rhs, n.Const) and int(index.rhs.value) > 0
+            and int(index.rhs.value) % view.width == 0 and first >= 0):
+        return None
+    vector = _vector_index(em, index.lhs, int(index.rhs.value), first - first % view.width,
+                           view.width)
+    return f"{view.name}[{vector}][{first % view.width}]"
+
+
+def _vector_index(em: "_WgslEmitter", line: n.Expr, size: int, first: int,
+                  width: int) -> str:
+    """The index of the vector holding element `first` of line `line` (lines of `size`
+    elements)."""
+    pieces, piece = size // width, first // width
+    if pieces > 1:
+        return em.expr(line_element_index(line, pieces, piece), True)
+    if piece == 0:
+        return em.expr(line, True)
+    return em.expr(n.Binary(ty=line.ty, op="add", lhs=line, loc=line.loc,
+                            rhs=n.Const(ty=line.ty, value=piece, loc=line.loc)), True)
+
+
+def _checked_or_not(em: "_WgslEmitter", s: n.LoadLine | n.StoreLine, size: int,
+                    vector: Callable[[], None], elements: Callable[[], None]) -> None:
+    """`vector()` alone, or (checked) when the whole line is in range, else `elements()`
+    (whose element accesses check their own bounds)."""
+    if not em.checked:
+        vector()
+        return
+    last = em.index(line_element_index(s.line, size, size - 1))
+    em.line(f"if ({last} < {em.view(s.buffer).bound}) {{")
+    em.depth += 1
+    vector()
+    em.depth -= 1
+    em.line("} else {")
+    em.depth += 1
+    elements()
+    em.depth -= 1
+    em.line("}")
+

@@ -1,0 +1,264 @@
+"""WGSL vector accesses for lines: a buffer or shared array whose lines are read or
+written whole is an `array<vec4<T>>` (vec2 for lines of 2; a line of 8 is two vec4),
+each whole line one access, element accesses a vector's component. Results must be
+those of the element path on every runtime: the cpu runtime, numpy, and the same kernel
+on wgpu with its lines forced element by element (a misaligned specialisation)."""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import cubepy
+from cubepy import (ABSOLUTE_POS, UNIT_POS, Array, CubeCount, CubeDim, Line, Numeric, Tensor,
+                    atomic_add, cube, f16, f32, i32, select, u32)
+from cubepy.runtime.base import DeviceTensor
+
+from conftest import RUNTIME_PARAMS
+from source_check import validate_sources
+
+WGPU = [p for p in RUNTIME_PARAMS if p.id == "wgpu"]
+
+
+@cube(launch=True)
+def copy_lines(x: Tensor[Line[Numeric]], y: Tensor[Line[Numeric]]):
+    """No guard: in a checked launch the units past the end make a ragged tail."""
+    y[ABSOLUTE_POS] = x[ABSOLUTE_POS]
+
+
+@cube(launch=True)
+def mixed_access(x: Array[Line[Numeric]], out: Array[Line[Numeric]]):
+    """Whole lines of x and out, and element reads of x (one element, and the reads
+    under a select, which are not surely made) from the same vector buffer."""
+    i = ABSOLUTE_POS
+    v = x[i]
+    second = x[i][1]
+    w = select(second > Numeric(0), x[i + u32(1)], v)
+    out[i] = v + w + second
+
+
+@cube(launch=True)
+def shared_shift(x: Array[Line[Numeric]], out: Array[Line[Numeric]]):
+    """Each unit stores its line in a Line shared array and reads its neighbour's."""
+    tile = cubepy.SharedMemory(Line[Numeric], 32, x.line_size())
+    tile[UNIT_POS] = x[ABSOLUTE_POS]
+    cubepy.sync_cube()
+    out[ABSOLUTE_POS] = tile[(UNIT_POS + u32(1)) % u32(32)] + tile[UNIT_POS][0]
+
+
+@cube(launch=True)
+def counted(x: Array[Line[u32]], hits: Array[Line[u32]]):
+    v = x[ABSOLUTE_POS]
+    atomic_add(hits, 0, v)
+    hits[ABSOLUTE_POS + u32(1)] = v  # a whole-line store, to a buffer used atomically
+
+
+def _source(kernel, checked: bool = False, misaligned=(), cube_dim=(32, 1, 1),
+            **spec) -> str:
+    base = kernel._specialization(CubeDim(*cube_dim), spec)
+    return kernel._compile(dataclasses.replace(base, misaligned=tuple(misaligned)), "wgsl",
+                           checked).source
+
+
+# ----------------------------------------------------------------------------- source
+
+@pytest.mark.parametrize("dtype,n,vector,accesses", [
+    (f32, 4, "vec4<f32>", 1), (f32, 2, "vec2<f32>", 1), (f32, 8, "vec4<f32>", 2),
+    (i32, 4, "vec4<i32>", 1), (u32, 2, "vec2<u32>", 1),
+    (f16, 8, "vec4<f16>", 2), (f16, 4, "vec4<f16>", 1), (f16, 2, "vec2<f16>", 1),
+], ids=lambda v: getattr(v, "name", str(v)))
+@pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
+def test_line_buffers_are_arrays_of_vectors(dtype, n, vector, accesses, checked):
+    src = _source(copy_lines, checked, Numeric=dtype, line_sizes={"x": n, "y": n})
+    assert f"var<storage, read> x: array<{vector}>;" in src
+    assert f"var<storage, read_write> y: array<{vector}>;" in src
+    assert src.count(f": {vector} = x[") == accesses  # one let per vector read
+    assert src.count(f"] = {vector}(") == accesses  # one vector store per piece
+    if accesses == 1:
+        assert f"= x[y_line];" in src and f"y[y_line] = {vector}(" in src
+    else:
+        assert "x[(y_line * 2u) + 1u]" in src
+    assert ("} else {" in src) is checked  # checked: a per-element path for the tail
+
+
+def test_checked_line_keeps_the_element_checks_for_the_tail():
+    src = _source(copy_lines, True, Numeric=f32, line_sizes={"x": 4, "y": 4})
+    assert "if ((y_line * 4u) + 3u < info.x_buffer_len) {" in src
+    assert "x_3 = cube_load_x((y_line * 4u) + 3u);" in src
+    assert "if (i < info.x_buffer_len) { return x[i / 4][i % 4]; }" in src
+    assert "if (i < info.y_buffer_len) { y[i / 4][i % 4] = v; }" in src
+
+
+def test_element_reads_of_a_vector_buffer_index_a_component():
+    src = _source(mixed_access, False, Numeric=f32, line_sizes={"x": 4, "out": 4})
+    assert "var<storage, read> x: array<vec4<f32>>;" in src
+    assert ": vec4<f32> = x[" in src  # the whole line
+    assert "let second: f32 = x[x_line_1][1];" in src  # x[i][1]: line, component
+    assert "select(v_3, x[x_line_2][3], second > 0.0f)" in src
+    eight = _source(mixed_access, False, Numeric=f16, line_sizes={"x": 8, "out": 8})
+    assert "select(v_5, x[(x_line_2 * 2u) + 1u][1], second > 0.0h)" in eight
+
+
+def test_shared_line_array_is_an_array_of_vectors():
+    src = _source(shared_shift, False, Numeric=f32, line_sizes={"x": 4, "out": 4})
+    assert "var<workgroup> tile: array<vec4<f32>, 32>;" in src
+    assert "tile[tile_line] = vec4<f32>(" in src
+    assert "tile_0 + tile[min(cube_unit, 536870911u)][0]" in src  # tile[UNIT_POS][0]
+    two = _source(shared_shift, True, Numeric=u32, line_sizes={"x": 2, "out": 2})
+    assert "var<workgroup> tile: array<vec2<u32>, 32>;" in two
+    assert "if (i < 64u) { return tile[i / 2][i % 2]; }" in two  # bound in elements
+
+
+def test_misaligned_and_atomic_buffers_stay_arrays_of_scalars():
+    src = _source(copy_lines, False, ("x",), Numeric=f32, line_sizes={"x": 4, "y": 4})
+    assert "x: array<f32>;" in src and "x[(y_line * 4u) + 3u]" in src
+    assert "y: array<vec4<f32>>;" in src  # y stays aligned
+    src = _source(counted, False, line_sizes={"x": 4, "hits": 4})
+    assert "x: array<vec4<u32>>;" in src and "hits: array<atomic<u32>>;" in src
+    assert "atomicStore(&hits[" in src
+
+
+@pytest.mark.parametrize("kernel,dtype,n", [
+    (copy_lines, f32, 4), (copy_lines, f16, 8), (copy_lines, i32, 2), (copy_lines, f16, 2),
+    (mixed_access, f32, 4), (mixed_access, f16, 8), (shared_shift, f32, 4),
+    (shared_shift, u32, 2)], ids=lambda v: getattr(v, "name", getattr(v, "__name__", str(v))))
+@pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
+def test_vector_sources_compile(tmp_path, kernel, dtype, n, checked):
+    names = ("x", "y") if kernel is copy_lines else ("x", "out")
+    sources = validate_sources(kernel, tmp_path, cube_dim=(32, 1, 1), checked=checked,
+                               Numeric=dtype, line_sizes=dict.fromkeys(names, n))
+    assert "array<vec" in sources["wgsl"]
+
+
+# ----------------------------------------------------------------------------- results
+
+def _element_path(client, monkeypatch):
+    """Every line tensor made from now on is taken as misaligned: its kernels access
+    lines element by element (the specialisation a view from an odd offset gets)."""
+    monkeypatch.setattr(client, "_aligned", lambda handle, nbytes: False)
+
+
+def _run(client, kernel, inputs: dict, outputs: dict, n: int, cubes: int, units: int,
+         checked: bool = True) -> dict:
+    tensors = {name: client.tensor(a).with_line_size(n) for name, a in inputs.items()}
+    tensors.update({name: client.tensor(a).with_line_size(n) for name, a in outputs.items()})
+    launch = kernel.launch if checked else kernel.launch_unchecked
+    launch(client, CubeCount(cubes), CubeDim(units), *tensors.values())
+    return {name: tensors[name].numpy() for name in outputs}
+
+
+_CASES = [(f32, 4), (f32, 2), (f16, 8), (f16, 4), (i32, 4), (u32, 2), (f32, 8)]
+_IDS = [f"{d.name}x{n}" for d, n in _CASES]
+
+
+def _data(dtype, size: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype.is_float:
+        return rng.standard_normal(size).astype(dtype.numpy)
+    return rng.integers(-50 if dtype is i32 else 0, 100, size).astype(dtype.numpy)
+
+
+@pytest.mark.parametrize("dtype,n", _CASES, ids=_IDS)
+def test_ragged_copy_matches_numpy_and_the_element_path(runtime_client, monkeypatch,
+                                                        dtype, n):
+    """24 lines, 32 units: the 8 units past the end read 0 and store nothing."""
+    c = runtime_client
+    if dtype not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks {dtype.name}")
+    x = _data(dtype, 24 * n, n)
+    y0 = np.full(24 * n, 7, dtype.numpy)
+    vector = _run(c, copy_lines, {"x": x}, {"y": y0}, n, 2, 16)["y"]
+    np.testing.assert_array_equal(vector, x)
+    _element_path(c, monkeypatch)
+    elements = _run(c, copy_lines, {"x": x}, {"y": y0}, n, 2, 16)["y"]
+    np.testing.assert_array_equal(vector, elements)
+    assert any(spec.misaligned == ("x", "y") for (spec, _, _) in copy_lines._compiled)
+
+
+@pytest.mark.parametrize("dtype,n", _CASES, ids=_IDS)
+def test_partial_last_line_reads_zeros_and_drops_stores(runtime_client, dtype, n):
+    """Buffers of 2.5 lines (a tensor over the first elements of a longer buffer): the
+    last line is half in range, so a checked launch takes its per-element path."""
+    c = runtime_client
+    if dtype not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks {dtype.name}")
+    length = 2 * n + n // 2
+    x_all = _data(dtype, 4 * n, 5)
+    base_x, base_y = c.tensor(x_all), c.tensor(np.full(4 * n, 7, dtype.numpy))
+    x, y = (DeviceTensor(c, _prefix(c, base.handle, length, dtype), (2 * n,), (1,), dtype,
+                         length, n) for base in (base_x, base_y))
+    copy_lines.launch(c, CubeCount(1), CubeDim(4), x, y)
+    expect = np.full(4 * n, 7, dtype.numpy)
+    expect[:length] = x_all[:length]
+    np.testing.assert_array_equal(base_y.numpy(), expect)
+
+
+def _prefix(client, handle, length: int, dtype):
+    """A handle for the first `length` elements: a view where the runtime makes them;
+    wgpu binds whole buffers, and bounds come from the tensor's buffer_len."""
+    try:
+        return client._view_handle(handle, 0, length, dtype)
+    except cubepy.LaunchError:
+        return handle
+
+
+@pytest.mark.parametrize("dtype,n", [(f32, 4), (f16, 8), (i32, 2), (u32, 4)],
+                         ids=["f32x4", "f16x8", "i32x2", "u32x4"])
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_mixed_line_and_element_reads_match(runtime_client, monkeypatch, dtype, n, checked):
+    c = runtime_client
+    if dtype not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks {dtype.name}")
+    lines = 33  # one more line than units: x[i + 1] stays in range unchecked
+    x = _data(dtype, lines * n, 11)
+    out0 = np.zeros(lines * n, dtype.numpy)
+    got = _run(c, mixed_access, {"x": x}, {"out": out0}, n, 1, 32, checked)["out"]
+    rows = x.reshape(lines, n)
+    v, nxt = rows[:32], rows[1:33]
+    second = v[:, 1:2]
+    w = np.where(second > 0, nxt, v)
+    expect = np.zeros((lines, n), dtype.numpy)
+    expect[:32] = v + w + second
+    np.testing.assert_array_equal(got.reshape(lines, n), expect)
+    _element_path(c, monkeypatch)
+    again = _run(c, mixed_access, {"x": x}, {"out": out0}, n, 1, 32, checked)["out"]
+    np.testing.assert_array_equal(got, again)
+
+
+@pytest.mark.parametrize("dtype,n", [(f32, 4), (f32, 2), (u32, 4), (f16, 8)],
+                         ids=["f32x4", "f32x2", "u32x4", "f16x8"])
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_shared_line_array_matches_numpy(runtime_client, dtype, n, checked):
+    c = runtime_client
+    if dtype not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks {dtype.name}")
+    x = _data(dtype, 64 * n, 3)
+    got = _run(c, shared_shift, {"x": x}, {"out": np.zeros(64 * n, dtype.numpy)}, n, 2, 32,
+               checked)["out"]
+    rows = x.reshape(2, 32, n)
+    expect = np.roll(rows, -1, axis=1) + rows[:, :, :1]
+    np.testing.assert_array_equal(got.reshape(2, 32, n), expect)
+
+
+@pytest.mark.parametrize("runtime", WGPU)
+@pytest.mark.parametrize("dtype,n", [(f32, 4), (f16, 8), (i32, 2)],
+                         ids=["f32x4", "f16x8", "i32x2"])
+def test_wgpu_matches_the_cpu_runtime(runtime, dtype, n):
+    x = _data(dtype, 40 * n, 13)
+    results = []
+    for name in ("cpu", runtime):
+        c = cubepy.client(name)
+        results.append(_run(c, mixed_access, {"x": x},
+                            {"out": np.full(40 * n, 3, dtype.numpy)}, n, 2, 32)["out"])
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+@pytest.mark.parametrize("runtime", WGPU)
+def test_wgpu_buffers_are_whole_vectors(runtime):
+    """Every buffer rounds up to 16 bytes: element 4 of a 5-element f32 buffer is
+    component 0 of vector 1, which must exist."""
+    c = cubepy.client(runtime)
+    t = c.tensor(np.arange(5, dtype=np.float32))
+    assert t.handle.size == 32
+    np.testing.assert_array_equal(t.numpy(), np.arange(5, dtype=np.float32))
