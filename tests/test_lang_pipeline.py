@@ -136,6 +136,25 @@ def test_checked_copy_past_the_end_reads_zero(runtime_client):
     np.testing.assert_array_equal(out.numpy(), padded.reshape(64, 4)[::-1].reshape(-1))
 
 
+@cube(launch=True)
+def transposed_view(a: Tensor[f32], out: Tensor[f32]):
+    tile = SharedMemory(f32, (8, 8))
+    v = a[8:72]
+    pipeline.memcpy_async(tile, (UNIT_POS // 8, UNIT_POS % 8), v, UNIT_POS)
+    pipeline.commit()
+    pipeline.wait(0)
+    sync_cube()
+    out[UNIT_POS] = tile[UNIT_POS % 8, UNIT_POS // 8]
+
+
+def test_indices_into_views_and_2d_shared_memory(runtime_client):
+    a_h = np.arange(80, dtype=np.float32)
+    out = runtime_client.zeros((64,), f32)
+    transposed_view.launch(runtime_client, CubeCount(1), CubeDim(UNITS),
+                           runtime_client.tensor(a_h), out)
+    np.testing.assert_array_equal(out.numpy(), a_h[8:72].reshape(8, 8).T.reshape(-1))
+
+
 # ----------------------------------------------------------------------------- sources
 
 @pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
