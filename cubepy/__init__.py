@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from . import math
 from . import cmma
+from . import pipeline
 from .errors import CompileError, CubepyError, LaunchError, OptionError, exit_on_error
 from .ir.types import (DType, Generic, Float, Int, UInt, Numeric, generic,
                        f16, bf16, f32, f64, i32, i64, u32, u64, bool_)

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Callable, Generic as _TypingGeneric, Iterable
 
 from . import cmma as cmma
 from . import math as math
+from . import pipeline as pipeline
 from .autotune import Autotuned as Autotuned, autotune as autotune
 from .errors import CompileError as CompileError, CubepyError as CubepyError, \
     LaunchError as LaunchError, OptionError as OptionError, exit_on_error as exit_on_error

@@ -126,6 +126,9 @@ def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False)
             stored.add(stmt.buffer.name)
         elif isinstance(stmt, n.LoadLine):
             accessed.add(stmt.buffer.name)
+        elif isinstance(stmt, n.AsyncCopy):
+            accessed.add(stmt.src.name)
+            stored.add(stmt.dst.name)
         elif isinstance(stmt, n.AtomicOp):
             atomic.add(stmt.buffer.name)
         elif isinstance(stmt, n.MatrixLoad):

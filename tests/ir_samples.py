@@ -59,6 +59,12 @@ def every_node_kernel() -> ir.Kernel:
         ir.Assign(var=j, value=ir.Unary(ty=i32, op="neg", operand=c(-7, i32)), loc=L(9)),
         ir.Store(buffer=buf.buffer, index=builtin("unit_pos"), value=xi, loc=L(10)),
         ir.Barrier(loc=L(11)),
+        ir.AsyncCopy(dst=buf.buffer, dst_line=builtin("unit_pos"), src=x.buffer,
+                     src_line=load(i), loc=L(11)),  # one f32
+        ir.AsyncCopy(dst=buf.buffer, dst_line=c(3), src=y.buffer, src_line=load(i), size=4,
+                     loc=L(11)),  # a line of 4 f32
+        ir.AsyncCommit(loc=L(11)),
+        ir.AsyncWait(pending=1, loc=L(11)),
         ir.For(var=k, start=c(0), stop=ir.Meta(ty=u32, kind="shape", buffer=x.buffer,
                                                 dim=c(0)),
                step=c(1), body=ir.Block((

@@ -130,6 +130,18 @@ def test_matmul_tc_every_config_on_cpu(index):
     matmul_tc.example(cubepy.client("cpu"), config=matmul_tc.CONFIGS[index])
 
 
+PIPELINED = [i for i, cfg in enumerate(matmul_tc.CONFIGS) if cfg["asynchronous"]]
+
+
+@pytest.mark.parametrize("index", PIPELINED)
+@pytest.mark.parametrize("k", [64, 192])
+def test_matmul_tc_pipelined_with_fewer_or_more_slices_than_stages(index, k):
+    """K = 64 gives fewer slices than the prologue starts (its copies past the end are
+    skipped, their groups empty), K = 192 more, so copies refill freed shared copies."""
+    matmul_tc.example(cubepy.client("cpu"), m=256, n=256, k=k, seed=k,
+                      config=matmul_tc.CONFIGS[index])
+
+
 def test_matmul_tc_autotuned_rectangular_on_cpu():
     matmul_tc.example(cubepy.client("cpu"), m=512, n=256, k=192, seed=3)
 
@@ -211,6 +223,44 @@ def test_checked_matmul_tc_over_the_shared_limit_is_a_launch_error():
             _check_shared_memory("matmul_tc", cuda, kernel, None, record.shared_bytes)
     # 128 x 128 x 32 on 8 planes (45 + 8 KB) and 64 x 256 x 32 on 4 (47 + 4 KB)
     assert over == 2
+
+
+def test_matmul_tc_pipelined_configs_copy_asynchronously():
+    """The pipelined configs copy global memory straight into 3 or 4 shared copies with
+    cp.async, one cube barrier per step; the others keep their register staging."""
+    assert len(PIPELINED) >= 4 and {3, 4} <= {matmul_tc.CONFIGS[i]["stages"]
+                                              for i in PIPELINED}
+    for cfg in matmul_tc.CONFIGS:
+        source = _matmul_tc_cuda(cfg, False).artefact.source
+        if not cfg["asynchronous"]:
+            assert "cp.async" not in source
+            continue
+        assert cfg["stages"] in (3, 4)
+        assert "cp.async.cg.shared.global [%0], [%1], 16;" in source
+        assert f"cp.async.wait_group {cfg['stages'] - 2};" in source
+        assert " pa[" not in source and " pb[" not in source  # no register staging
+        loop = source[source.index("for (unsigned int step"):]
+        assert loop.count("__syncthreads();") == 1  # the K loop's only barrier
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_every_matmul_tc_config_compiles_for_sm90_without_spills(tmp_path, checked):
+    """Every config as the benchmark launches it (unchecked), those beyond 48 KB of
+    shared memory too (they take the opt-in); checked, the pipelined ones (two of the
+    register-staged ones spill a little in a checked launch, with its staging tiles)."""
+    for i, cfg in enumerate(matmul_tc.CONFIGS):
+        if checked and not cfg["asynchronous"]:
+            continue
+        path = tmp_path / f"matmul_tc_{i}.cu"
+        path.write_text(_matmul_tc_cuda(cfg, checked).artefact.source)
+        proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", os.devnull,
+                               "--resource-usage", str(path)], capture_output=True, text=True)
+        output = proc.stdout + proc.stderr
+        assert proc.returncode == 0, f"nvcc failed on config {i}:\n{output}"
+        assert "warning" not in output.lower(), f"nvcc warned on config {i}:\n{output}"
+        assert "0 bytes spill stores" in output, f"config {i} spills registers:\n{output}"
 
 
 def _cuda_sources(checked: bool) -> dict[str, str]:

@@ -242,6 +242,22 @@ class CEmitter(BracedWalker):
     stmt_matrixfill = stmt_matrixload = stmt_matrixstore = _matrix
     stmt_matrixexecute = stmt_matrixcast = _matrix
 
+    # asynchronous copies: the dialect's `pipeline` writes them (cuda_async.py)
+    def _pipeline(self, s: n.Stmt):
+        if self.d.pipeline is None:
+            compile_error(s.loc, f"the {self.d.name} code generator has no asynchronous "
+                                 f"copies (lower_async_copies makes them plain copies)")
+        return self.d.pipeline
+
+    def stmt_asynccopy(self, s: n.AsyncCopy) -> None:
+        self._pipeline(s).copy(self, s)
+
+    def stmt_asynccommit(self, s: n.AsyncCommit) -> None:
+        self._pipeline(s).commit(self, s)
+
+    def stmt_asyncwait(self, s: n.AsyncWait) -> None:
+        self._pipeline(s).wait(self, s)
+
     # ------------------------------------------------------------------ bounds checks
     def bounds_check(self, buffer: n.BufferRef, index: n.Expr) -> Optional[str]:
         """The C condition `index in range` of a checked access (None when unchecked or

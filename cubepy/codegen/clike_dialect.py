@@ -49,6 +49,9 @@ class Dialect:
     types: dict[str, str] = {}
     reserved: frozenset[str] = frozenset()  # identifiers the generated code itself uses
     matrix = None  # its cmma fragments' spelling (a clike_cmma.MatrixSpelling), if any
+    # its asynchronous copies: a module with copy/commit/wait(em, stmt) (cuda_async.py);
+    # None where the target record's async_copies is False (the pass lowers them)
+    pipeline = None
 
     def type_name(self, ty: DType) -> str:
         return self.types[ty.name]

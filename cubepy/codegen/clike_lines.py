@@ -47,9 +47,11 @@ def vector_piece(type_name: str, count: int, make: str) -> LinePiece:
 
 
 def aligned_shared(kernel: n.Kernel) -> set[str]:
-    """The shared arrays some whole-line access uses: declared aligned to 16 bytes."""
-    return {s.buffer.name for s in walk_stmts(kernel.body)
-            if isinstance(s, (n.LoadLine, n.StoreLine)) and s.buffer.space == "shared"}
+    """The shared arrays some whole-line access or asynchronous copy (cp.async needs
+    the copy's size as alignment) uses: declared aligned to 16 bytes."""
+    out = {s.buffer.name for s in walk_stmts(kernel.body)
+           if isinstance(s, (n.LoadLine, n.StoreLine)) and s.buffer.space == "shared"}
+    return out | {s.dst.name for s in walk_stmts(kernel.body) if isinstance(s, n.AsyncCopy)}
 
 
 def _access(em: "CEmitter", s: n.LoadLine | n.StoreLine,

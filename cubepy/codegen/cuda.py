@@ -21,6 +21,7 @@ from ..targets import DEFAULT_SHARED_BYTES, WMMA_TILE_ALIGN, get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from . import clike_helpers as prelude_helpers
+from . import cuda_async
 from . import cuda_cmma_staging as cmma_staging
 from .clike_bits import cuda_bits
 from .clike_cmma import WmmaSpelling
@@ -68,6 +69,7 @@ class CudaDialect(Dialect):
     barrier = "__syncthreads();"
     native_lane = False
     matrix = WmmaSpelling()
+    pipeline = cuda_async
 
     def literal(self, value, ty: DType) -> tuple[str, int]:
         if ty.is_bool or ty.is_int:

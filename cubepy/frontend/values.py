@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..cmma import CMMA_INTRINSICS
+from ..pipeline import PIPELINE_INTRINSICS
 from ..ir.nodes import BufferRef, MatrixDecl
 from ..ir.types import LineType
 from ..lang import INTRINSICS, Line, tf32
@@ -113,6 +114,7 @@ CALLABLE_NAMES: dict[int, str] = {id(o): name for name, o in INTRINSICS.items()}
 CALLABLE_NAMES[id(Line)] = "Line"
 CALLABLE_NAMES[id(Line.fill)] = "Line.fill"
 CALLABLE_NAMES.update({id(o): name for name, o in CMMA_INTRINSICS.items()})
+CALLABLE_NAMES.update({id(o): name for name, o in PIPELINE_INTRINSICS.items()})
 CALLABLE_NAMES[id(tf32)] = "tf32"
 CALLABLE_NAMES.update({id(o): f"math.{name}" for name, o in MATH_INTRINSICS.items()})
 CALLABLE_NAMES.update({id(getattr(pymath, name)): f"math.{name}"
@@ -125,6 +127,6 @@ CALLABLE_NAMES.update({id(getattr(builtins, name)): f"builtins.{name}"
 
 def short_name(key: str) -> str:
     """The name a registry key is called by in messages ("math.exp" -> "exp")."""
-    if key.startswith("cmma."):
+    if key.startswith(("cmma.", "pipeline.")):
         return key
     return key.rpartition(".")[2]

@@ -331,6 +331,39 @@ class Barrier(Stmt):
 
 
 @dataclass(frozen=True, kw_only=True)
+class AsyncCopy(Stmt):
+    """pipeline.memcpy_async: elements `src_line * size .. + size - 1` of `src` (a global
+    buffer) copied to elements `dst_line * size ..` of `dst` (shared memory), started
+    asynchronously; `size * elem bytes` is 4, 8 or 16. The data is there for this unit
+    after an AsyncWait covering the copy's group, for the others after that and a
+    sync_cube. In a checked launch elements past the end of `src` arrive as 0 and a line
+    past the end of `dst` is dropped. Targets without asynchronous copies get the plain
+    copy (passes/async_copy.py)."""
+
+    dst: BufferRef
+    dst_line: Expr
+    src: BufferRef
+    src_line: Expr
+    size: int = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class AsyncCommit(Stmt):
+    """pipeline.commit(): closes this unit's group of asynchronous copies."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class AsyncWait(Stmt):
+    """pipeline.wait(pending): waits until at most `pending` of this unit's committed
+    groups of copies are in flight."""
+
+    pending: int = 0
+
+
+ASYNC_STMTS = (AsyncCopy, AsyncCommit, AsyncWait)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Comment(Stmt):
     """A comment carried into generated source (e.g. where an inlined call came from)."""
 

@@ -262,6 +262,14 @@ class _Reader:
             return simple[kind](loc=loc)
         if kind == "comment":
             return ir.Comment(text=json.loads(str(c[0])), loc=loc)
+        if kind == "async_copy":
+            return ir.AsyncCopy(dst=self.buffer(c[0]), dst_line=self.expr(c[1]),
+                                src=self.buffer(c[2]), src_line=self.expr(c[3]),
+                                size=int(str(c[4])), loc=loc)
+        if kind == "async_commit":
+            return ir.AsyncCommit(loc=loc)
+        if kind == "async_wait":
+            return ir.AsyncWait(pending=int(str(c[0])), loc=loc)
         if kind.startswith("cmma_"):
             return self.matrix_stmt(kind, c, loc)
         raise IRParseError(f"unknown statement {kind}")

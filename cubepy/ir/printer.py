@@ -227,6 +227,13 @@ class _Printer:
             self.emit(depth, type(s).__name__.lower() + loc)
         elif isinstance(s, ir.Comment):
             self.emit(depth, f"comment {json.dumps(s.text)}{loc}")
+        elif isinstance(s, ir.AsyncCopy):
+            self.emit(depth, f"async_copy @{s.dst.name}[{self.expr(s.dst_line)}] = "
+                             f"@{s.src.name}[{self.expr(s.src_line)}] x {s.size}{loc}")
+        elif isinstance(s, ir.AsyncCommit):
+            self.emit(depth, f"async_commit{loc}")
+        elif isinstance(s, ir.AsyncWait):
+            self.emit(depth, f"async_wait {s.pending}{loc}")
         elif isinstance(s, ir.MATRIX_STMTS):
             self.emit(depth, f"{self.matrix_stmt(s)}{loc}")
         else:

@@ -170,7 +170,12 @@ class _Verifier:
         elif isinstance(s, ir.Barrier):
             if s.op not in ir.SYNC_OPS:
                 self.fail(s, f"unknown barrier {s.op!r}")
-        elif not isinstance(s, ir.Terminate):
+        elif isinstance(s, ir.AsyncCopy):
+            self.async_copy(s)
+        elif isinstance(s, ir.AsyncWait):
+            if not isinstance(s.pending, int) or s.pending < 0:
+                self.fail(s, f"async wait for {s.pending!r} pending groups")
+        elif not isinstance(s, (ir.Terminate, ir.AsyncCommit)):
             self.fail(s, f"unknown statement {type(s).__name__}")
 
     def line_access(self, s: ir.LoadLine | ir.StoreLine) -> None:
@@ -194,6 +199,24 @@ class _Verifier:
                 ty, what = item.ty, f"value {print_expr(item)}"
             if ty is not s.buffer.elem:
                 self.fail(s, f"{what} has type {ty}, expected {s.buffer.elem}")
+
+    def async_copy(self, s: ir.AsyncCopy) -> None:
+        """A copy of one item of 4, 8 or 16 bytes from a global buffer (of that line size
+        before scalarize_lines, of scalars after) into shared memory of the same type."""
+        self.buffer(s.dst, s)
+        self.buffer(s.src, s)
+        self.index(s.dst_line, s)
+        self.index(s.src_line, s)
+        if s.dst.space != "shared" or s.src.space != "global":
+            self.fail(s, f"an async copy from {s.src.name} ({s.src.space}) to {s.dst.name} "
+                         f"({s.dst.space}): it copies global to shared memory")
+        if s.dst.elem is not s.src.elem:
+            self.fail(s, f"an async copy from {s.src.elem} to {s.dst.elem}")
+        if s.size * s.dst.elem.itemsize not in (4, 8, 16):
+            self.fail(s, f"an async copy of {s.size} {s.dst.elem} (4, 8 or 16 bytes)")
+        if self.line_sizes.get(s.src.name, 1) not in (1, s.size):
+            self.fail(s, f"an async copy of {s.size} elements from {s.src.name}, of lines "
+                         f"of {self.line_sizes[s.src.name]}")
 
     def loop_body(self, body: ir.Block, var: ir.Var | None = None) -> None:
         self.loop_depth += 1

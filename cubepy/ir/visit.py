@@ -96,6 +96,8 @@ def used_buffers(kernel: n.Kernel) -> set[str]:
         if isinstance(stmt, (n.Store, n.AtomicOp, n.MatrixLoad, n.MatrixStore, n.LoadLine,
                              n.StoreLine)):
             names.add(stmt.buffer.name)
+        elif isinstance(stmt, n.AsyncCopy):
+            names.update((stmt.dst.name, stmt.src.name))
     for expr in walk_all_exprs(kernel.body):
         if isinstance(expr, (n.Index, n.Meta)):
             names.add(expr.buffer.name)

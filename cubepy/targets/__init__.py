@@ -69,6 +69,9 @@ class Target:
     # whole-line accesses (LoadLine/StoreLine) reach its emitter, which makes them vector
     # loads and stores; without, the lower_line_access pass splits them into elements
     vector_lines: bool = False
+    # asynchronous global-to-shared copies (pipeline.memcpy_async) reach its emitter;
+    # without, the lower_async_copies pass makes them plain copies
+    async_copies: bool = False
 
     def spelling(self, op) -> Spelling | None:
         """How this target spells `op` (an ir.ops enum member): its override, else its

@@ -16,6 +16,7 @@ CUDA = register(Target(
     bool_storage_bytes=1, default_shared_bytes=DEFAULT_SHARED_BYTES,
     needs_cube_count=False, reserved=BY_TARGET["cuda"],
     emitter="cubepy.codegen.cuda:emit_cuda", runtimes=("cuda",), vector_lines=True,
+    async_copies=True,
     unroll_pragma="#pragma unroll",
     matrix_shapes=WMMA_SHAPES,
 ))

@@ -11,6 +11,7 @@ from typing import Callable
 from ... import targets
 from .. import nodes as ir
 from ..verify import IRVerifyError, verify
+from .async_copy import lower_async_copies
 from .dce import remove_dead_code
 from .elif_chains import flatten_elif_chains
 from .fold import fold_constants, specialize_cube_dim
@@ -40,7 +41,9 @@ def target_passes(target: str) -> list[tuple[str, Pass]]:
 
     def uniform(kernel: ir.Kernel) -> ir.Kernel:
         return uniform_barriers(kernel, record.uniform_syncs, record.title)
-    lowering = [] if record.vector_lines else [("lower_line_access", lower_line_access)]
+    lowering = [] if record.async_copies else [("lower_async_copies", lower_async_copies)]
+    if not record.vector_lines:
+        lowering.append(("lower_line_access", lower_line_access))
     return lowering + [
         ("uniform_barriers", uniform),
         ("legalize_types", legalize_types(target)),
@@ -80,4 +83,5 @@ def _verify(kernel: ir.Kernel, after: str) -> None:
 
 __all__ = ["run_pipeline", "passes_for", "PIPELINE", "specialize_cube_dim", "fold_constants",
            "unroll_loops", "remove_dead_code", "scalarize_lines", "lower_line_access",
-           "uniform_barriers", "legalize_types", "flatten_elif_chains"]
+           "uniform_barriers", "legalize_types", "flatten_elif_chains",
+           "lower_async_copies"]

@@ -26,6 +26,9 @@ scalars), which targets with vector accesses emit as one (CUDA's float4, Metal's
 ...) and the others lower back to the n element accesses (lower_line_access). Only reads
 that the statement surely makes are grouped: not those under a select, `and`/`or`, or an
 element read `x[i][k]`, nor in a while condition.
+
+An asynchronous copy (`AsyncCopy`) from a parameter not aligned to its line becomes the
+plain element copy (passes/async_copy.py): cp.async needs aligned addresses.
 """
 from __future__ import annotations
 
@@ -334,6 +337,11 @@ class _Scalarizer:
                 return [ir.StoreLine(buffer=s.buffer, line=line, values=values, loc=loc)]
             return [ir.Store(buffer=s.buffer, index=self.element_index(line, len(values), k),
                              value=v, loc=loc) for k, v in enumerate(values)]
+        if isinstance(s, ir.AsyncCopy) and s.src.name in self.sizes \
+                and s.src.name not in self.whole:  # a misaligned source: copied plainly
+            from .async_copy import plain_copy
+            return plain_copy(dataclasses.replace(s, dst_line=self.scalar(s.dst_line),
+                                                  src_line=self.scalar(s.src_line)))
         if isinstance(s, ir.AtomicOp) and s.buffer.space == "global" \
                 and s.buffer.name in self.sizes:
             return self.atomic(s, self.sizes[s.buffer.name])

@@ -147,7 +147,7 @@ def _observable(s: ir.Stmt) -> bool:
     length may depend on values the guard kept stale). Plain assignments are not: they
     run everywhere, so uniform variables stay uniform."""
     if isinstance(s, (ir.Store, ir.AtomicOp, ir.For, ir.While, ir.LoadLine, ir.StoreLine,
-                      *ir.MATRIX_STMTS)):
+                      *ir.MATRIX_STMTS, *ir.ASYNC_STMTS)):
         return True  # (a cmma statement: a terminated unit must not take part either)
     for e in child_exprs(s):
         # A plane operation is observable too: a terminated unit must not contribute.
