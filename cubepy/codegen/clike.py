@@ -241,6 +241,7 @@ class CEmitter(BracedWalker):
 
     stmt_matrixfill = stmt_matrixload = stmt_matrixstore = _matrix
     stmt_matrixexecute = stmt_matrixcast = _matrix
+    stmt_warpgroupmma = stmt_warpgroupsync = _matrix
 
     # ------------------------------------------------------------------ bounds checks
     def bounds_check(self, buffer: n.BufferRef, index: n.Expr) -> Optional[str]:

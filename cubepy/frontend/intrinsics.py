@@ -545,3 +545,4 @@ def _dynamic_shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
 from . import bits as _bits  # noqa: E402,F401  (registers the integer and bit functions)
 from . import math_calls  # noqa: E402,F401  (registers frexp, modf, ldexp, round)
 from . import matrices  # noqa: E402,F401  (registers the cmma calls)
+from . import warpgroup  # noqa: E402,F401  (and the warpgroup ones)

@@ -89,9 +89,15 @@ def matrix_buffers(kernel: n.Kernel, space: str) -> frozenset[str]:
                      and s.buffer.space == space)
 
 
+def warpgroup_buffers(kernel: n.Kernel) -> frozenset[str]:
+    """The shared arrays some cmma.wg_mma reads (CUDA aligns them to 128 bytes)."""
+    return frozenset(name for s in walk_stmts(kernel.body) if isinstance(s, n.WarpgroupMma)
+                     for name in (s.a.name, s.b.name))
+
+
 def used_buffers(kernel: n.Kernel) -> set[str]:
     """Names of buffers read, written or used atomically anywhere in the kernel."""
-    names = set()
+    names = set(warpgroup_buffers(kernel))
     for stmt in walk_stmts(kernel.body):
         if isinstance(stmt, (n.Store, n.AtomicOp, n.MatrixLoad, n.MatrixStore, n.LoadLine,
                              n.StoreLine)):

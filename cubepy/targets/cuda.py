@@ -17,5 +17,5 @@ CUDA = register(Target(
     needs_cube_count=False, reserved=BY_TARGET["cuda"],
     emitter="cubepy.codegen.cuda:emit_cuda", runtimes=("cuda",), vector_lines=True,
     unroll_pragma="#pragma unroll",
-    matrix_shapes=WMMA_SHAPES,
+    matrix_shapes=WMMA_SHAPES, warpgroup_mma=True,
 ))
