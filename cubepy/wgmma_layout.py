@@ -39,24 +39,24 @@ def descriptor_strides(operand: str, rows: int, layout: str = "row_major"
     return row_step, col_step, True  # MN-major: rows are K, cols N
 
 
-def element_offsets(operand: str, rows: int, layout: str, outer: int, inner: int):
-    """(outer x inner) element offsets, from the operand's first element, of the matrix
-    wgmma reads through the descriptor of `descriptor_strides`: A is 64 x 16 (outer m,
-    inner k), B is 16 x n (outer k, inner n). The descriptor's rules, not `offset`'s: the
-    K-major canonical layout ((8, m), (8, 2)) : ((16 B, SBO), (2 B, LBO)), the MN-major
-    ((8, n), (8, 2)) : ((2 B, SBO), (16 B, LBO)) (PTX ISA "Canonical Layouts", no
-    swizzle)."""
+def canonical_offsets(k_major: bool, lbo: int, sbo: int, mn: int, k: int):
+    """(mn x k) element offsets of the 16-bit matrix a no-swizzle descriptor with byte
+    offsets `lbo` and `sbo` describes (PTX ISA, "Canonical Layouts", T = 8 elements):
+    K-major ((8, m), (8, 2k)) : ((8, SBO), (1, LBO)), MN-major ((8, m), (8, k)) :
+    ((1, SBO), (8, LBO)), strides in elements (SBO and LBO in bytes / 2)."""
     import numpy as np
-    lbo, sbo, transposed = descriptor_strides(operand, rows, layout)
-    o = np.arange(outer)[:, None]
-    i = np.arange(inner)[None, :]
-    if operand == "a":
-        m, k = o, i
-        nbytes = (m // 8) * sbo + (m % 8) * 16 + (k // 8) * lbo + (k % 8) * ELEMENT_BYTES
-    elif transposed:  # MN-major B: n along 16-byte lines, k across them
-        k, n_ = o, i
-        nbytes = (n_ // 8) * sbo + (n_ % 8) * ELEMENT_BYTES + (k // 8) * lbo + (k % 8) * 16
-    else:  # K-major B: k along 16-byte lines
-        k, n_ = o, i
-        nbytes = (n_ // 8) * sbo + (n_ % 8) * 16 + (k // 8) * lbo + (k % 8) * ELEMENT_BYTES
+    i = np.arange(mn)[:, None]
+    j = np.arange(k)[None, :]
+    if k_major:  # 16-byte lines along k; 8 lines of mn per core matrix
+        nbytes = (i // 8) * sbo + (i % 8) * 16 + (j // 8) * lbo + (j % 8) * ELEMENT_BYTES
+    else:  # 16-byte lines along mn; 8 lines of k per core matrix
+        nbytes = (i // 8) * sbo + (i % 8) * ELEMENT_BYTES + (j // 8) * lbo + (j % 8) * 16
     return nbytes // ELEMENT_BYTES
+
+
+def element_offsets(operand: str, rows: int, layout: str, mn: int, k: int):
+    """(mn x k) element offsets, from the operand's first element, of what wgmma reads
+    through the descriptor of `descriptor_strides`: A's 64 x 16 (m, k), or B's n x 16
+    (n, k: the transpose of the k x n operand)."""
+    lbo, sbo, transposed = descriptor_strides(operand, rows, layout)
+    return canonical_offsets(not transposed, lbo, sbo, mn, k)

@@ -100,6 +100,10 @@ def _shape(shape) -> str:
     return "x".join(str(d) for d in shape)
 
 
+def _article(word: str) -> str:
+    return "an" if word[0] in "AEIOUaeiou" else "a"
+
+
 def _role(ident: str) -> str:
     if ident == "warpgroup":
         return "warpgroup accumulator"
@@ -186,8 +190,8 @@ def _frag(b: Builder, node: ast.expr, call: str, *idents: str) -> n.Frag:
     d = v.decl
     if idents and d.ident not in idents:
         want = " or ".join(_role(i) for i in idents)
-        b.error(f"{call}() takes an {want} fragment here, but {d.name!r} is an "
-                f"{_role(d.ident)} fragment"
+        b.error(f"{call}() takes {_article(want)} {want} fragment here, but {d.name!r} is "
+                f"{_article(_role(d.ident))} {_role(d.ident)} fragment"
                 + (": load an accumulator with cmma.load_with_layout(acc, buffer, offset, "
                    "stride, layout)" if call == "cmma.load" else ""), node)
     return n.Frag(ty=d.storage, matrix=d, index=v.index, loc=b.ctx.loc)

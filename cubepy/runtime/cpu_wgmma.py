@@ -58,7 +58,8 @@ def ready(wgs: Warpgroups, acc: Accumulator, mask, what: str) -> None:
 
 def _operand(wgs: Warpgroups, groups, buf, shared_size: int, offset, rows: int,
              operand: str, layout: str, outer: int, inner: int, what: str) -> np.ndarray:
-    """(groups, outer, inner) float32 values of A or B read through the descriptor."""
+    """(groups, outer, inner) float32 values of A (m x k) or B (n x k) read through the
+    descriptor."""
     if np.any(offset % (16 // ELEMENT_BYTES)):
         raise LaunchError(f"{what}: the {operand.upper()} tile starts at element "
                           f"{int(offset[offset % 8 != 0][0])}, not a multiple of 8 (16 "
@@ -85,9 +86,9 @@ def mma(wgs: Warpgroups, acc: Accumulator, a, a_size: int, a_offset, a_rows: int
         raise LaunchError(f"{what}: {acc.name!r} still has a multiply of an earlier group "
                           f"running: wg_wait() for it first")
     av = _operand(wgs, groups, a, a_size, a_off, a_rows, "a", "row_major", 64, 16, what)
-    bv = _operand(wgs, groups, b, b_size, b_off, b_rows, "b", b_layout, 16, acc.cols,
-                  what)
-    acc.tiles[groups, 0] += np.matmul(av, bv)
+    bt = _operand(wgs, groups, b, b_size, b_off, b_rows, "b", b_layout, acc.cols, 16,
+                  what)  # B transposed: n x k
+    acc.tiles[groups, 0] += np.matmul(av, bt.transpose(0, 2, 1))
     acc.group[groups] = current
 
 

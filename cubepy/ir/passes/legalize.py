@@ -80,6 +80,10 @@ def _check_matrices(kernel: ir.Kernel, t: Target) -> None:
             errors.compile_error(d.loc, f"{t.title} has no warpgroup matrix multiply "
                                         f"(cmma.WarpgroupAccumulator, wg_mma): CUDA on "
                                         f"sm_90 (Hopper) and the cpu runtime have it")
+        if d.warpgroup and kernel.units_per_cube % 128:
+            errors.compile_error(d.loc, f"a warpgroup accumulator needs the cube's units in "
+                                        f"whole warpgroups of 128 units; the cube has "
+                                        f"{kernel.units_per_cube}")
     if not t.matrix_shapes:
         advice = t.op_advice.get("cmma")
         errors.compile_error(kernel.matrices[0].loc, f"{t.title} has no matrix units (cmma)"
