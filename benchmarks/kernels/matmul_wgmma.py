@@ -8,10 +8,12 @@ in shared memory in wgmma's core-matrix layout (`cmma.wg_offset`: A as an m x k 
 K-major; B as a k x n tile, MN-major), read from global memory as lines of 8 elements
 (16 bytes, one row of a core matrix), and multiplies it with bk / 16 wgmma k16 steps in
 one commit group. Two shared copies: the multiplies run asynchronously, so once they
-are issued the units load the next slices into registers and store them into the other
-copy while the tensor cores work; then wg_wait(0) and one cube barrier per step.
-(Loading before the issue instead keeps the lines alive across it: 50 more registers,
-and spills with bn = 256.)
+are issued the units store the next slices into the other copy while the tensor cores
+work; then wg_wait(0) and one cube barrier per step. The next slices are loaded into
+registers right after the issue (the default: the load latency overlaps the multiplies
+of one step only, and the lines are not held across them, 50 fewer registers), or with
+`ahead` one step earlier (a whole step to arrive; registers held across the multiplies,
+which spills with bn = 256).
 
 Staging order: unit slot `idx` stores line (row, chunk) with row = 8 * (idx / (8 * chunks))
 + idx % 8 and chunk = (idx / 8) % chunks, so the 8 units of a shared-store phase write
@@ -58,70 +60,91 @@ def stage_line(dst: cubepy.Array[Line[Float]], base: u32, v: Line[Float], rows: 
     dst[base + cmma.wg_offset(row, col, rows) // 8] = v
 
 
-def _config(groups: int, bn: int, bk: int) -> dict:
-    return {"cube_dim": CubeDim(WARPGROUP * groups), "groups": groups, "bn": bn, "bk": bk}
+def _config(groups: int, bn: int, bk: int, ahead: bool = False) -> dict:
+    return {"cube_dim": CubeDim(WARPGROUP * groups), "groups": groups, "bn": bn, "bk": bk,
+            "ahead": ahead}
 
 
 # bm = 64 * groups. Each fits CUDA's 48 KB of static shared memory and compiles without
-# spills (ptxas, sm_90a: 204, 143, 112 and 143 registers). With bn = 256 a unit holds 128
-# accumulator registers: bk = 64 (48 registers of staged lines) spills, as does one
-# warpgroup with bn = 256 (40).
+# spills (ptxas, sm_90a). With bn = 256 a unit holds 128 accumulator registers: bk = 64
+# (48 registers of staged lines) spills, as do one warpgroup with bn = 256 and `ahead`
+# with bn = 256, whose lines stay live across the multiplies.
 CONFIGS = [_config(2, 256, 32), _config(2, 128, 64), _config(2, 128, 32),
-           _config(1, 128, 64)]
+           _config(1, 128, 64), _config(2, 128, 64, True), _config(2, 128, 32, True),
+           _config(1, 128, 64, True)]
+
+
+@cube
+def load_slices(a: Tensor[Line[Float]], b: Tensor[Line[Float]], pa: cubepy.Array[Line[Float]],
+                pb: cubepy.Array[Line[Float]], row0: u32, col0: u32, k0: u32,
+                bm: Comptime[int], bn: Comptime[int], bk: Comptime[int],
+                units: Comptime[int]):
+    """This unit's lines of the slices of A (rows row0.., columns k0..) and B (rows k0..,
+    columns col0..) into registers."""
+    for p in unroll(range(bm * bk // 8 // units)):
+        pa[p] = load_line(a, row0, k0, a.shape(1), bk, units, p)
+    for p in unroll(range(bk * bn // 8 // units)):
+        pb[p] = load_line(b, k0, col0, b.shape(1), bn, units, p)
+
+
+@cube
+def stage_slices(a_s: cubepy.Array[Line[Float]], b_s: cubepy.Array[Line[Float]],
+                 pa: cubepy.Array[Line[Float]], pb: cubepy.Array[Line[Float]], copy: u32,
+                 bm: Comptime[int], bn: Comptime[int], bk: Comptime[int],
+                 units: Comptime[int]):
+    """The lines `load_slices` read, into shared copy `copy` (0 or 1) in wgmma's layout."""
+    for p in unroll(range(bm * bk // 8 // units)):
+        stage_line(a_s, copy * (bm * bk // 8), pa[p], bm, bk, units, p)
+    for p in unroll(range(bk * bn // 8 // units)):
+        stage_line(b_s, copy * (bk * bn // 8), pb[p], bk, bn, units, p)
 
 
 @cubepy.autotune(configs=CONFIGS, key=["a", "b"])
 @cube(launch=True)
 def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float],
-                 groups: Comptime[int], bn: Comptime[int], bk: Comptime[int]):
+                 groups: Comptime[int], bn: Comptime[int], bk: Comptime[int],
+                 ahead: Comptime[bool]):
     """c = a @ b for row-major f16/bf16 matrices (a and b with line size 8, c with 1),
     f32 accumulation, `groups` warpgroups per cube each computing 64 x bn of C, K in
-    steps of `bk` (32 or 64)."""
+    steps of `bk` (32 or 64). `ahead`: the lines of step s + 2 are loaded during step s
+    and staged during step s + 1 (a whole step to arrive, registers held across the
+    multiplies); else those of step s + 1 are loaded and staged during step s."""
     k_len = a.shape(1)
     n = b.shape(1)
     bm = 64 * groups
     units = WARPGROUP * groups
-    na = bm * bk // 8 // units  # lines of A and of B each unit stages per step
-    nb = bk * bn // 8 // units
     a_elems = bm * bk  # one slice of A, of B, in elements
     b_elems = bk * bn
     a_s = SharedMemory(Line[Float], 2 * a_elems // 8, 8)
     b_s = SharedMemory(Line[Float], 2 * b_elems // 8, 8)
-    pa = LocalArray(Line[Float], na, 8)
-    pb = LocalArray(Line[Float], nb, 8)
+    pa = LocalArray(Line[Float], bm * bk // 8 // units, 8)
+    pb = LocalArray(Line[Float], bk * bn // 8 // units, 8)
     acc = cmma.WarpgroupAccumulator(bn, f32)
     cmma.fill(acc, 0.0)
     wg = UNIT_POS // WARPGROUP
     row0 = CUBE_POS_Y * bm
     col0 = CUBE_POS_X * bn
-    for p in unroll(range(na)):
-        pa[p] = load_line(a, row0, 0, k_len, bk, units, p)
-    for p in unroll(range(nb)):
-        pb[p] = load_line(b, 0, col0, n, bn, units, p)
-    for p in unroll(range(na)):
-        stage_line(a_s, 0, pa[p], bm, bk, units, p)
-    for p in unroll(range(nb)):
-        stage_line(b_s, 0, pb[p], bk, bn, units, p)
+    load_slices(a, b, pa, pb, row0, col0, 0, bm, bn, bk, units)
+    stage_slices(a_s, b_s, pa, pb, 0, bm, bn, bk, units)
+    if ahead and bk < k_len:
+        load_slices(a, b, pa, pb, row0, col0, bk, bm, bn, bk, units)
     sync_cube()
     for k0 in range(0, k_len, bk):
         cur = k0 // bk % 2  # the shared copy holding this step's slices
-        more = k0 + bk < k_len
         cmma.wg_fence()
         for kk in unroll(range(bk // 16)):
             cmma.wg_mma(acc, a_s, cur * a_elems + cmma.wg_offset(wg * 64, kk * 16, bm), bm,
                         b_s, cur * b_elems + cmma.wg_offset(kk * 16, 0, bk), bk,
                         cmma.ROW_MAJOR)
         cmma.wg_commit()
-        if more:  # into the other copy, which the last step's (waited) multiplies read
-            nxt = 1 - cur
-            for p in unroll(range(na)):
-                pa[p] = load_line(a, row0, k0 + bk, k_len, bk, units, p)
-            for p in unroll(range(nb)):
-                pb[p] = load_line(b, k0 + bk, col0, n, bn, units, p)
-            for p in unroll(range(na)):
-                stage_line(a_s, nxt * a_elems // 8, pa[p], bm, bk, units, p)
-            for p in unroll(range(nb)):
-                stage_line(b_s, nxt * b_elems // 8, pb[p], bk, bn, units, p)
+        # while the multiplies run: the next slices into the other copy, which the last
+        # step's multiplies (waited for) read
+        if k0 + bk < k_len:
+            if not ahead:
+                load_slices(a, b, pa, pb, row0, col0, k0 + bk, bm, bn, bk, units)
+            stage_slices(a_s, b_s, pa, pb, 1 - cur, bm, bn, bk, units)
+            if ahead and k0 + 2 * bk < k_len:
+                load_slices(a, b, pa, pb, row0, col0, k0 + 2 * bk, bm, bn, bk, units)
         cmma.wg_wait(0)
         sync_cube()
     cmma.store(c, (row0 + wg * 64) * n + col0, acc, n, cmma.ROW_MAJOR)
