@@ -300,6 +300,37 @@ def test_cuda_source_builds_descriptors_from_the_layout():
     assert "p, 1, 1, 0, 0;" in col  # K-major B
 
 
+@cube(launch=True)
+def big_tiles(a: Array[f16], out: Array[f32]):
+    small = SharedMemory(f32, 8)  # 32 bytes before the tiles
+    a_s = SharedMemory(f16, 64 * 16 * 40)  # 80 KB: the arrays are carved
+    acc = cmma.WarpgroupAccumulator(64, f32)
+    cmma.fill(acc, 0.0)
+    small[UNIT_POS % 8] = 1.0
+    for i in range(UNIT_POS, 1024, 128):
+        a_s[i] = a[i]
+    sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, a_s, 1024, 16, ROW)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    cmma.store(out, u32(small[0]), acc, 64, ROW)
+
+
+def test_carved_wgmma_tiles_start_at_128_bytes():
+    src = big_tiles.source("cuda", cube_dim=(128, 1, 1), checked=False)
+    assert "extern __shared__ __align__(128) unsigned char cube_smem[];" in src
+    assert "reinterpret_cast<__half*>(cube_smem + 128)" in src, src
+
+
+def test_warpgroup_store_needs_no_wmma_alignment():
+    from cubepy.ir.parser import parse_kernel
+    from cubepy.ir.visit import matrix_buffers
+    k = parse_kernel(wg_product.ir(cube_dim=(128, 1, 1), target="cuda", n=64, k=16,
+                                   groups=1, b_rows_n=False))
+    assert matrix_buffers(k, "global") == frozenset()  # no 32-byte launch check of out
+
+
 def test_cuda_compiler_picks_sm_90a_for_wgmma_only():
     src = _source()
     assert CudaCompiler("sm_90").arch_for(src) == "sm_90a"
