@@ -340,6 +340,25 @@ def test_cuda_compiler_picks_sm_90a_for_wgmma_only():
         CudaCompiler("sm_89").arch_for(src)
 
 
+def test_cuda_compile_uses_sm_90a_and_keys_the_cache_by_it(tmp_path, monkeypatch):
+    from cubepy.runtime import cuda_compile
+    monkeypatch.setenv("CUBEPY_CACHE_DIR", str(tmp_path / "cache"))
+    archs = []
+
+    def fake_nvcc(source: str, arch: str, fast_math: bool = True) -> bytes:
+        archs.append(arch)
+        return b"cubin-" + arch.encode()
+    monkeypatch.setattr(cuda_compile, "nvrtc_identity", lambda: None)
+    monkeypatch.setattr(cuda_compile, "nvcc_identity", lambda: "nvcc|fake")
+    monkeypatch.setattr(cuda_compile, "nvcc_version", lambda: "nvcc-fake")
+    monkeypatch.setattr(cuda_compile, "compile_nvcc", fake_nvcc)
+    comp = CudaCompiler("sm_90")
+    assert comp.compile(_source()) == b"cubin-sm_90a"
+    assert comp.compile("__global__ void k() {}") == b"cubin-sm_90"
+    assert archs == ["sm_90a", "sm_90"]
+    assert comp.compile(_source()) == b"cubin-sm_90a" and comp.last_compiler == "disk"
+
+
 def _nvcc_sm90a(source: str, tmp_path) -> str:
     path = os.path.join(str(tmp_path), "kernel.cu")
     with open(path, "w") as fh:
