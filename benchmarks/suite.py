@@ -14,7 +14,8 @@ import cubepy
 from cubepy import f16, f32
 
 from . import peers
-from .kernels import elementwise, layernorm, matmul, matmul_tc, reduce_sum, softmax
+from .kernels import (elementwise, layernorm, matmul, matmul_tc, matmul_wgmma, reduce_sum,
+                      softmax)
 
 # Problem sizes per tier: "full" is the issue's (for an H200), "quick" a smaller run of
 # the same kernels, "tiny" what the cpu runtime and a software adapter finish in seconds.
@@ -97,9 +98,21 @@ def _matmul_tc_case(n: int, dtype_name: str) -> Case:
             want = a_in[:8].astype(np.float64) @ b_in.astype(np.float64)
             got = _as_f64(c, 8)
             np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2 * n ** 0.5)
-        return {"cubepy": (lambda: matmul_tc.run(client, a8, b8, c8), check)}
+        runs = {"cubepy": (lambda: matmul_tc.run(client, a8, b8, c8), check)}
+        if _has_wgmma(client):  # C with line size 1: the warpgroup store is per element
+            runs["cubepy (wgmma)"] = (lambda: matmul_wgmma.run(client, a8, b8, c), check)
+        return runs
     return Case(f"matmul_tc_{dtype_name}", f"{n}x{n}x{n}", inputs, "TFLOP/s", 2 * n ** 3,
                 cubepy_runs, lambda a, b: peers.matmul_half_peers(a, b, dtype_name))
+
+
+def _has_wgmma(client) -> bool:
+    """Whether the client runs the warpgroup matmul: CUDA on sm_90, or the cpu runtime's
+    emulation."""
+    if client.runtime == "cpu":
+        return True
+    compiler = getattr(client, "compiler", None)
+    return client.runtime == "cuda" and getattr(compiler, "arch", "") == "sm_90"
 
 
 def _as_f64(t, rows: int) -> np.ndarray:

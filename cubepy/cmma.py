@@ -15,12 +15,28 @@ arguments. Inside a @cube function:
 
 Shapes and element types per target, and the semantics: docs/LANGUAGE.md, "Matrix units
 (cmma)". Calling these outside a kernel raises a TypeError.
+
+The warpgroup calls (CUDA sm_90's wgmma, and the cpu runtime's emulation) multiply with
+the 128 units of a warpgroup (4 consecutive planes) at once, A and B read straight from
+shared memory tiles stored with `wg_offset`:
+
+    acc = cmma.WarpgroupAccumulator(128, f32)       # a 64 x 128 f32 tile in registers
+    cmma.fill(acc, 0.0)
+    ... store tiles: a_s[cmma.wg_offset(r, c, 64)] = ..., b_s[cmma.wg_offset(k, j, 16)]
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, cmma.ROW_MAJOR)   # acc += A(64x16) @ B(16x128)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    cmma.store(out, 0, acc, 128, cmma.ROW_MAJOR)    # converted to out's type
+
+docs/LANGUAGE.md, "Warpgroup matrix multiply (wgmma)".
 """
 from __future__ import annotations
 
 from enum import Enum
 
 from .lang import Intrinsic, tf32
+from .wgmma_layout import offset as _layout_offset
 
 
 class MatrixIdent(str, Enum):
@@ -69,11 +85,37 @@ store = Intrinsic("cmma.store", "cmma.store(buffer, offset, acc, stride, layout)
 cast = Intrinsic("cmma.cast", "cmma.cast(acc, elem): a new accumulator holding acc's "
                  "elements converted to elem (f16 or f32).")
 
+WarpgroupAccumulator = Intrinsic(
+    "cmma.WarpgroupAccumulator", "cmma.WarpgroupAccumulator(n, f32): the 64 x n f32 "
+    "accumulator of a warpgroup's matrix multiply (n a compile-time multiple of 8 up to "
+    "256), n / 2 registers per unit; cmma.fill and cmma.store take it.")
+wg_mma = Intrinsic(
+    "cmma.wg_mma", "cmma.wg_mma(acc, a, a_offset, a_rows, b, b_offset, b_rows, b_layout): "
+    "acc += A @ B, A the 64 x 16 tile of shared memory `a` whose first element is at "
+    "a_offset in a tile of a_rows rows stored with wg_offset, B the 16 x n tile of `b` "
+    "(b_layout ROW_MAJOR: stored k x n with b_rows rows; COL_MAJOR: n x k). Asynchronous: "
+    "fence before, commit and wait after.")
+wg_fence = Intrinsic("cmma.wg_fence", "cmma.wg_fence(): orders the warpgroup's earlier "
+                     "register and shared memory writes before the next wg_mma.")
+wg_commit = Intrinsic("cmma.wg_commit", "cmma.wg_commit(): the wg_mma calls since the "
+                      "last commit become one group.")
+wg_wait = Intrinsic("cmma.wg_wait", "cmma.wg_wait(n): waits until at most n (a "
+                    "compile-time int) committed groups are still running.")
+wg_offset = Intrinsic(
+    "cmma.wg_offset", "cmma.wg_offset(row, col, rows): the element offset of (row, col) "
+    "in a tile of `rows` rows (a compile-time multiple of 8) of 16-bit elements stored as "
+    "wg_mma reads it: 8 x 8 core matrices of 128 bytes, column of cores after column.")
+
 # name -> intrinsic, for the frontend's registry (frontend/values.py)
 CMMA_INTRINSICS: dict[str, Intrinsic] = {
     obj.name: obj for obj in (Matrix, Matrices, fill, load, load_with_layout, execute,
-                              store, cast)}
+                              store, cast, WarpgroupAccumulator, wg_mma, wg_fence,
+                              wg_commit, wg_wait, wg_offset)}
+
+# cmma.wg_offset on the host (ints or numpy integer arrays), to lay out tiles
+wg_offset_host = _layout_offset
 
 __all__ = ["MatrixIdent", "MatrixLayout", "A", "B", "ACCUMULATOR", "ROW_MAJOR",
            "COL_MAJOR", "Matrix", "Matrices", "fill", "load", "load_with_layout",
-           "execute", "store", "cast", "tf32"]
+           "execute", "store", "cast", "tf32", "WarpgroupAccumulator", "wg_mma",
+           "wg_fence", "wg_commit", "wg_wait", "wg_offset", "wg_offset_host"]

@@ -151,3 +151,28 @@ def every_matrix_kernel() -> ir.Kernel:
     ]
     return ir.Kernel("every_matrix", (a, b, out, half), (tile,), ir.Block(tuple(body)),
                      (32, 1, 1), loc=L(1), matrices=(fa, fb, acc, acc16))
+
+
+def every_warpgroup_kernel() -> ir.Kernel:
+    """A kernel using every warpgroup node: the accumulator (fill, store converting to
+    f16), wg_mma with both B layouts, fence, commit and wait. CUDA and the cpu runtime
+    have it."""
+    out = ir.Param("out", "array", f16)
+    a = ir.SharedDecl(ir.BufferRef("a_s", f16, "shared"), 64 * 32, loc=L(2))
+    b = ir.SharedDecl(ir.BufferRef("b_s", f16, "shared"), 32 * 64, loc=L(3))
+    acc = ir.MatrixDecl("acc", "warpgroup", 64, 64, 16, "f32", loc=L(4))
+    frag = ir.Frag(ty=acc.storage, matrix=acc)
+    body = [
+        ir.MatrixFill(frag=frag, value=c(0.0, f32), loc=L(5)),
+        ir.WarpgroupSync(op="fence", loc=L(6)),
+        ir.WarpgroupMma(acc=frag, a=a.buffer, a_offset=c(0), a_rows=64, b=b.buffer,
+                        b_offset=c(0), b_rows=32, b_layout="row_major", loc=L(7)),
+        ir.WarpgroupMma(acc=frag, a=a.buffer, a_offset=c(1024), a_rows=64, b=b.buffer,
+                        b_offset=c(512), b_rows=64, b_layout="col_major", loc=L(8)),
+        ir.WarpgroupSync(op="commit", loc=L(9)),
+        ir.WarpgroupSync(op="wait", pending=0, loc=L(10)),
+        ir.MatrixStore(buffer=out.buffer, offset=c(0), frag=frag, stride=c(64),
+                       layout="row_major", loc=L(11)),
+    ]
+    return ir.Kernel("every_warpgroup", (out,), (a, b), ir.Block(tuple(body)), (128, 1, 1),
+                     loc=L(1), matrices=(acc,))

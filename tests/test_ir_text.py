@@ -13,7 +13,8 @@ from cubepy.ir.printer import print_kernel
 from cubepy.ir.types import bool_, f16, f32, f64, i32, i64, u32, u64
 from cubepy.ir.visit import walk_all_exprs, walk_stmts
 
-from ir_samples import c, every_matrix_kernel, every_node_kernel, kernel, load
+from ir_samples import (c, every_matrix_kernel, every_node_kernel, every_warpgroup_kernel,
+                        kernel, load)
 
 
 def roundtrip(k: ir.Kernel) -> str:
@@ -43,9 +44,18 @@ def test_every_matrix_node_round_trips_after_pipeline(target):
     roundtrip(run_pipeline(every_matrix_kernel(), target))
 
 
+@pytest.mark.parametrize("target", [None, "cuda", "cpu"])
+def test_every_warpgroup_node_round_trips(target):
+    k = every_warpgroup_kernel()
+    text = roundtrip(k if target is None else run_pipeline(k, target))
+    assert "matrix $acc: warpgroup<64, 64, 16, f32>  # line 4" in text
+    assert "cmma.wg_mma($acc, @a_s, 0:u32, 64, @b_s, 0:u32, 32, row_major)  # line 7" in text
+    assert "cmma.wg_fence()" in text and "cmma.wg_wait(0)" in text
+
+
 def test_sample_covers_every_node_type():
     seen = set()
-    for k in (every_node_kernel(), every_matrix_kernel()):
+    for k in (every_node_kernel(), every_matrix_kernel(), every_warpgroup_kernel()):
         seen |= {type(s) for s in walk_stmts(k.body)}
         seen |= {type(e) for e in walk_all_exprs(k.body)}
     node_types = {t for t in vars(ir).values() if isinstance(t, type) and t.__module__ ==

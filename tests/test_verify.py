@@ -8,11 +8,11 @@ import pytest
 
 from cubepy.ir import nodes as ir
 from cubepy.ir.passes import passes_for
-from cubepy.ir.types import bool_, f32, i32, u32
+from cubepy.ir.types import bool_, f16, f32, i32, u32
 from cubepy.ir.verify import IRVerifyError, verify
 
-from ir_samples import (binop, builtin, c, cmp, every_matrix_kernel, every_node_kernel, kernel,
-                        load)
+from ir_samples import (binop, builtin, c, cmp, every_matrix_kernel, every_node_kernel,
+                        every_warpgroup_kernel, kernel, load)
 
 X = ir.Param("x", "array", f32)
 I = ir.Var("i", u32)
@@ -35,6 +35,28 @@ def test_sample_verifies_after_every_pass(target):
 @pytest.mark.parametrize("target", [None, "cuda", "cpu"])
 def test_matrix_sample_verifies_after_every_pass(target):
     run_verified(every_matrix_kernel(), target)
+
+
+@pytest.mark.parametrize("target", [None, "cuda", "cpu"])
+def test_warpgroup_sample_verifies_after_every_pass(target):
+    run_verified(every_warpgroup_kernel(), target)
+
+
+def test_warpgroup_nodes_are_checked():
+    import dataclasses
+    k = every_warpgroup_kernel()
+    mma = k.body.stmts[2]
+    out = k.params[0]
+    bad = [dataclasses.replace(mma, a=ir.BufferRef(out.name, f16, "global")),
+           dataclasses.replace(mma, b_rows=12),
+           ir.WarpgroupSync(op="wait", pending=-1)]
+    for stmt in bad:
+        body = ir.Block(k.body.stmts[:2] + (stmt,) + k.body.stmts[3:])
+        with pytest.raises(IRVerifyError):
+            verify(dataclasses.replace(k, body=body))
+    wide = dataclasses.replace(k.matrices[0], n=100)
+    with pytest.raises(IRVerifyError, match="warpgroup accumulator"):
+        verify(dataclasses.replace(k, matrices=(wide,), body=ir.Block(())))
 
 
 def _corpus_cases():

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..ir import nodes as n
+from . import clike_wgmma as wgmma
 from . import cuda_cmma_staging as staging
 
 if TYPE_CHECKING:
@@ -61,6 +62,8 @@ class WmmaSpelling(MatrixSpelling):
         return f"{WMMA}::fragment<{', '.join(args)}>"
 
     def declaration(self, em: CEmitter, d: n.MatrixDecl) -> str:
+        if d.warpgroup:
+            return wgmma.declaration(em, d)
         count = f"[{d.count}]" if d.count is not None else ""
         return f"{self.fragment_type(d)} {em.matrix_name(d)}{count};"
 
@@ -76,7 +79,15 @@ class WmmaSpelling(MatrixSpelling):
         return f"{WMMA}::load_matrix_sync({', '.join(args)});"
 
     def statement(self, em: CEmitter, s: n.Stmt) -> None:
-        if isinstance(s, n.MatrixFill):
+        if isinstance(s, n.WarpgroupMma):
+            wgmma.mma(em, s)
+        elif isinstance(s, n.WarpgroupSync):
+            wgmma.sync(em, s)
+        elif isinstance(s, n.MatrixFill) and s.frag.matrix.warpgroup:
+            wgmma.fill(em, s)
+        elif isinstance(s, n.MatrixStore) and s.frag.matrix.warpgroup:
+            wgmma.store(em, s)
+        elif isinstance(s, n.MatrixFill):
             em.line(f"{WMMA}::fill_fragment({frag_text(em, s.frag)}, {em.expr(s.value)});")
         elif isinstance(s, n.MatrixLoad):
             frag = frag_text(em, s.frag)

@@ -14,7 +14,8 @@ from ..abi import MAX_LINE_ACCESS_BYTES, KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.dtype_facts import SPELLING
-from ..ir.visit import matrix_buffers
+from ..ir.visit import matrix_buffers, warpgroup_buffers
+from ..wgmma_layout import TILE_ALIGN as WGMMA_TILE_ALIGN
 from ..ir.ops import LOWERED, MathFn
 from ..ir.types import DType, f32, f64
 from ..targets import DEFAULT_SHARED_BYTES, WMMA_TILE_ALIGN, get_target
@@ -344,8 +345,10 @@ SHARED_BASE = "cube_smem"  # the extern array the carved arrays point into
 def _carve_offsets(kernel: n.Kernel) -> tuple[list[int], int]:
     """Each shared array's byte offset in one dynamic block, and the block's size."""
     offsets, end = [], 0
+    wgmma_tiles = warpgroup_buffers(kernel)
     for s in kernel.shared:
-        end = -(-end // CARVE_ALIGN) * CARVE_ALIGN
+        align = WGMMA_TILE_ALIGN if s.buffer.name in wgmma_tiles else CARVE_ALIGN
+        end = -(-end // align) * align
         offsets.append(end)
         end += s.size * s.buffer.elem.itemsize  # CUDA stores a bool in one byte
     return offsets, end
@@ -373,9 +376,11 @@ def _shared_decls(kernel: n.Kernel, em: CEmitter, carved: bool) -> list[str]:
         return lines
     vector = aligned_shared(kernel)  # read and written a whole line at a time
     tiles = matrix_buffers(kernel, "shared")  # wmma needs 32-byte aligned tiles
+    wgmma_tiles = warpgroup_buffers(kernel)  # and wgmma's shared tiles 128
     lines = []
     for s in kernel.shared:
-        align = (f"__align__({WMMA_TILE_ALIGN}) " if s.buffer.name in tiles else
+        align = (f"__align__({WGMMA_TILE_ALIGN}) " if s.buffer.name in wgmma_tiles else
+                 f"__align__({WMMA_TILE_ALIGN}) " if s.buffer.name in tiles else
                  f"__align__({MAX_LINE_ACCESS_BYTES}) " if s.buffer.name in vector else "")
         lines.append(f"__shared__ {align}{_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"
                      f"[{s.size}];")

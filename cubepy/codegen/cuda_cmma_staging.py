@@ -53,7 +53,8 @@ def staged_tile_bytes(kernel: n.Kernel) -> int:
     none)."""
     sizes = [s.frag.matrix.rows * s.frag.matrix.cols * s.frag.matrix.storage.itemsize
              for s in walk_stmts(kernel.body)
-             if isinstance(s, (n.MatrixLoad, n.MatrixStore)) and not provably_direct(kernel, s)]
+             if isinstance(s, (n.MatrixLoad, n.MatrixStore)) and not s.frag.matrix.warpgroup
+             and not provably_direct(kernel, s)]
     return max(sizes, default=0)
 
 

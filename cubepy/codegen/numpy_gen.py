@@ -30,7 +30,7 @@ from ..ir.dtype_facts import wrap
 from ..ir.ops import LOWERED, BitOp, ops_of
 from ..ir.types import DType
 from ..targets import get_target
-from ..runtime import cpu_atomics, cpu_bits, cpu_cmma, cpu_ops, cpu_plane
+from ..runtime import cpu_atomics, cpu_bits, cpu_cmma, cpu_ops, cpu_plane, cpu_wgmma
 from .compiled import Compiled, make_compiled
 from ..runtime.cpu_program import CpuProgram, load_program  # noqa: F401  (re-exported)
 from .names import comment_text
@@ -168,7 +168,13 @@ class _Gen(StatementWalker):
         self.ns["_cmma"] = cpu_cmma
         self.builtins.add("unit_pos")
         self.line(f"_planes = _cmma.Planes(_bi['unit_pos'], _cl, _B, {k.units_per_cube})")
+        if any(d.warpgroup for d in k.matrices):
+            self.ns["_wg"] = cpu_wgmma
+            self.line(f"_wgs = _wg.Warpgroups(_bi['unit_pos'], _cl, _B, {k.units_per_cube})")
         for d in k.matrices:
+            if d.warpgroup:
+                self.line(f"{self.frag_name(d)} = _wg.Accumulator(_wgs, {d.n}, {d.name!r})")
+                continue
             self.line(f"{self.frag_name(d)} = _cmma.Fragment(_planes, {d.rows}, {d.cols}, "
                       f"{d.elem!r}, {d.count!r}, {d.name!r})")
 
@@ -188,11 +194,33 @@ class _Gen(StatementWalker):
         return f"{name}, None"
 
     def where(self, s: ir.Stmt) -> str:
+        if isinstance(s, ir.WarpgroupMma):
+            return repr(f"cmma.wg_mma at line {s.loc.lineno}")
+        if isinstance(s, ir.WarpgroupSync):
+            return repr(f"cmma.wg_{s.op} at line {s.loc.lineno}")
         return repr(f"cmma.{type(s).__name__[len('Matrix'):].lower()} at line {s.loc.lineno}")
 
+    def groups(self, f: ir.Frag, s: ir.Stmt) -> str:
+        """The groups a statement on fragment `f` runs over: planes, or warpgroups (whose
+        accumulator must have no multiply running)."""
+        if not f.matrix.warpgroup:
+            return "_planes"
+        self.line(f"_wg.ready(_wgs, {self.frag_name(f.matrix)}, _m, {self.where(s)})")
+        return "_wgs"
+
     def stmt_matrixfill(self, s: ir.MatrixFill) -> None:
-        self.line(f"_cmma.fill(_planes, {self.frag(s.frag)}, {self.expr(s.value)}, _m, "
+        groups = self.groups(s.frag, s)
+        self.line(f"_cmma.fill({groups}, {self.frag(s.frag)}, {self.expr(s.value)}, _m, "
                   f"{self.where(s)})")
+
+    def stmt_warpgroupmma(self, s: ir.WarpgroupMma) -> None:
+        self.line(f"_wg.mma(_wgs, {self.frag_name(s.acc.matrix)}, {self.memory(s.a)}, "
+                  f"{self.expr(s.a_offset)}, {s.a_rows}, {self.memory(s.b)}, "
+                  f"{self.expr(s.b_offset)}, {s.b_rows}, {s.b_layout!r}, _m, "
+                  f"{self.where(s)})")
+
+    def stmt_warpgroupsync(self, s: ir.WarpgroupSync) -> None:
+        self.line(f"_wg.sync(_wgs, {s.op!r}, {s.pending}, _m, {self.where(s)})")
 
     def stmt_matrixload(self, s: ir.MatrixLoad) -> None:
         layout = s.layout or s.frag.matrix.layout
@@ -201,9 +229,12 @@ class _Gen(StatementWalker):
                   f"{self.where(s)}, aligned={not self.checked})")
 
     def stmt_matrixstore(self, s: ir.MatrixStore) -> None:
-        self.line(f"_cmma.store(_planes, {self.memory(s.buffer)}, {self.expr(s.offset)}, "
+        groups = self.groups(s.frag, s)
+        # (a warpgroup store is per unit on CUDA: no wmma alignment rule)
+        aligned = not self.checked and not s.frag.matrix.warpgroup
+        self.line(f"_cmma.store({groups}, {self.memory(s.buffer)}, {self.expr(s.offset)}, "
                   f"{self.frag(s.frag)}, {self.expr(s.stride)}, {s.layout!r}, _m, "
-                  f"{self.where(s)}, aligned={not self.checked})")
+                  f"{self.where(s)}, aligned={aligned})")
 
     def stmt_matrixexecute(self, s: ir.MatrixExecute) -> None:
         frags = ", ".join(self.frag(f) for f in (s.a, s.b, s.c, s.d))

@@ -546,3 +546,4 @@ from . import bits as _bits  # noqa: E402,F401  (registers the integer and bit f
 from . import math_calls  # noqa: E402,F401  (registers frexp, modf, ldexp, round)
 from . import matrices  # noqa: E402,F401  (registers the cmma calls)
 from . import pipeline_calls  # noqa: E402,F401  (registers the pipeline calls)
+from . import warpgroup  # noqa: E402,F401  (registers the warpgroup calls)

@@ -100,7 +100,13 @@ def _shape(shape) -> str:
     return "x".join(str(d) for d in shape)
 
 
+def _article(word: str) -> str:
+    return "an" if word[0] in "AEIOUaeiou" else "a"
+
+
 def _role(ident: str) -> str:
+    if ident == "warpgroup":
+        return "warpgroup accumulator"
     return "accumulator" if ident == "accumulator" else ident.upper()
 
 
@@ -184,8 +190,8 @@ def _frag(b: Builder, node: ast.expr, call: str, *idents: str) -> n.Frag:
     d = v.decl
     if idents and d.ident not in idents:
         want = " or ".join(_role(i) for i in idents)
-        b.error(f"{call}() takes an {want} fragment here, but {d.name!r} is an "
-                f"{_role(d.ident)} fragment"
+        b.error(f"{call}() takes {_article(want)} {want} fragment here, but {d.name!r} is "
+                f"{_article(_role(d.ident))} {_role(d.ident)} fragment"
                 + (": load an accumulator with cmma.load_with_layout(acc, buffer, offset, "
                    "stride, layout)" if call == "cmma.load" else ""), node)
     return n.Frag(ty=d.storage, matrix=d, index=v.index, loc=b.ctx.loc)
@@ -203,7 +209,11 @@ def _buffer(b: Builder, node: ast.expr, call: str, frag: n.Frag) -> tuple[Buf, n
     # A Line buffer is fine: offset and stride count elements, not lines, so a tile
     # staged in shared memory as 16-byte lines is loaded from the same array.
     d = frag.matrix
-    if buf.ref.elem is not d.storage:
+    if d.warpgroup and call == "cmma.store":
+        if buf.ref.elem.name not in ("f32", "f16", "bf16"):
+            b.error(f"{call}(): {buf.ref.name!r} holds {buf.ref.elem.name}: a warpgroup "
+                    f"accumulator is stored to f32, f16 or bf16 (converted)", node)
+    elif buf.ref.elem is not d.storage:
         hint = " (tf32 fragments use f32 buffers)" if d.elem == "tf32" else ""
         b.error(f"{call}(): {buf.ref.name!r} holds {buf.ref.elem.name}, but the fragment "
                 f"{d.name!r} holds {d.elem}{hint}", node)
@@ -268,11 +278,14 @@ def _required_layout(b: Builder, node: ast.expr) -> str:
 @intrinsic("cmma.store")
 def _store(b: Builder, node: ast.Call, site: CallSite):
     _begin(b, node, site, 5)
-    frag = _frag(b, node.args[2], site.name, "accumulator")
+    frag = _frag(b, node.args[2], site.name, "accumulator", "warpgroup")
     buf, start = _buffer(b, node.args[0], site.name, frag)
     offset = _offset(b, node.args[1], start, "the offset of a cmma store")
     stride = _offset(b, node.args[3], None, "the stride of a cmma store")
     layout = _required_layout(b, node.args[4])
+    if frag.matrix.warpgroup and layout != "row_major":
+        b.error("a warpgroup accumulator is stored row major (cmma.ROW_MAJOR)",
+                node.args[4])
     b.emit(n.MatrixStore(buffer=buf.ref, offset=offset, frag=frag, stride=stride,
                          layout=layout, loc=b.ctx.loc))
     return Py(None)

@@ -473,7 +473,7 @@ class Plane(Expr):
 
 # cmma fragments (docs/LANGUAGE.md, "Matrix units"): which operand a fragment is, and the
 # memory layouts of loads and stores.
-MATRIX_IDENTS = ("a", "b", "accumulator")
+MATRIX_IDENTS = ("a", "b", "accumulator", "warpgroup")
 MATRIX_LAYOUTS = ("row_major", "col_major")
 # Element types a fragment may have: "tf32" is stored as f32 (A/B fragments only).
 MATRIX_ELEMS = ("f16", "bf16", "f32", "tf32")
@@ -501,6 +501,12 @@ class MatrixDecl:
         """The element type of the buffers it loads from and stores to (f32 for tf32)."""
         from .types import dtype_from_name
         return dtype_from_name("f32" if self.elem == "tf32" else self.elem)
+
+    @property
+    def warpgroup(self) -> bool:
+        """A warpgroup accumulator (cmma.WarpgroupAccumulator): a 64 x n f32 tile held by
+        the 128 units of a warpgroup, the D of wgmma (k is the multiply's 16)."""
+        return self.ident == "warpgroup"
 
     @property
     def rows(self) -> int:
@@ -578,4 +584,41 @@ class MatrixCast(Stmt):
     dst: Frag
 
 
-MATRIX_STMTS = (MatrixFill, MatrixLoad, MatrixStore, MatrixExecute, MatrixCast)
+# Warpgroup matrix multiply (Hopper's wgmma, docs/LANGUAGE.md "Warpgroup matrix
+# multiply"): A and B read from shared memory in the core-matrix layout of
+# cmma.wg_offset, the 64 x n f32 accumulator in the registers of a warpgroup.
+WARPGROUP_M, WARPGROUP_K = 64, 16  # the m and k of one wgmma.mma_async (16-bit A and B)
+WARPGROUP_N = tuple(range(8, 257, 8))  # the n it takes
+WARPGROUP_ELEMS = ("f16", "bf16")  # its A and B elements (one type for both)
+WARPGROUP_SYNC_OPS = ("fence", "commit", "wait")
+
+
+@dataclass(frozen=True, kw_only=True)
+class WarpgroupMma(Stmt):
+    """cmma.wg_mma: acc += A @ B, A (64 x 16) and B (16 x acc's n) read from shared memory
+    at element offsets `a_offset` and `b_offset` of tiles stored as core matrices
+    (cmma.wg_offset) with `a_rows` and `b_rows` rows. `b_layout` row_major: B's tile is
+    k x n (element (k, j) at wg_offset(k, j, b_rows)); col_major: it is n x k. Issued
+    asynchronously: its results are there after wg_commit and wg_wait."""
+
+    acc: Frag
+    a: BufferRef
+    a_offset: Expr
+    a_rows: int
+    b: BufferRef
+    b_offset: Expr
+    b_rows: int
+    b_layout: str = "row_major"
+
+
+@dataclass(frozen=True, kw_only=True)
+class WarpgroupSync(Stmt):
+    """cmma.wg_fence / wg_commit / wg_wait(pending): `op` one of WARPGROUP_SYNC_OPS;
+    `pending` (wait only) is how many committed groups may still run."""
+
+    op: str
+    pending: int = 0
+
+
+MATRIX_STMTS = (MatrixFill, MatrixLoad, MatrixStore, MatrixExecute, MatrixCast,
+                WarpgroupMma, WarpgroupSync)

@@ -172,6 +172,14 @@ class _Reader:
             return ir.MatrixStore(buffer=self.buffer(c[0]), offset=self.expr(c[1]),
                                   frag=self.frag(c[2]), stride=self.expr(c[3]),
                                   layout=str(c[4]), loc=loc)
+        if kind == "cmma_wg_mma":
+            return ir.WarpgroupMma(acc=self.frag(c[0]), a=self.buffer(c[1]),
+                                   a_offset=self.expr(c[2]), a_rows=int(str(c[3])),
+                                   b=self.buffer(c[4]), b_offset=self.expr(c[5]),
+                                   b_rows=int(str(c[6])), b_layout=str(c[7]), loc=loc)
+        if kind in ("cmma_wg_fence", "cmma_wg_commit", "cmma_wg_wait"):
+            pending = int(str(c[0])) if kind == "cmma_wg_wait" else 0
+            return ir.WarpgroupSync(op=kind[len("cmma_wg_"):], pending=pending, loc=loc)
         if kind == "cmma_execute":
             a, b, cc, d = (self.frag(t) for t in c[:4])
             return ir.MatrixExecute(a=a, b=b, c=cc, d=d, loc=loc)

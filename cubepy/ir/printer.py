@@ -251,6 +251,11 @@ class _Printer:
             args = [f"@{s.buffer.name}", e(s.offset), e(s.frag), e(s.stride), s.layout]
         elif isinstance(s, ir.MatrixExecute):
             args = [e(s.a), e(s.b), e(s.c), e(s.d)]
+        elif isinstance(s, ir.WarpgroupMma):
+            return (f"cmma.wg_mma({e(s.acc)}, @{s.a.name}, {e(s.a_offset)}, {s.a_rows}, "
+                    f"@{s.b.name}, {e(s.b_offset)}, {s.b_rows}, {s.b_layout})")
+        elif isinstance(s, ir.WarpgroupSync):
+            return f"cmma.wg_{s.op}({s.pending if s.op == 'wait' else ''})"
         else:
             args = [e(s.src), e(s.dst)]
         op = type(s).__name__[len("Matrix"):].lower()

@@ -240,7 +240,12 @@ class _Verifier:
             self.fail(d, f"matrix {d.name}: unknown kind {d.ident!r} or element {d.elem!r}")
         if min(d.m, d.n, d.k) < 1 or (d.count is not None and d.count < 1):
             self.fail(d, f"matrix {d.name}: bad shape {d.shape_text} or count {d.count}")
-        if (d.layout is None) != (d.ident == "accumulator") or \
+        if d.warpgroup and (d.m, d.k, d.elem, d.count) != (
+                ir.WARPGROUP_M, ir.WARPGROUP_K, "f32", None) or \
+                d.warpgroup and d.n not in ir.WARPGROUP_N:
+            self.fail(d, f"matrix {d.name}: a warpgroup accumulator of {d.shape_text} "
+                         f"{d.elem}")
+        if (d.layout is None) != (d.ident in ("accumulator", "warpgroup")) or \
                 (d.layout is not None and d.layout not in ir.MATRIX_LAYOUTS):
             self.fail(d, f"matrix {d.name}: layout {d.layout!r} for {d.ident}")
         if d.elem == "tf32" and d.ident == "accumulator":
@@ -264,17 +269,41 @@ class _Verifier:
             self.fail(node, f"matrix {d.name} is {d.ident}, expected {' or '.join(idents)}")
         return d
 
+    def warpgroup_stmt(self, s: ir.Stmt) -> None:
+        if isinstance(s, ir.WarpgroupSync):
+            if s.op not in ir.WARPGROUP_SYNC_OPS or s.pending < 0 or \
+                    (s.op != "wait" and s.pending):
+                self.fail(s, f"bad warpgroup sync {s.op} {s.pending}")
+            return
+        self.frag(s.acc, s, "warpgroup")
+        for buf, offset, rows in ((s.a, s.a_offset, s.a_rows), (s.b, s.b_offset, s.b_rows)):
+            self.buffer(buf, s)
+            if buf.space != "shared" or buf.elem.name not in ir.WARPGROUP_ELEMS \
+                    or self.line_sizes.get(buf.name, 1) > 1:
+                self.fail(s, f"wg_mma reads {buf.name}: it reads f16/bf16 shared memory")
+            self.index(offset, s)
+            if rows < 8 or rows % 8:
+                self.fail(s, f"wg_mma: a tile of {rows} rows (a multiple of 8)")
+        if s.a.elem is not s.b.elem or s.b_layout not in ir.MATRIX_LAYOUTS:
+            self.fail(s, "wg_mma: A and B of different types, or a bad layout")
+
     def matrix_stmt(self, s: ir.Stmt) -> None:
-        if isinstance(s, ir.MatrixFill):
-            d = self.frag(s.frag, s)
+        if isinstance(s, (ir.WarpgroupMma, ir.WarpgroupSync)):
+            self.warpgroup_stmt(s)
+        elif isinstance(s, ir.MatrixFill):
+            d = self.frag(s.frag, s)  # (a warpgroup accumulator too)
             self.expr(s.value)
             self.same(s.value, d.storage, s, "fill value")
         elif isinstance(s, (ir.MatrixLoad, ir.MatrixStore)):
             store = isinstance(s, ir.MatrixStore)
             acc = store or s.layout is not None
-            d = self.frag(s.frag, s, *(("accumulator",) if acc else ("a", "b")))
+            d = self.frag(s.frag, s, *(("accumulator",) if acc else ("a", "b"))
+                          + (("warpgroup",) if store else ()))
             self.buffer(s.buffer, s)
-            if s.buffer.space == "local" or s.buffer.elem is not d.storage \
+            # a warpgroup accumulator's store converts to the buffer's type
+            converts = d.warpgroup and s.buffer.elem.name in ("f32", "f16", "bf16") \
+                and s.layout == "row_major"
+            if s.buffer.space == "local" or (s.buffer.elem is not d.storage and not converts) \
                     or self.line_sizes.get(s.buffer.name, 1) > 1:
                 self.fail(s, f"matrix {d.name} with buffer {s.buffer.name}")
             self.index(s.offset, s)

@@ -83,15 +83,23 @@ def map_blocks(stmt: n.Stmt, fn: Callable[[n.Block], n.Block]) -> n.Stmt:
 
 
 def matrix_buffers(kernel: n.Kernel, space: str) -> frozenset[str]:
-    """The buffers of `space` ("global" or "shared") some cmma load or store uses."""
+    """The buffers of `space` ("global" or "shared") some cmma load or store uses (not a
+    warpgroup accumulator's store: each unit stores its own elements, wmma's alignment
+    rules do not apply)."""
     return frozenset(s.buffer.name for s in walk_stmts(kernel.body)
                      if isinstance(s, (n.MatrixLoad, n.MatrixStore))
-                     and s.buffer.space == space)
+                     and s.buffer.space == space and not s.frag.matrix.warpgroup)
+
+
+def warpgroup_buffers(kernel: n.Kernel) -> frozenset[str]:
+    """The shared arrays some cmma.wg_mma reads (CUDA aligns them to 128 bytes)."""
+    return frozenset(name for s in walk_stmts(kernel.body) if isinstance(s, n.WarpgroupMma)
+                     for name in (s.a.name, s.b.name))
 
 
 def used_buffers(kernel: n.Kernel) -> set[str]:
     """Names of buffers read, written or used atomically anywhere in the kernel."""
-    names = set()
+    names = set(warpgroup_buffers(kernel))
     for stmt in walk_stmts(kernel.body):
         if isinstance(stmt, (n.Store, n.AtomicOp, n.MatrixLoad, n.MatrixStore, n.LoadLine,
                              n.StoreLine)):

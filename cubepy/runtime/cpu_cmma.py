@@ -54,12 +54,14 @@ class Planes:
     """The planes of one batch: which plane each lane is in, and how many units each
     plane has."""
 
-    def __init__(self, unit: np.ndarray, cube: np.ndarray, cubes: int, units: int):
-        self.per_cube = -(-units // PLANE_DIM)
+    def __init__(self, unit: np.ndarray, cube: np.ndarray, cubes: int, units: int,
+                 size: int = PLANE_DIM):
+        # (size: the units of a group; a warpgroup's 128 for cpu_wgmma.py)
+        self.per_cube = -(-units // size)
         self.count = cubes * self.per_cube
         self.lanes = unit.shape[0]
         self.row = (np.asarray(cube, np.int64) * self.per_cube
-                    + np.asarray(unit, np.int64) // PLANE_DIM)
+                    + np.asarray(unit, np.int64) // size)
         self.sizes = np.bincount(self.row, minlength=self.count)
 
     def active(self, mask, what: str) -> tuple[np.ndarray, np.ndarray]:

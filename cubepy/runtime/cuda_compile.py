@@ -325,6 +325,11 @@ def compile_nvcc(source: str, arch: str, fast_math: bool = True) -> bytes:
             return f.read()
 
 
+# Generated sources using the warpgroup multiply contain this instruction
+# (codegen/clike_wgmma.py); they are compiled for sm_90a.
+WGMMA_MARK = "wgmma.mma_async"
+
+
 class CudaCompiler:
     """Compiles CUDA sources for one architecture, with the on-disk cubin cache.
 
@@ -336,14 +341,28 @@ class CudaCompiler:
         self.arch = arch
         self.last_compiler = ""
 
-    def key(self, source: str, compiler: str, options: list[str]) -> str:
-        """The cache key of a cubin: source, architecture, compiler identity, options
-        and (through cache_key) the cubepy version."""
-        return cache_key("cubin", compiler, self.arch, "\x00".join(options), source)
+    def key(self, source: str, compiler: str, options: list[str],
+            arch: str | None = None) -> str:
+        """The cache key of a cubin: source, architecture (the device's unless given),
+        compiler identity, options and (through cache_key) the cubepy version."""
+        return cache_key("cubin", compiler, arch or self.arch, "\x00".join(options), source)
+
+    def arch_for(self, source: str) -> str:
+        """The architecture `source` is compiled for: the device's, or its
+        architecture-specific variant ("sm_90a") for a source using wgmma, which exists
+        only there; a LaunchError on a device without it."""
+        if WGMMA_MARK not in source:
+            return self.arch
+        if self.arch != "sm_90":
+            raise LaunchError(f"the kernel uses the warpgroup matrix multiply "
+                              f"(cmma.wg_mma: PTX wgmma), which only sm_90 (Hopper) has; "
+                              f"this device is {self.arch}")
+        return "sm_90a"
 
     def compile(self, source: str, fast_math: bool = True) -> bytes:
         """The cubin for `source` (`fast_math=False`: without multiply-add contraction,
         a cache entry of its own); raises LaunchError when no compiler accepts it."""
+        arch = self.arch_for(source)
         errors = []
         # Module globals looked up per call, so tests can substitute fake compilers.
         compilers = (("nvrtc", nvrtc_identity, nvrtc_options, compile_nvrtc, nvrtc_version),
@@ -355,13 +374,13 @@ class CudaCompiler:
             compiler = identity()
             if compiler is None:
                 continue
-            key = self.key(source, compiler, options(self.arch, fast_math))
+            key = self.key(source, compiler, options(arch, fast_math), arch)
             cubin = CUBINS.get(key)
             if cubin is not None:
                 self.last_compiler = "disk"
                 return cubin
             try:
-                cubin = fn(source, self.arch, fast_math=fast_math)
+                cubin = fn(source, arch, fast_math=fast_math)
             except Exception as e:  # compiler missing or rejecting: try the next one
                 errors.append(f"{version() or which}: {e}")
                 continue
@@ -369,5 +388,5 @@ class CudaCompiler:
             CUBINS.put(key, cubin)
             return cubin
         detail = "\n".join(errors) or "neither NVRTC (cuda-python) nor nvcc was found"
-        raise LaunchError(f"the CUDA compiler rejected the generated source for {self.arch}:"
+        raise LaunchError(f"the CUDA compiler rejected the generated source for {arch}:"
                           f"\n{detail}")

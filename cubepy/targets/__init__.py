@@ -59,6 +59,9 @@ class Target:
     # has none is its op_advice["cmma"].
     matrix_shapes: Mapping[tuple[str, str], frozenset[tuple[int, int, int]]] = field(
         default_factory=dict)
+    # the warpgroup matrix multiply (cmma.WarpgroupAccumulator, cmma.wg_mma: CUDA's
+    # wgmma, sm_90 only, which the cuda runtime checks at compile time)
+    warpgroup_mma: bool = False
 
     def matrix_elems(self, ident: str, m: int, n: int, k: int) -> frozenset[str]:
         """The element types a fragment `ident` ("a", "b" or "accumulator") of shape

@@ -23,5 +23,5 @@ CPU = register(Target(
     bool_storage_bytes=1, default_shared_bytes=DEFAULT_SHARED_BYTES,
     needs_cube_count=False, reserved=frozenset(),
     emitter="cubepy.codegen.numpy_gen:compile_kernel", runtimes=("cpu",),
-    matrix_shapes=_MATRIX_SHAPES,
+    matrix_shapes=_MATRIX_SHAPES, warpgroup_mma=True,  # emulated (runtime/cpu_cmma.py)
 ))

@@ -18,5 +18,5 @@ CUDA = register(Target(
     emitter="cubepy.codegen.cuda:emit_cuda", runtimes=("cuda",), vector_lines=True,
     async_copies=True,
     unroll_pragma="#pragma unroll",
-    matrix_shapes=WMMA_SHAPES,
+    matrix_shapes=WMMA_SHAPES, warpgroup_mma=True,
 ))

@@ -75,6 +75,15 @@ def _claims_everything(t: Target) -> bool:
 def _check_matrices(kernel: ir.Kernel, t: Target) -> None:
     """A CompileError at the first cmma fragment or multiply `t` lacks (its
     `matrix_shapes`), naming the target and what it has."""
+    for d in kernel.matrices:
+        if d.warpgroup and not t.warpgroup_mma:
+            errors.compile_error(d.loc, f"{t.title} has no warpgroup matrix multiply "
+                                        f"(cmma.WarpgroupAccumulator, wg_mma): CUDA on "
+                                        f"sm_90 (Hopper) and the cpu runtime have it")
+        if d.warpgroup and kernel.units_per_cube % 128:
+            errors.compile_error(d.loc, f"a warpgroup accumulator needs the cube's units in "
+                                        f"whole warpgroups of 128 units; the cube has "
+                                        f"{kernel.units_per_cube}")
     if not t.matrix_shapes:
         advice = t.op_advice.get("cmma")
         errors.compile_error(kernel.matrices[0].loc, f"{t.title} has no matrix units (cmma)"
@@ -82,6 +91,8 @@ def _check_matrices(kernel: ir.Kernel, t: Target) -> None:
     have = "; ".join(f"{a} A/B into {c}: {', '.join(_shape(s) for s in sorted(shapes))}"
                      for (a, c), shapes in sorted(t.matrix_shapes.items()))
     for d in kernel.matrices:
+        if d.warpgroup:
+            continue
         if d.elem not in t.matrix_elems(d.ident, d.m, d.n, d.k):
             role = "accumulator" if d.ident == "accumulator" else d.ident.upper()
             errors.compile_error(d.loc, f"{t.title} has no {d.shape_text} {d.elem} {role} "

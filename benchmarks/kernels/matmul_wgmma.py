@@ -1,0 +1,197 @@
+"""f16/bf16 matmul on Hopper's warpgroup matrix multiply (`cmma.wg_mma`), f32 accumulation.
+
+A cube of `groups` warpgroups (128 units each) computes a `bm x bn` tile of C = A @ B (A
+is M x K, B is K x N, row-major, f16 or bf16; C has the input's type), bm = 64 * groups:
+warpgroup w owns rows 64 w .. 64 w + 63 of the tile as one 64 x bn accumulator (bn / 2
+f32 registers per unit). Each step stages a bm x bk slice of A and a bk x bn slice of B
+in shared memory in wgmma's core-matrix layout (`cmma.wg_offset`: A as an m x k tile,
+K-major; B as a k x n tile, MN-major), read from global memory as lines of 8 elements
+(16 bytes, one row of a core matrix), and multiplies it with bk / 16 wgmma k16 steps in
+one commit group. Two shared copies: the multiplies run asynchronously, so once they
+are issued the units store the next slices into the other copy while the tensor cores
+work; then wg_wait(0) and one cube barrier per step. The next slices are loaded into
+registers right after the issue (the default: the load latency overlaps the multiplies
+of one step only, and the lines are not held across them, 50 fewer registers), or with
+`ahead` one step earlier (a whole step to arrive; registers held across the multiplies,
+which spills with bn = 256).
+
+Staging order: unit slot `idx` stores line (row, chunk) with row = 8 * (idx / (8 * chunks))
++ idx % 8 and chunk = (idx / 8) % chunks, so the 8 units of a shared-store phase write
+the 8 rows of one core matrix (128 contiguous bytes, no bank conflict) and a plane reads
+8 rows x 64 contiguous bytes of global memory.
+
+M must be a multiple of bm, N of bn, K of 64 (the launch is unchecked). CUDA runs it on
+sm_90 only (compiled for sm_90a); the cpu runtime emulates it (tests).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import cubepy
+from cubepy import (CUBE_POS_X, CUBE_POS_Y, UNIT_POS, Comptime, CubeCount, CubeDim, Float,
+                    Line, LocalArray, SharedMemory, Tensor, cmma, cube, f32, sync_cube, u32,
+                    unroll)
+
+BK = 64  # the largest K of one step (4 wgmma k16 multiplies): K must be a multiple
+WARPGROUP = 128
+
+
+@cube
+def load_line(src: Tensor[Line[Float]], row0: u32, col0: u32, width: u32,
+              cols: Comptime[int], units: Comptime[int], p: u32) -> Line[Float]:
+    """Line `p * units + UNIT_POS` (in staging order) of the tile `cols` wide of `src`
+    at (row0, col0), where `src` is `width` elements wide."""
+    idx = p * units + UNIT_POS
+    chunks = cols // 8
+    row = idx // (8 * chunks) * 8 + idx % 8
+    col = (idx // 8) % chunks * 8
+    return src[((row0 + row) * width + col0 + col) // 8]
+
+
+@cube
+def stage_line(dst: cubepy.Array[Line[Float]], base: u32, v: Line[Float], rows: Comptime[int],
+               cols: Comptime[int], units: Comptime[int], p: u32):
+    """Stores line `v`, read by `load_line` with the same arguments, into the tile of
+    `rows` rows at line `base` of `dst`, in wgmma's layout (one 16-byte store)."""
+    idx = p * units + UNIT_POS
+    chunks = cols // 8
+    row = idx // (8 * chunks) * 8 + idx % 8
+    col = (idx // 8) % chunks * 8
+    dst[base + cmma.wg_offset(row, col, rows) // 8] = v
+
+
+def _config(groups: int, bn: int, bk: int, ahead: bool = False) -> dict:
+    return {"cube_dim": CubeDim(WARPGROUP * groups), "groups": groups, "bn": bn, "bk": bk,
+            "ahead": ahead}
+
+
+# bm = 64 * groups. Each fits CUDA's 48 KB of static shared memory and compiles without
+# spills (ptxas, sm_90a). With bn = 256 a unit holds 128 accumulator registers: bk = 64
+# (48 registers of staged lines) spills, as do one warpgroup with bn = 256 and `ahead`
+# with bn = 256, whose lines stay live across the multiplies.
+CONFIGS = [_config(2, 256, 32), _config(2, 128, 64), _config(2, 128, 32),
+           _config(1, 128, 64), _config(2, 128, 64, True), _config(2, 128, 32, True),
+           _config(1, 128, 64, True)]
+
+
+@cube
+def load_slices(a: Tensor[Line[Float]], b: Tensor[Line[Float]], pa: cubepy.Array[Line[Float]],
+                pb: cubepy.Array[Line[Float]], row0: u32, col0: u32, k0: u32,
+                bm: Comptime[int], bn: Comptime[int], bk: Comptime[int],
+                units: Comptime[int]):
+    """This unit's lines of the slices of A (rows row0.., columns k0..) and B (rows k0..,
+    columns col0..) into registers."""
+    for p in unroll(range(bm * bk // 8 // units)):
+        pa[p] = load_line(a, row0, k0, a.shape(1), bk, units, p)
+    for p in unroll(range(bk * bn // 8 // units)):
+        pb[p] = load_line(b, k0, col0, b.shape(1), bn, units, p)
+
+
+@cube
+def stage_slices(a_s: cubepy.Array[Line[Float]], b_s: cubepy.Array[Line[Float]],
+                 pa: cubepy.Array[Line[Float]], pb: cubepy.Array[Line[Float]], copy: u32,
+                 bm: Comptime[int], bn: Comptime[int], bk: Comptime[int],
+                 units: Comptime[int]):
+    """The lines `load_slices` read, into shared copy `copy` (0 or 1) in wgmma's layout."""
+    for p in unroll(range(bm * bk // 8 // units)):
+        stage_line(a_s, copy * (bm * bk // 8), pa[p], bm, bk, units, p)
+    for p in unroll(range(bk * bn // 8 // units)):
+        stage_line(b_s, copy * (bk * bn // 8), pb[p], bk, bn, units, p)
+
+
+@cubepy.autotune(configs=CONFIGS, key=["a", "b"])
+@cube(launch=True)
+def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float],
+                 groups: Comptime[int], bn: Comptime[int], bk: Comptime[int],
+                 ahead: Comptime[bool]):
+    """c = a @ b for row-major f16/bf16 matrices (a and b with line size 8, c with 1),
+    f32 accumulation, `groups` warpgroups per cube each computing 64 x bn of C, K in
+    steps of `bk` (32 or 64). `ahead`: the lines of step s + 2 are loaded during step s
+    and staged during step s + 1 (a whole step to arrive, registers held across the
+    multiplies); else those of step s + 1 are loaded and staged during step s."""
+    k_len = a.shape(1)
+    n = b.shape(1)
+    bm = 64 * groups
+    units = WARPGROUP * groups
+    a_elems = bm * bk  # one slice of A, of B, in elements
+    b_elems = bk * bn
+    a_s = SharedMemory(Line[Float], 2 * a_elems // 8, 8)
+    b_s = SharedMemory(Line[Float], 2 * b_elems // 8, 8)
+    pa = LocalArray(Line[Float], bm * bk // 8 // units, 8)
+    pb = LocalArray(Line[Float], bk * bn // 8 // units, 8)
+    acc = cmma.WarpgroupAccumulator(bn, f32)
+    cmma.fill(acc, 0.0)
+    wg = UNIT_POS // WARPGROUP
+    row0 = CUBE_POS_Y * bm
+    col0 = CUBE_POS_X * bn
+    load_slices(a, b, pa, pb, row0, col0, 0, bm, bn, bk, units)
+    stage_slices(a_s, b_s, pa, pb, 0, bm, bn, bk, units)
+    if ahead and bk < k_len:
+        load_slices(a, b, pa, pb, row0, col0, bk, bm, bn, bk, units)
+    sync_cube()
+    for k0 in range(0, k_len, bk):
+        cur = k0 // bk % 2  # the shared copy holding this step's slices
+        cmma.wg_fence()
+        for kk in unroll(range(bk // 16)):
+            cmma.wg_mma(acc, a_s, cur * a_elems + cmma.wg_offset(wg * 64, kk * 16, bm), bm,
+                        b_s, cur * b_elems + cmma.wg_offset(kk * 16, 0, bk), bk,
+                        cmma.ROW_MAJOR)
+        cmma.wg_commit()
+        # while the multiplies run: the next slices into the other copy, which the last
+        # step's multiplies (waited for) read
+        if k0 + bk < k_len:
+            if not ahead:
+                load_slices(a, b, pa, pb, row0, col0, k0 + bk, bm, bn, bk, units)
+            stage_slices(a_s, b_s, pa, pb, 1 - cur, bm, bn, bk, units)
+            if ahead and k0 + 2 * bk < k_len:
+                load_slices(a, b, pa, pb, row0, col0, k0 + 2 * bk, bm, bn, bk, units)
+        cmma.wg_wait(0)
+        sync_cube()
+    cmma.store(c, (row0 + wg * 64) * n + col0, acc, n, cmma.ROW_MAJOR)
+
+
+def cube_count(m: int, n: int):
+    """The cube count for a config: one cube per (64 * groups) x bn tile of C."""
+    return lambda cfg: CubeCount(n // cfg["bn"], m // (64 * cfg["groups"]))
+
+
+def run(client, a, b, c, config: dict | None = None) -> None:
+    """c = a @ b on the device (a and b with line size 8, c with 1) with the autotuned
+    config, or `config`. M and N must be multiples of 256 (covers every config), K of
+    64."""
+    m, k = a.shape
+    n = b.shape[1]
+    if m % 256 or n % 256 or k % BK:
+        raise ValueError(f"matmul_wgmma: M = {m} and N = {n} must be multiples of 256, "
+                         f"K = {k} of {BK}")
+    if config is not None:
+        comptimes = {key: v for key, v in config.items() if key != "cube_dim"}
+        matmul_wgmma.kernel.launch_unchecked(client, cube_count(m, n)(config),
+                                             config["cube_dim"], a, b, c, **comptimes)
+        return
+    matmul_wgmma.launch_unchecked(client, cube_count(m, n), a, b, c)
+
+
+def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The product in f64 (inputs as given), for comparison with the kernel's result."""
+    return a.astype(np.float64) @ b.astype(np.float64)
+
+
+def example(client, m: int = 256, n: int = 256, k: int = 128, seed: int = 0,
+            config: dict | None = None) -> None:
+    """Runs the kernel in f16 at a small size and checks it against numpy (raises if
+    wrong)."""
+    rng = np.random.default_rng(seed)
+    a_h = rng.standard_normal((m, k)).astype(np.float16)
+    b_h = rng.standard_normal((k, n)).astype(np.float16)
+    a = client.tensor(a_h).with_line_size(8)
+    b = client.tensor(b_h).with_line_size(8)
+    c = client.zeros((m, n), cubepy.f16)
+    run(client, a, b, c, config=config)
+    got = c.numpy().astype(np.float64)
+    np.testing.assert_allclose(got, reference(a_h, b_h), rtol=1e-2, atol=2e-2 * k ** 0.5)
+
+
+if __name__ == "__main__":
+    example(cubepy.client())
+    print("matmul_wgmma: OK")

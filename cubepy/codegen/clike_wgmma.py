@@ -1,0 +1,161 @@
+"""The warpgroup matrix multiply in CUDA: PTX's wgmma (sm_90a) through inline asm.
+
+A warpgroup accumulator (64 x n f32) is `float acc[n / 2]` per unit, in wgmma's register
+fragment order: unit t of the warpgroup (warp w = t / 32, lane l = t % 32) holds in
+acc[j * 4 + i * 2 + c] the element at row 16 * w + l / 4 + 8 * i, column 8 * j +
+2 * (l % 4) + c (i, c in {0, 1}, j < n / 8; PTX ISA, "Register Fragments", wgmma
+.m64nNk16 accumulator D). A and B are read from shared memory through 64-bit matrix
+descriptors built here from the array's address and the layout of wgmma_layout.py (no
+swizzle). The cuda runtime compiles a source using wgmma for sm_90a (cuda_compile.py).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..ir import nodes as n
+from ..wgmma_layout import descriptor_strides
+
+if TYPE_CHECKING:
+    from .clike import CEmitter
+
+WARPGROUP_UNITS = 128
+_ELEMS = {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float"}
+_CONVERT = {"f16": "__float2half_rn({})", "bf16": "__float2bfloat16_rn({})", "f32": "{}"}
+_SYNC = {"fence": "wgmma.fence.sync.aligned;",
+         "commit": "wgmma.commit_group.sync.aligned;",
+         "wait": "wgmma.wait_group.sync.aligned {};"}
+
+
+def declaration(em: CEmitter, d: n.MatrixDecl) -> str:
+    return f"float {em.matrix_name(d)}[{d.n // 2}];"
+
+
+def _unit_in_warpgroup(em: CEmitter) -> str:
+    """This unit's index in its warpgroup (128 consecutive units of the cube)."""
+    return f"({em.composite_builtin('unit_pos')} & {WARPGROUP_UNITS - 1}u)"
+
+
+def fill(em: CEmitter, s: n.MatrixFill) -> None:
+    name = em.matrix_name(s.frag.matrix)
+    i = em.fresh("i")
+    em.line("#pragma unroll")
+    em.line(f"for (int {i} = 0; {i} < {s.frag.matrix.n // 2}; ++{i}) "
+            f"{name}[{i}] = {em.expr(s.value)};")
+
+
+def store(em: CEmitter, s: n.MatrixStore) -> None:
+    """Each unit writes its n / 2 values, converted to the buffer's type. A checked
+    launch drops the elements past the buffer's end, as the cpu runtime does."""
+    from .clike_cmma import _pointer
+    d = s.frag.matrix
+    acc = em.matrix_name(d)
+    elem = s.buffer.elem.name
+    t, r0, c0, p, st = (em.fresh(x) for x in ("t", "r0", "c0", "p", "st"))
+    j, i = em.fresh("j"), em.fresh("i")
+    em.line("{")
+    em.line(f"    const unsigned {t} = {_unit_in_warpgroup(em)};")
+    em.line(f"    const unsigned {r0} = ({t} >> 5) * 16u + (({t} & 31u) >> 2);")
+    em.line(f"    const unsigned {c0} = ({t} & 3u) * 2u;")
+    em.line(f"    const unsigned {st} = {em.expr(s.stride)};")
+    em.line(f"    {_ELEMS[elem]}* const {p} = {_pointer(em, s.buffer, s.offset)};")
+    limit = None
+    if em.checked:
+        from .cuda_cmma_staging import _limit
+        size = _limit(em, s.buffer)
+        limit = em.fresh("room")  # elements from the tile's first to the buffer's end
+        em.line(f"    const long long {limit} = (long long)({size}) - "
+                f"(long long)({em.expr(s.offset)});")
+    em.line("    #pragma unroll")
+    em.line(f"    for (int {j} = 0; {j} < {d.n // 8}; ++{j}) {{")
+    em.line("        #pragma unroll")
+    em.line(f"        for (int {i} = 0; {i} < 4; ++{i}) {{")
+    at = f"({r0} + 8u * ({i} >> 1)) * {st} + 8u * {j} + {c0} + ({i} & 1)"
+    value = _CONVERT[elem].format(f"{acc}[{j} * 4 + {i}]")
+    if limit is None:
+        em.line(f"            {p}[{at}] = {value};")
+    else:
+        em.line(f"            const unsigned at_ = {at};")
+        em.line(f"            if ((long long)at_ < {limit}) {p}[at_] = {value};")
+    em.line("        }")
+    em.line("    }")
+    em.line("}")
+
+
+def _descriptor_helper(em: CEmitter) -> str:
+    name = "cube_wgmma_desc"
+    return em.helper(name, f"""
+// A wgmma matrix descriptor, no swizzle: the start address, the leading and the stride
+// byte offsets, each (x & 0x3FFFF) >> 4, in bits 0-13, 16-29 and 32-45 (PTX ISA,
+// "Matrix Descriptor Format"); the swizzle mode (bits 62-63) is 0.
+{{fn}} unsigned long long {name}(const void* p, unsigned lbo, unsigned sbo) {{
+    const unsigned at = (unsigned)__cvta_generic_to_shared(p);
+    return (unsigned long long)((at & 0x3FFFFu) >> 4)
+        | ((unsigned long long)((lbo & 0x3FFFFu) >> 4) << 16)
+        | ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32);
+}}""")
+
+
+def _mma_helper(em: CEmitter, width: int, elem: str, trans_b: bool) -> str:
+    regs = width // 2
+    name = f"cube_wgmma_m64n{width}k16_f32_{elem}{'_tb' if trans_b else ''}"
+    outs = ", ".join(f'"+f"(d[{r}])' for r in range(regs))
+    operands = ", ".join(f"%{r}" for r in range(regs))
+    return em.helper(name, f"""
+// d += A @ B for one warpgroup: A 64 x 16 and B 16 x {width} {elem} read through the
+// descriptors da and db, d this unit's {regs} f32 of the 64 x {width} accumulator.
+{{fn}} void {name}(float (&d)[{regs}], unsigned long long da, unsigned long long db) {{
+    asm volatile(
+        "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{regs + 2}, 0;\\n"
+        "wgmma.mma_async.sync.aligned.m64n{width}k16.f32.{elem}.{elem} "
+        "{{{operands}}}, %{regs}, %{regs + 1}, p, 1, 1, 0, {int(trans_b)};\\n}}\\n"
+        : {outs}
+        : "l"(da), "l"(db), "r"(1));
+}}""")
+
+
+def mma(em: CEmitter, s: n.WarpgroupMma) -> None:
+    from .clike_cmma import _pointer
+    desc = _descriptor_helper(em)
+    a_lbo, a_sbo, _ = descriptor_strides("a", s.a_rows)
+    b_lbo, b_sbo, trans_b = descriptor_strides("b", s.b_rows, s.b_layout)
+    fn = _mma_helper(em, s.acc.matrix.n, s.a.elem.name, trans_b)
+    a = f"{desc}({_pointer(em, s.a, s.a_offset)}, {a_lbo}u, {a_sbo}u)"
+    b = f"{desc}({_pointer(em, s.b, s.b_offset)}, {b_lbo}u, {b_sbo}u)"
+    em.line(f"{fn}({em.matrix_name(s.acc.matrix)}, {a}, {b});")
+
+
+def _pin_accumulators(em: CEmitter) -> None:
+    """An empty asm reading and writing every warpgroup accumulator: the compiler must
+    not move their reads or writes across it (the registers change under wgmma's
+    asynchronous writes, which it does not see; CUTLASS's warpgroup_fence_operand)."""
+    for d in em.kernel.matrices:
+        if not d.warpgroup:
+            continue
+        regs = d.n // 2
+        name = f"cube_wgmma_pin_{regs}"
+        outs = ", ".join(f'"+f"(d[{r}])' for r in range(regs))
+        fn = em.helper(name, f"""
+{{fn}} void {name}(float (&d)[{regs}]) {{
+    asm volatile("" : {outs} :: "memory");
+}}""")
+        em.line(f"{fn}({em.matrix_name(d)});")
+
+
+def sync(em: CEmitter, s: n.WarpgroupSync) -> None:
+    if s.op == "wait":
+        em.line(f'asm volatile("{_SYNC[s.op].format(s.pending)}" ::: "memory");')
+        _pin_accumulators(em)
+        return
+    if s.op == "fence":
+        _pin_accumulators(em)
+        # shared memory the units wrote (generic proxy) made visible to wgmma's reads
+        # (async proxy), then the register fence wgmma asks for before it reads the
+        # accumulators other instructions wrote
+        em.line('asm volatile("fence.proxy.async.shared::cta;\\n'
+                'wgmma.fence.sync.aligned;" ::: "memory");')
+        return
+    em.line(f'asm volatile("{_SYNC[s.op]}" ::: "memory");')
+
+
+def uses_wgmma(kernel: n.Kernel) -> bool:
+    return any(d.warpgroup for d in kernel.matrices)

@@ -1,0 +1,101 @@
+"""The warpgroup matrix multiply (cmma.wg_mma) on the cpu runtime, in numpy.
+
+A warpgroup is 128 consecutive units of a cube (4 planes); its accumulator is one
+cpu_cmma.Fragment per warpgroup (64 x n f32), so cmma.fill and cmma.store are
+cpu_cmma's, run over warpgroups instead of planes. A multiply reads A (64 x 16) and B
+(16 x n) from shared memory through the descriptor rules of wgmma_layout.py (the
+strides the CUDA code generator writes into wgmma's descriptors), so a tile stored in
+another layout gives the same wrong product here as on the GPU.
+
+wgmma is asynchronous on a GPU: its accumulator may only be read or written again after
+wg_commit and a wg_wait that retires its group. The emulation multiplies at once but
+keeps the books: cmma.fill, cmma.store or a multiply from another group touching an
+accumulator whose multiply is not retired is a LaunchError (undefined on a GPU). Every
+unit of a warpgroup must take part in each call with the same arguments, as in cpu_cmma.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import LaunchError
+from ..wgmma_layout import ELEMENT_BYTES, element_offsets
+from .cpu_cmma import Fragment, Planes
+
+WARPGROUP = 128
+
+
+class Warpgroups(Planes):
+    """The warpgroups of one batch, and each one's count of committed and retired
+    groups of multiplies."""
+
+    def __init__(self, unit: np.ndarray, cube: np.ndarray, cubes: int, units: int):
+        if units % WARPGROUP:
+            raise LaunchError(f"a warpgroup multiply needs the cube's units in whole "
+                              f"warpgroups of {WARPGROUP}; the cube has {units}")
+        super().__init__(unit, cube, cubes, units, WARPGROUP)
+        self.committed = np.zeros(self.count, np.int64)
+        self.retired = np.zeros(self.count, np.int64)
+
+
+class Accumulator(Fragment):
+    """A cmma.WarpgroupAccumulator of every warpgroup; `group` is the group number of
+    each warpgroup's latest multiply into it (retired once <= Warpgroups.retired)."""
+
+    def __init__(self, wgs: Warpgroups, width: int, name: str):
+        super().__init__(wgs, 64, width, "f32", None, name)
+        self.group = np.zeros(wgs.count, np.int64)
+
+
+def ready(wgs: Warpgroups, acc: Accumulator, mask, what: str) -> None:
+    """A LaunchError when a warpgroup reaching `what` has a multiply into `acc` that no
+    wg_commit / wg_wait retired."""
+    groups, _ = wgs.active(mask, what)
+    busy = acc.group[groups] > wgs.retired[groups]
+    if busy.any():
+        raise LaunchError(f"{what}: {acc.name!r} is read or written while a cmma.wg_mma "
+                          f"into it may still run: wg_commit() and wg_wait() first")
+
+
+def _operand(wgs: Warpgroups, groups, buf, shared_size: int, offset, rows: int,
+             operand: str, layout: str, outer: int, inner: int, what: str) -> np.ndarray:
+    """(groups, outer, inner) float32 values of A (m x k) or B (n x k) read through the
+    descriptor."""
+    if np.any(offset % (16 // ELEMENT_BYTES)):
+        raise LaunchError(f"{what}: the {operand.upper()} tile starts at element "
+                          f"{int(offset[offset % 8 != 0][0])}, not a multiple of 8 (16 "
+                          f"bytes, the descriptor's unit)")
+    idx = offset.astype(np.int64)[:, None, None] + element_offsets(
+        operand, rows, layout, outer, inner)[None]
+    if (idx < 0).any() or (idx >= shared_size).any():
+        raise LaunchError(f"{what}: the {operand.upper()} tile reaches past the end of its "
+                          f"shared array ({shared_size} elements)")
+    cube = (groups // wgs.per_cube)[:, None, None]
+    return buf[cube * shared_size + idx].astype(np.float32)
+
+
+def mma(wgs: Warpgroups, acc: Accumulator, a, a_size: int, a_offset, a_rows: int, b,
+        b_size: int, b_offset, b_rows: int, b_layout: str, mask, what: str) -> None:
+    groups, first = wgs.active(mask, what)
+    if groups.size == 0:
+        return
+    a_off = wgs.uniform(a_offset, mask, groups, first, what, "A offset")
+    b_off = wgs.uniform(b_offset, mask, groups, first, what, "B offset")
+    current = wgs.committed[groups] + 1  # the group this multiply joins
+    older = (acc.group[groups] > wgs.retired[groups]) & (acc.group[groups] != current)
+    if older.any():
+        raise LaunchError(f"{what}: {acc.name!r} still has a multiply of an earlier group "
+                          f"running: wg_wait() for it first")
+    av = _operand(wgs, groups, a, a_size, a_off, a_rows, "a", "row_major", 64, 16, what)
+    bt = _operand(wgs, groups, b, b_size, b_off, b_rows, "b", b_layout, acc.cols, 16,
+                  what)  # B transposed: n x k
+    acc.tiles[groups, 0] += np.matmul(av, bt.transpose(0, 2, 1))
+    acc.group[groups] = current
+
+
+def sync(wgs: Warpgroups, op: str, pending: int, mask, what: str) -> None:
+    groups, _ = wgs.active(mask, what)
+    if op == "commit":
+        wgs.committed[groups] += 1
+    elif op == "wait":
+        wgs.retired[groups] = np.maximum(wgs.retired[groups],
+                                         wgs.committed[groups] - pending)

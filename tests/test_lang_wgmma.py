@@ -1,0 +1,528 @@
+"""The warpgroup matrix multiply (cmma.WarpgroupAccumulator, wg_mma, wg_offset).
+
+Runtime tests run on the cpu runtime's emulation against numpy and, marked `cuda`, on a
+Hopper GPU (sm_90; skipped elsewhere). The emulation reads shared memory through the
+same descriptor rules the CUDA code generator writes (cubepy/wgmma_layout.py), which are
+checked here against the PTX ISA's canonical layouts. Source tests compile the CUDA with
+nvcc for sm_90a; WGSL and Metal lack the multiply (a CompileError at the user's line,
+marked `# E:<tag>`).
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import numpy as np
+import pytest
+
+import cubepy
+from cubepy import (UNIT_POS, Array, CompileError, Comptime, LaunchError, SharedMemory,
+                    bf16, cmma, cube, f16, f32, sync_cube, u32, unroll)
+from cubepy import wgmma_layout as layout
+from cubepy.runtime.cuda_compile import CudaCompiler
+from source_check import NVCC
+
+
+def _present(name: str) -> bool:
+    try:
+        cubepy.client(name)
+        return True
+    except LaunchError:
+        return False
+
+
+def _hopper() -> bool:
+    return _present("cuda") and cubepy.client("cuda").compiler.arch == "sm_90"
+
+
+CUDA_HOPPER = [pytest.mark.cuda,
+               pytest.mark.skipif(not _hopper(), reason="no sm_90 CUDA device")]
+CLIENTS = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=CUDA_HOPPER)]
+ROW, COL = cmma.ROW_MAJOR, cmma.COL_MAJOR
+RNG = np.random.default_rng(11)
+
+
+@pytest.fixture(params=CLIENTS)
+def client(request):
+    return cubepy.client(request.param)
+
+
+def _marker(tag: str) -> int:
+    with open(__file__) as fh:
+        for i, text in enumerate(fh, 1):
+            if text.rstrip().endswith(f"# E:{tag}"):
+                return i
+    raise AssertionError(tag)
+
+
+def _error_at(err: CompileError, tag: str, *words: str) -> None:
+    assert err.lineno == _marker(tag), str(err)
+    assert err.filename == __file__
+    assert "^" in str(err).splitlines()[-1]
+    for w in words:
+        assert w in err.msg, err.msg
+
+
+# -- the layout ---------------------------------------------------------------------------
+
+def test_wg_offset_places_core_matrices_column_after_column():
+    rows = 64
+    assert layout.offset(0, 1, rows) == 1  # along a 16-byte row of a core matrix
+    assert layout.offset(1, 0, rows) == 8  # the next row of the core: 16 bytes on
+    assert layout.offset(8, 0, rows) == 64  # the core below: 128 bytes on
+    assert layout.offset(0, 8, rows) == 512  # the next column of cores: rows * 8
+    assert cmma.wg_offset_host(63, 15, rows) == 1023
+    r, c = np.meshgrid(np.arange(rows), np.arange(32), indexing="ij")
+    assert sorted(layout.offset(r, c, rows).ravel()) == list(range(rows * 32))
+
+
+def test_canonical_layout_matches_the_ptx_isa_example():
+    # PTX ISA, "Canonical Layouts": MN-major, no swizzle, bf16, T = 8: ((8,1,2),(8,2)) :
+    # ((1,8,64),(8,128)) with LBO = 128 * 2 bytes and SBO = 64 * 2 bytes
+    got = layout.canonical_offsets(False, 256, 128, 16, 16)
+    mn, k = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
+    want = mn % 8 + (mn // 8) * 64 + (k % 8) * 8 + (k // 8) * 128
+    np.testing.assert_array_equal(got, want)
+    # K-major ((8,m),(T,2k)) : ((1T,SBO),(1,LBO)), in elements: rows of 8 k contiguous
+    got = layout.canonical_offsets(True, 1024, 128, 16, 16)
+    want = (mn % 8) * 8 + (mn // 8) * 64 + k % 8 + (k // 8) * 512
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("rows", [16, 64, 128])
+def test_descriptors_read_what_wg_offset_stored(rows):
+    m, k = np.meshgrid(np.arange(64), np.arange(16), indexing="ij")
+    np.testing.assert_array_equal(layout.element_offsets("a", max(rows, 64), "row_major",
+                                                         64, 16),
+                                  layout.offset(m, k, max(rows, 64)))
+    n_, kb = np.meshgrid(np.arange(64), np.arange(16), indexing="ij")
+    # row-major B: the tile is k x n, element (k, n) at offset(k, n, rows)
+    np.testing.assert_array_equal(layout.element_offsets("b", rows, "row_major", 64, 16),
+                                  layout.offset(kb, n_, rows))
+    # col-major B: the tile is n x k
+    np.testing.assert_array_equal(layout.element_offsets("b", 64, "col_major", 64, 16),
+                                  layout.offset(n_, kb, 64))
+
+
+@cube(launch=True)
+def offsets(out: Array[u32], rows: Comptime[int], cols: Comptime[int]):
+    i = cubepy.ABSOLUTE_POS
+    if i < rows * cols:
+        out[i] = cmma.wg_offset(i // cols, i % cols, rows)
+
+
+@pytest.mark.parametrize("rows,cols", [(64, 16), (16, 256), (128, 64)])
+def test_wg_offset_in_a_kernel(rows, cols):
+    client = cubepy.client("cpu")
+    out = client.zeros(rows * cols, cubepy.u32)
+    offsets.launch(client, (rows * cols // 64, 1, 1), (64, 1, 1), out, rows=rows,
+                   cols=cols)
+    r, c = np.divmod(np.arange(rows * cols), cols)
+    np.testing.assert_array_equal(out.numpy(), layout.offset(r, c, rows))
+
+
+# -- products -----------------------------------------------------------------------------
+
+@cube(launch=True)
+def wg_product(a: Array[f16], b: Array[f16], out: Array[f32], out_offset: u32,
+               out_stride: u32, n: Comptime[int], k: Comptime[int], groups: Comptime[int],
+               b_rows_n: Comptime[bool]):
+    """out = a @ b: `groups` warpgroups, each 64 rows of a ((64 * groups) x k) times b
+    (k x n), k / 16 multiplies in one commit group; B stored k x n (row major), or
+    n x k (col major) when b_rows_n."""
+    rows_a = 64 * groups
+    a_s = SharedMemory(f16, rows_a * k)
+    b_s = SharedMemory(f16, k * n)
+    acc = cmma.WarpgroupAccumulator(n, f32)
+    cmma.fill(acc, 0.0)
+    for i in range(UNIT_POS, rows_a * k, 128 * groups):
+        a_s[cmma.wg_offset(i // k, i % k, rows_a)] = a[i]
+    for i in range(UNIT_POS, k * n, 128 * groups):
+        if b_rows_n:
+            b_s[cmma.wg_offset(i % n, i // n, n)] = b[i]
+        else:
+            b_s[cmma.wg_offset(i // n, i % n, k)] = b[i]
+    sync_cube()
+    wg = UNIT_POS // 128
+    cmma.wg_fence()
+    for s in unroll(range(k // 16)):
+        a_at = cmma.wg_offset(wg * 64, s * 16, rows_a)
+        if b_rows_n:
+            cmma.wg_mma(acc, a_s, a_at, rows_a, b_s, cmma.wg_offset(0, s * 16, n), n, COL)
+        else:
+            cmma.wg_mma(acc, a_s, a_at, rows_a, b_s, cmma.wg_offset(s * 16, 0, k), k, ROW)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    cmma.store(out, out_offset + wg * 64 * out_stride, acc, out_stride, ROW)
+
+
+def _halves(*shape) -> np.ndarray:
+    return RNG.uniform(-1, 1, shape).astype(np.float16)
+
+
+def _run_product(client, n, k, groups, b_col, out_stride=None, out_offset=0):
+    m = 64 * groups
+    a, b = _halves(m, k), _halves(k, n)
+    stride = out_stride or n
+    out = client.zeros(out_offset + m * stride, f32)
+    wg_product.launch(client, (1, 1, 1), (128 * groups, 1, 1), client.tensor(a.ravel()),
+                      client.tensor(b.ravel()), out, out_offset, stride, n=n, k=k,
+                      groups=groups, b_rows_n=b_col)
+    got = out.numpy()[out_offset:].reshape(m, stride)[:, :n]
+    return got, a.astype(np.float32) @ b.astype(np.float32)
+
+
+@pytest.mark.parametrize("n", [64, 128, 256])
+@pytest.mark.parametrize("b_col", [False, True], ids=["b_row", "b_col"])
+def test_single_tile_product(client, n, b_col):
+    got, want = _run_product(client, n, 16, 1, b_col)
+    np.testing.assert_allclose(got, want, atol=1e-3)
+
+
+@pytest.mark.parametrize("b_col", [False, True], ids=["b_row", "b_col"])
+def test_k_steps_and_two_warpgroups(client, b_col):
+    got, want = _run_product(client, 128, 64, 2, b_col)
+    np.testing.assert_allclose(got, want, atol=2e-3)
+
+
+def test_store_with_offset_and_stride(client):
+    got, want = _run_product(client, 64, 32, 1, False, out_stride=80, out_offset=5)
+    np.testing.assert_allclose(got, want, atol=2e-3)
+
+
+@cube(launch=True)
+def wg_product_f16(a: Array[f16], b: Array[f16], out: Array[f16]):
+    a_s = SharedMemory(f16, 64 * 16)
+    b_s = SharedMemory(f16, 16 * 64)
+    acc = cmma.WarpgroupAccumulator(64, f32)
+    cmma.fill(acc, 0.25)
+    for i in range(UNIT_POS, 1024, 128):
+        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
+        b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
+    sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    cmma.store(out, 0, acc, 64, ROW)
+
+
+def test_fill_accumulates_and_store_converts_to_f16(client):
+    a, b = _halves(64, 16), _halves(16, 64)
+    out = client.zeros(64 * 64, f16)
+    wg_product_f16.launch(client, (1, 1, 1), (128, 1, 1), client.tensor(a.ravel()),
+                          client.tensor(b.ravel()), out)
+    want = (a.astype(np.float32) @ b.astype(np.float32) + 0.25).astype(np.float16)
+    np.testing.assert_allclose(out.numpy().reshape(64, 64).astype(np.float32),
+                               want.astype(np.float32), atol=2e-3)
+
+
+@cube(launch=True)
+def plain_row_major(a: Array[f16], b: Array[f16], out: Array[f32]):
+    """A and B stored row major (not with wg_offset): not the layout wgmma reads."""
+    a_s = SharedMemory(f16, 64 * 16)
+    b_s = SharedMemory(f16, 16 * 64)
+    acc = cmma.WarpgroupAccumulator(64, f32)
+    cmma.fill(acc, 0.0)
+    for i in range(UNIT_POS, 1024, 128):
+        a_s[i] = a[i]
+        b_s[i] = b[i]
+    sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    cmma.store(out, 0, acc, 64, ROW)
+
+
+def test_a_tile_in_another_layout_gives_another_product(client):
+    a, b = _halves(64, 16), _halves(16, 64)
+    out = client.zeros(64 * 64, f32)
+    plain_row_major.launch(client, (1, 1, 1), (128, 1, 1), client.tensor(a.ravel()),
+                           client.tensor(b.ravel()), out)
+    got = out.numpy().reshape(64, 64)
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    assert np.abs(got - want).max() > 0.1
+
+
+# -- the asynchronous rules on the cpu ------------------------------------------------------
+
+@cube(launch=True)
+def early_store(a: Array[f16], out: Array[f32], wait: Comptime[bool]):
+    a_s = SharedMemory(f16, 64 * 16)
+    acc = cmma.WarpgroupAccumulator(16, f32)
+    cmma.fill(acc, 0.0)
+    for i in range(UNIT_POS, 1024, 128):
+        a_s[i] = a[i]
+    sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, a_s, 0, 16, ROW)
+    cmma.wg_commit()
+    if wait:
+        cmma.wg_wait(0)
+    cmma.store(out, 0, acc, 16, ROW)
+
+
+def test_cpu_refuses_reading_an_accumulator_before_wg_wait():
+    client = cubepy.client("cpu")
+    a = client.tensor(_halves(1024))
+    out = client.zeros(64 * 16, f32)
+    with pytest.raises(LaunchError, match="wg_commit\\(\\) and wg_wait\\(\\) first"):
+        early_store.launch(client, (1, 1, 1), (128, 1, 1), a, out, wait=False)
+    early_store.launch(client, (1, 1, 1), (128, 1, 1), a, out, wait=True)
+    assert out.numpy().any()
+
+
+# -- CUDA source -----------------------------------------------------------------------------
+
+def _source(**spec) -> str:
+    spec = {"n": 128, "k": 32, "groups": 1, "b_rows_n": False, **spec}
+    return wg_product.source("cuda", cube_dim=(128 * spec["groups"], 1, 1), checked=False,
+                             **spec)
+
+
+def test_cuda_source_builds_descriptors_from_the_layout():
+    src = _source()
+    # A: 64 rows; K-major: LBO = the next 8 columns (64 * 16 bytes), SBO = 8 rows (128)
+    assert re.search(r"cube_wgmma_desc\(a_s \+ [^,]+, 1024u, 128u\)", src), src
+    # B row major, 32 rows (k): MN-major: LBO = the next 8 k (128), SBO = 8 n (32 * 16)
+    assert re.search(r"cube_wgmma_desc\(b_s \+ [^,]+, 128u, 512u\)", src), src
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16" in src
+    assert "p, 1, 1, 0, 1;" in src  # imm-trans-b = 1: B is MN-major
+    assert "__shared__ __align__(128) __half a_s" in src
+    assert "wgmma.fence.sync.aligned" in src and "fence.proxy.async.shared::cta" in src
+    assert "wgmma.commit_group.sync.aligned" in src
+    assert "wgmma.wait_group.sync.aligned 0" in src
+    assert "float acc[64];" in src
+    col = _source(b_rows_n=True)
+    assert re.search(r"cube_wgmma_desc\(b_s \+ [^,]+, 2048u, 128u\)", col), col
+    assert "p, 1, 1, 0, 0;" in col  # K-major B
+
+
+@cube(launch=True)
+def big_tiles(a: Array[f16], out: Array[f32]):
+    small = SharedMemory(f32, 8)  # 32 bytes before the tiles
+    a_s = SharedMemory(f16, 64 * 16 * 40)  # 80 KB: the arrays are carved
+    acc = cmma.WarpgroupAccumulator(64, f32)
+    cmma.fill(acc, 0.0)
+    small[UNIT_POS % 8] = 1.0
+    for i in range(UNIT_POS, 1024, 128):
+        a_s[i] = a[i]
+    sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, a_s, 1024, 16, ROW)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    cmma.store(out, u32(small[0]), acc, 64, ROW)
+
+
+def test_carved_wgmma_tiles_start_at_128_bytes():
+    src = big_tiles.source("cuda", cube_dim=(128, 1, 1), checked=False)
+    assert "extern __shared__ __align__(128) unsigned char cube_smem[];" in src
+    assert "reinterpret_cast<__half*>(cube_smem + 128)" in src, src
+
+
+def test_warpgroup_store_needs_no_wmma_alignment():
+    from cubepy.ir.parser import parse_kernel
+    from cubepy.ir.visit import matrix_buffers
+    k = parse_kernel(wg_product.ir(cube_dim=(128, 1, 1), target="cuda", n=64, k=16,
+                                   groups=1, b_rows_n=False))
+    assert matrix_buffers(k, "global") == frozenset()  # no 32-byte launch check of out
+
+
+def test_cuda_compiler_picks_sm_90a_for_wgmma_only():
+    src = _source()
+    assert CudaCompiler("sm_90").arch_for(src) == "sm_90a"
+    assert CudaCompiler("sm_90").arch_for("__global__ void k() {}") == "sm_90"
+    with pytest.raises(LaunchError, match="only sm_90 \\(Hopper\\) has; this device is "
+                                          "sm_89"):
+        CudaCompiler("sm_89").arch_for(src)
+
+
+def test_cuda_compile_uses_sm_90a_and_keys_the_cache_by_it(tmp_path, monkeypatch):
+    from cubepy.runtime import cuda_compile
+    monkeypatch.setenv("CUBEPY_CACHE_DIR", str(tmp_path / "cache"))
+    archs = []
+
+    def fake_nvcc(source: str, arch: str, fast_math: bool = True) -> bytes:
+        archs.append(arch)
+        return b"cubin-" + arch.encode()
+    monkeypatch.setattr(cuda_compile, "nvrtc_identity", lambda: None)
+    monkeypatch.setattr(cuda_compile, "nvcc_identity", lambda: "nvcc|fake")
+    monkeypatch.setattr(cuda_compile, "nvcc_version", lambda: "nvcc-fake")
+    monkeypatch.setattr(cuda_compile, "compile_nvcc", fake_nvcc)
+    comp = CudaCompiler("sm_90")
+    assert comp.compile(_source()) == b"cubin-sm_90a"
+    assert comp.compile("__global__ void k() {}") == b"cubin-sm_90"
+    assert archs == ["sm_90a", "sm_90"]
+    assert comp.compile(_source()) == b"cubin-sm_90a" and comp.last_compiler == "disk"
+
+
+def _nvcc_sm90a(source: str, tmp_path) -> str:
+    path = os.path.join(str(tmp_path), "kernel.cu")
+    with open(path, "w") as fh:
+        fh.write(source)
+    r = subprocess.run([NVCC, "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", os.devnull,
+                        path], capture_output=True, text=True, timeout=300)
+    output = r.stdout + r.stderr
+    assert r.returncode == 0 and "warning" not in output.lower(), \
+        f"nvcc rejected the source:\n{output}\n{source}"
+    return output
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="no nvcc")
+@pytest.mark.parametrize("n", [64, 256])
+@pytest.mark.parametrize("b_col", [False, True], ids=["b_row", "b_col"])
+@pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
+def test_nvcc_accepts_for_sm_90a(tmp_path, n, b_col, checked):
+    src = wg_product.source("cuda", cube_dim=(256, 1, 1), checked=checked, n=n, k=32,
+                            groups=2, b_rows_n=b_col)
+    output = _nvcc_sm90a(src, tmp_path)
+    assert "0 bytes spill stores" in output, output
+
+
+@cube(launch=True)
+def bf16_product(a: Array[bf16], b: Array[bf16], out: Array[bf16]):
+    a_s = SharedMemory(bf16, 64 * 16)
+    b_s = SharedMemory(bf16, 16 * 128)
+    acc = cmma.WarpgroupAccumulator(128, f32)
+    cmma.fill(acc, 0.0)
+    for i in range(UNIT_POS, 64 * 16, 128):
+        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
+    for i in range(UNIT_POS, 16 * 128, 128):
+        b_s[cmma.wg_offset(i // 128, i % 128, 16)] = b[i]
+    sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    cmma.store(out, 0, acc, 128, ROW)
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="no nvcc")
+def test_bf16_compiles_for_sm_90a(tmp_path):
+    src = bf16_product.source("cuda", cube_dim=(128, 1, 1))
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16" in src
+    assert "__float2bfloat16_rn(" in src
+    _nvcc_sm90a(src, tmp_path)
+
+
+def test_bf16_is_not_on_the_cpu():
+    with pytest.raises(CompileError, match="the cpu runtime has no bf16"):
+        bf16_product.ir(cube_dim=(128, 1, 1), target="cpu")
+
+
+@cube(launch=True)
+def to_bf16(x: Array[f32], y: Array[bf16]):
+    y[cubepy.ABSOLUTE_POS] = bf16(x[cubepy.ABSOLUTE_POS])
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not _hopper(), reason="no sm_90 CUDA device")
+def test_bf16_product_on_hopper():
+    c = cubepy.client("cuda")
+    a = RNG.integers(-4, 5, (64, 16)).astype(np.float32)  # small integers: exact in bf16
+    b = RNG.integers(-4, 5, (16, 128)).astype(np.float32)
+    ta, tb, out = c.zeros(64 * 16, bf16), c.zeros(16 * 128, bf16), c.zeros(64 * 128, bf16)
+    to_bf16.launch(c, (8, 1, 1), (128, 1, 1), c.tensor(a.ravel()), ta)
+    to_bf16.launch(c, (16, 1, 1), (128, 1, 1), c.tensor(b.ravel()), tb)
+    bf16_product.launch(c, (1, 1, 1), (128, 1, 1), ta, tb, out)
+    np.testing.assert_array_equal(out.numpy().astype(np.float32).reshape(64, 128), a @ b)
+
+
+# -- compile errors ----------------------------------------------------------------------------
+
+@cube(launch=True)
+def one_multiply(a: Array[f16], out: Array[f32]):
+    a_s = SharedMemory(f16, 64 * 16)
+    acc = cmma.WarpgroupAccumulator(16, f32)  # E:target
+    cmma.fill(acc, 0.0)
+    for i in range(UNIT_POS, 1024, 128):
+        a_s[i] = a[i]
+    sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, a_s, 0, 16, ROW)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    cmma.store(out, 0, acc, 16, ROW)
+
+
+@pytest.mark.parametrize("target,title", [("wgsl", "WGSL"), ("metal", "Metal")])
+def test_wgsl_and_metal_have_no_warpgroup_multiply(target, title):
+    with pytest.raises(CompileError) as info:
+        one_multiply.source(target, cube_dim=(128, 1, 1))
+    _error_at(info.value, "target", f"{title} has no warpgroup matrix multiply",
+              "CUDA on sm_90")
+
+
+def test_cube_must_hold_whole_warpgroups():
+    with pytest.raises(CompileError) as info:
+        one_multiply.source("cuda", cube_dim=(64, 1, 1))
+    _error_at(info.value, "target", "whole warpgroups of 128 units", "64")
+
+
+def _build_error(fn) -> CompileError:
+    with pytest.raises(CompileError) as info:
+        cube(launch=True)(fn).source("cuda", cube_dim=(128, 1, 1))
+    return info.value
+
+
+def test_accumulator_width_and_type():
+    def k(out: Array[f32]):
+        acc = cmma.WarpgroupAccumulator(100, f32)  # E:width
+    _error_at(_build_error(k), "width", "multiple of 8 from 8 to 256")
+
+    def k2(out: Array[f32]):
+        acc = cmma.WarpgroupAccumulator(64, f16)  # E:elem
+    _error_at(_build_error(k2), "elem", "holds f32, not f16")
+
+
+def test_operands_come_from_16_bit_shared_memory():
+    def k(a: Array[f16], out: Array[f32]):
+        acc = cmma.WarpgroupAccumulator(64, f32)
+        cmma.wg_mma(acc, a, 0, 64, a, 0, 16, ROW)  # E:global
+    _error_at(_build_error(k), "global", "reads A from shared memory")
+
+    def k2(out: Array[f32]):
+        s = SharedMemory(f32, 64 * 16)
+        acc = cmma.WarpgroupAccumulator(64, f32)
+        cmma.wg_mma(acc, s, 0, 64, s, 0, 16, ROW)  # E:f32
+    _error_at(_build_error(k2), "f32", "holds f32; the warpgroup multiply takes f16 or bf16")
+
+
+def test_tile_rows_are_compile_time_and_enough():
+    def k(out: Array[f32], r: u32):
+        s = SharedMemory(f16, 64 * 16)
+        acc = cmma.WarpgroupAccumulator(64, f32)
+        cmma.wg_mma(acc, s, 0, r, s, 0, 16, ROW)  # E:rows
+    _error_at(_build_error(k), "rows", "compile-time positive multiple of 8")
+
+    def k2(out: Array[f32]):
+        s = SharedMemory(f16, 64 * 16)
+        acc = cmma.WarpgroupAccumulator(64, f32)
+        cmma.wg_mma(acc, s, 0, 32, s, 0, 16, ROW)  # E:few
+    _error_at(_build_error(k2), "few", "A's tile has 32 rows, fewer than the 64")
+
+
+def test_wait_takes_a_compile_time_count():
+    def k(out: Array[f32], r: u32):
+        cmma.wg_wait(r)  # E:wait
+    _error_at(_build_error(k), "wait", "compile-time int from 0 to 7")
+
+
+def test_plane_accumulator_is_not_a_warpgroup_one():
+    def k(out: Array[f32]):
+        s = SharedMemory(f16, 64 * 16)
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+        cmma.wg_mma(acc, s, 0, 64, s, 0, 16, ROW)  # E:plane
+    _error_at(_build_error(k), "plane", "takes a warpgroup accumulator fragment here")
+
+
+def test_warpgroup_store_is_row_major():
+    def k(out: Array[f32]):
+        acc = cmma.WarpgroupAccumulator(64, f32)
+        cmma.store(out, 0, acc, 64, COL)  # E:col
+    _error_at(_build_error(k), "col", "stored row major")

@@ -1,0 +1,120 @@
+"""benchmarks/kernels/matmul_wgmma.py: under the cpu runtime's wgmma emulation against
+numpy, compiled with nvcc for sm_90a (every config, f16 and bf16, no spills), and,
+marked `cuda`, on a Hopper GPU at larger sizes."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cubepy
+from cubepy import ABSOLUTE_POS, Array, LaunchError, bf16, cube, f16, f32
+from source_check import NVCC
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from benchmarks.kernels import matmul_wgmma as mw  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("CUBEPY_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("index", range(len(mw.CONFIGS)))
+def test_every_config_on_cpu(index):
+    mw.example(cubepy.client("cpu"), config=mw.CONFIGS[index])
+
+
+def test_autotuned_rectangular_on_cpu():
+    mw.example(cubepy.client("cpu"), m=512, n=256, k=192, seed=3)
+
+
+def test_rejects_sizes_off_the_tile():
+    client = cubepy.client("cpu")
+    a = client.zeros((256, 96), f16).with_line_size(8)
+    b = client.zeros((96, 256), f16).with_line_size(8)
+    with pytest.raises(ValueError, match="K = 96"):
+        mw.run(client, a, b, client.zeros((256, 256), f16))
+
+
+def _source(cfg: dict, dtype, checked: bool = False) -> str:
+    spec = {k: v for k, v in cfg.items() if k != "cube_dim"}
+    return mw.matmul_wgmma.kernel.source("cuda", cube_dim=tuple(cfg["cube_dim"]),
+                                         checked=checked, line_sizes={"a": 8, "b": 8},
+                                         Float=dtype, **spec)
+
+
+def test_cuda_source_reads_shared_tiles_through_descriptors():
+    src = _source(mw.CONFIGS[0], f16)  # 2 warpgroups, 64 x 256 each, bk = 32
+    assert "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16" in src
+    # A: a 128 x 32 tile (LBO 128 * 16, SBO 128); B: 32 x 256, MN-major (LBO 128, SBO 32 * 16)
+    assert len(re.findall(r"cube_wgmma_desc\(a_s \+ [^;]*?, 2048u, 128u\)", src)) == 2
+    assert len(re.findall(r"cube_wgmma_desc\(b_s \+ [^;]*?, 128u, 512u\)", src)) == 2
+    assert "float acc[128];" in src
+    assert src.count("__shared__ __align__(128)") == 2
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="no nvcc")
+@pytest.mark.parametrize("dtype", [f16, bf16], ids=["f16", "bf16"])
+@pytest.mark.parametrize("index", range(len(mw.CONFIGS)))
+def test_every_config_compiles_for_sm_90a_without_spills(tmp_path, index, dtype):
+    path = os.path.join(str(tmp_path), "matmul_wgmma.cu")
+    with open(path, "w") as fh:
+        fh.write(_source(mw.CONFIGS[index], dtype))
+    r = subprocess.run([NVCC, "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", os.devnull,
+                        path], capture_output=True, text=True, timeout=600)
+    output = r.stdout + r.stderr
+    assert r.returncode == 0 and "warning" not in output.lower(), output
+    assert "0 bytes spill stores, 0 bytes spill loads" in output, output
+
+
+# -- on a Hopper GPU ------------------------------------------------------------------------
+
+def _hopper():
+    try:
+        client = cubepy.client("cuda")
+    except LaunchError as e:
+        pytest.skip(str(e))
+    if client.compiler.arch != "sm_90":
+        pytest.skip(f"wgmma needs sm_90; this device is {client.compiler.arch}")
+    return client
+
+
+@cube(launch=True)
+def to_bf16(x: Array[f32], y: Array[bf16]):
+    y[ABSOLUTE_POS] = bf16(x[ABSOLUTE_POS])
+
+
+@pytest.mark.cuda
+@pytest.mark.gpu
+def test_every_config_on_hopper():
+    client = _hopper()
+    for cfg in mw.CONFIGS:
+        mw.example(client, m=1024, n=768, k=512, config=cfg)
+    mw.example(client, m=2048, n=2048, k=2048, seed=5)  # autotuned
+
+
+@pytest.mark.cuda
+@pytest.mark.gpu
+def test_bf16_on_hopper():
+    client = _hopper()
+    rng = np.random.default_rng(2)
+    m = n = k = 512
+    a_h = rng.integers(-3, 4, (m, k)).astype(np.float32)  # exact in bf16
+    b_h = rng.integers(-3, 4, (k, n)).astype(np.float32)
+    a, b = client.zeros((m, k), bf16), client.zeros((k, n), bf16)
+    to_bf16.launch(client, (m * k // 256, 1, 1), (256, 1, 1), client.tensor(a_h.ravel()),
+                   a.reshape(m * k))
+    to_bf16.launch(client, (k * n // 256, 1, 1), (256, 1, 1), client.tensor(b_h.ravel()),
+                   b.reshape(k * n))
+    for cfg in mw.CONFIGS:
+        c = client.zeros((m, n), bf16)
+        mw.run(client, a.with_line_size(8), b.with_line_size(8), c, config=cfg)
+        got = c.numpy().astype(np.float64)
+        want = a_h.astype(np.float64) @ b_h.astype(np.float64)  # |sums| < 2^8 * 9: exact
+        np.testing.assert_allclose(got, want, rtol=8e-3, atol=1.0)
