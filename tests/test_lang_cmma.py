@@ -14,6 +14,7 @@ import pytest
 import cubepy
 from cubepy import (UNIT_POS, Array, CompileError, LaunchError, SharedMemory, Tensor, bf16,
                     cmma, cube, f16, f32, sync_cube, tf32, u32, unroll)
+from error_markers import located_error_checker
 from source_check import validate_sources
 
 
@@ -41,21 +42,7 @@ ROW, COL = cmma.ROW_MAJOR, cmma.COL_MAJOR
 RNG = np.random.default_rng(7)
 
 
-def _marker(tag: str) -> int:
-    """The line of this file holding `# E:<tag>`."""
-    with open(__file__) as fh:
-        for i, text in enumerate(fh, 1):
-            if text.rstrip().endswith(f"# E:{tag}"):
-                return i
-    raise AssertionError(tag)
-
-
-def _error_at(err: CompileError, tag: str, *words: str) -> None:
-    assert err.lineno == _marker(tag), str(err)
-    assert err.filename == __file__
-    assert "^" in str(err).splitlines()[-1]
-    for w in words:
-        assert w in err.msg, err.msg
+_error_at = located_error_checker(__file__)
 
 
 def _memory(x: np.ndarray, layout) -> np.ndarray:

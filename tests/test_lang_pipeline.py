@@ -16,26 +16,13 @@ import cubepy
 from cubepy import (CUBE_POS, UNIT_POS, Comptime, CompileError, CubeCount, CubeDim, Float,
                     Line, LocalArray, SharedMemory, Tensor, cube, f16, f32, f64, pipeline,
                     sync_cube, u32, unroll)
+from error_markers import located_error_checker, marker_line
 from source_check import validate_sources
 
 UNITS = 64
 
 
-def _marker(tag: str) -> int:
-    """The line of this file holding `# E:<tag>`."""
-    with open(__file__) as fh:
-        for i, text in enumerate(fh, 1):
-            if text.rstrip().endswith(f"# E:{tag}"):
-                return i
-    raise AssertionError(tag)
-
-
-def _error_at(err: CompileError, tag: str, *words: str) -> None:
-    assert err.lineno == _marker(tag), str(err)
-    assert err.filename == __file__
-    assert "^" in str(err).splitlines()[-1]
-    for w in words:
-        assert w in err.msg, err.msg
+_error_at = located_error_checker(__file__)
 
 
 # ----------------------------------------------------------------------------- kernels
@@ -305,7 +292,7 @@ def test_calls_take_their_argument_counts():
         pipeline.commit(1)  # E:commit-args
 
     err = _compile_error(k)
-    assert err.lineno == _marker("commit-args")
+    assert err.lineno == marker_line(__file__, "commit-args")
 
 
 def test_names_outside_kernels():

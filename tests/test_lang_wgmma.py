@@ -21,6 +21,7 @@ from cubepy import (UNIT_POS, Array, CompileError, Comptime, LaunchError, Shared
                     bf16, cmma, cube, f16, f32, sync_cube, u32, unroll)
 from cubepy import wgmma_layout as layout
 from cubepy.runtime.cuda_compile import CudaCompiler
+from error_markers import located_error_checker
 from source_check import NVCC
 
 
@@ -48,20 +49,7 @@ def client(request):
     return cubepy.client(request.param)
 
 
-def _marker(tag: str) -> int:
-    with open(__file__) as fh:
-        for i, text in enumerate(fh, 1):
-            if text.rstrip().endswith(f"# E:{tag}"):
-                return i
-    raise AssertionError(tag)
-
-
-def _error_at(err: CompileError, tag: str, *words: str) -> None:
-    assert err.lineno == _marker(tag), str(err)
-    assert err.filename == __file__
-    assert "^" in str(err).splitlines()[-1]
-    for w in words:
-        assert w in err.msg, err.msg
+_error_at = located_error_checker(__file__)
 
 
 # -- the layout ---------------------------------------------------------------------------
