@@ -188,14 +188,7 @@ def matmul_tc(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Line[Flo
                     pb[p] = load_tile(b, k0 + bk, col0, n, bn, units, p)
             a_at = cur * a_lines * 8
             b_at = cur * b_lines * 8
-            for kk in unroll(range(0, bk, 16)):
-                for i in unroll(range(fm)):
-                    cmma.load(fa[i], a_s, a_at + (prow + i * 16) * (bk + PAD) + kk, bk + PAD)
-                for j in unroll(range(fn)):
-                    cmma.load(fb[j], b_s, b_at + kk * (bn + PAD) + pcol + j * 16, bn + PAD)
-                for i in unroll(range(fm)):
-                    for j in unroll(range(fn)):
-                        cmma.execute(fa[i], fb[j], acc[i * fn + j], acc[i * fn + j])
+            multiply_slice(a_s, b_s, fa, fb, acc, a_at, b_at, prow, pcol, bk, bn, fm, fn)
             if stages == 1:
                 sync_cube()  # every plane is done with the slices before they are replaced
             if more:
