@@ -103,15 +103,18 @@ CONFIGS = [_config(2, 256, 32), _config(2, 128, 64), _config(2, 128, 32),
            _config(1, 128, 64), _config(2, 128, 64, True), _config(2, 128, 32, True),
            _config(1, 128, 64, True)]
 # Pipelined (`asynchronous`): `stages` shared copies filled by cp.async straight from
-# global memory, no staging registers, so bn = 256 with bk = 64 fits too. Shared memory
-# per cube: stages * (bm + bn) * bk * 2 bytes, 48 to 192 KB (beyond 48 KB through the
-# cuda runtime's opt-in; autotuning skips what the device cannot give).
+# global memory (stages - 2 slices in flight ahead of the multiply, one copy read by the
+# multiplies still running), no staging registers, so bn = 256 with bk = 64 fits too (255
+# registers, no spills). Shared memory per cube: stages * (bm + bn) * bk * 2 bytes, 80 to
+# 192 KB, beyond 48 KB through the cuda runtime's opt-in (autotuning skips what the
+# device cannot give); 96 KB or less lets two cubes share an SM.
 PIPELINED = [_config(2, 128, 64, stages=3, asynchronous=True),
              _config(2, 128, 64, stages=4, asynchronous=True),
+             _config(2, 128, 64, stages=5, asynchronous=True),
+             _config(2, 128, 32, stages=5, asynchronous=True),
              _config(2, 256, 64, stages=3, asynchronous=True),
              _config(2, 256, 64, stages=4, asynchronous=True),
-             _config(2, 256, 32, stages=4, asynchronous=True),
-             _config(2, 128, 32, stages=4, asynchronous=True),
+             _config(2, 256, 32, stages=5, asynchronous=True),
              _config(1, 256, 64, stages=4, asynchronous=True),
              _config(1, 128, 64, stages=4, asynchronous=True)]
 CONFIGS += PIPELINED
