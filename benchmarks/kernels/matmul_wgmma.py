@@ -15,13 +15,26 @@ of one step only, and the lines are not held across them, 50 fewer registers), o
 `ahead` one step earlier (a whole step to arrive; registers held across the multiplies,
 which spills with bn = 256).
 
+Pipelined (`asynchronous`, `stages` 3 to 5 shared copies, slice s in copy s % stages):
+the slices go from global memory straight into wgmma's layout by asynchronous copies
+(`pipeline.memcpy_async`, one 16-byte cp.async per line, no staging registers). A step
+waits for its slice's copies (`pipeline.wait(stages - 3)`), passes the cube barrier,
+issues the copies of slice s + stages - 2 into copy s - 2, then its multiplies, commits
+them and waits with `wg_wait(1)`: only for the previous step's, so each step's
+multiplies run while the next step waits, copies and issues. Copy s - 1 may still be
+read at the barrier of step s (the other warpgroup's multiplies of step s - 1 are only
+waited for after it), so copy s - 2 is the one refilled: stages - 2 slices in flight.
+Past the end the copies repeat the last slice into a copy no step reads (branching
+around cp.async while a group of multiplies may run makes ptxas serialise them).
+
 Staging order: unit slot `idx` stores line (row, chunk) with row = 8 * (idx / (8 * chunks))
 + idx % 8 and chunk = (idx / 8) % chunks, so the 8 units of a shared-store phase write
 the 8 rows of one core matrix (128 contiguous bytes, no bank conflict) and a plane reads
-8 rows x 64 contiguous bytes of global memory.
+8 rows x 64 contiguous bytes of global memory (asynchronous copies: the same order).
 
-M must be a multiple of bm, N of bn, K of 64 (the launch is unchecked). CUDA runs it on
-sm_90 only (compiled for sm_90a); the cpu runtime emulates it (tests).
+M must be a multiple of bm, N of bn, K a positive multiple of 64 (the launch is
+unchecked). CUDA runs it on sm_90 only (compiled for sm_90a); the cpu runtime emulates
+it (tests).
 """
 from __future__ import annotations
 
@@ -154,7 +167,10 @@ def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float
     f32 accumulation, `groups` warpgroups per cube each computing 64 x bn of C, K in
     steps of `bk` (32 or 64). `ahead`: the lines of step s + 2 are loaded during step s
     and staged during step s + 1 (a whole step to arrive, registers held across the
-    multiplies); else those of step s + 1 are loaded and staged during step s."""
+    multiplies); else those of step s + 1 are loaded and staged during step s (two
+    shared copies, `stages` 2). `asynchronous`: `stages` (3 to 5) shared copies filled
+    by asynchronous copies, each step's multiplies left running while the next step's
+    are issued (the module docstring has the schedule)."""
     k_len = a.shape(1)
     n = b.shape(1)
     bm = 64 * groups
