@@ -124,6 +124,8 @@ def test_every_config_on_hopper():
     client = _hopper()
     for cfg in mw.CONFIGS:
         mw.example(client, m=1024, n=768, k=512, config=cfg)
+    for cfg in mw.PIPELINED:  # one step: the prologue's copies all of the one slice
+        mw.example(client, m=256, n=512, k=64, config=cfg)
     mw.example(client, m=2048, n=2048, k=2048, seed=5)  # autotuned
 
 
