@@ -24,8 +24,11 @@ them and waits with `wg_wait(1)`: only for the previous step's, so each step's
 multiplies run while the next step waits, copies and issues. Copy s - 1 may still be
 read at the barrier of step s (the other warpgroup's multiplies of step s - 1 are only
 waited for after it), so copy s - 2 is the one refilled: stages - 2 slices in flight.
-Past the end the copies repeat the last slice into a copy no step reads (branching
-around cp.async while a group of multiplies may run makes ptxas serialise them).
+With `refill_after_wait` a second barrier follows wg_wait(1) (every warpgroup is then
+done with copy s - 1), and copy s - 1 is refilled there with slice s + stages - 1:
+stages - 1 slices in flight for one more barrier per step. Past the end the copies
+repeat the last slice into a copy no step reads (branching around cp.async while a
+group of multiplies may run makes ptxas serialise them).
 
 Staging order: unit slot `idx` stores line (row, chunk) with row = 8 * (idx / (8 * chunks))
 + idx % 8 and chunk = (idx / 8) % chunks, so the 8 units of a shared-store phase write
@@ -103,9 +106,10 @@ def copy_slices(a: Tensor[Line[Float]], b: Tensor[Line[Float]], a_s: cubepy.Arra
 
 
 def _config(groups: int, bn: int, bk: int, ahead: bool = False, stages: int = 2,
-            asynchronous: bool = False) -> dict:
+            asynchronous: bool = False, refill_after_wait: bool = False) -> dict:
     return {"cube_dim": CubeDim(WARPGROUP * groups), "groups": groups, "bn": bn, "bk": bk,
-            "ahead": ahead, "stages": stages, "asynchronous": asynchronous}
+            "ahead": ahead, "stages": stages, "asynchronous": asynchronous,
+            "refill_after_wait": refill_after_wait}
 
 
 # bm = 64 * groups. Each fits CUDA's 48 KB of static shared memory and compiles without
@@ -129,7 +133,12 @@ PIPELINED = [_config(2, 128, 64, stages=3, asynchronous=True),
              _config(2, 256, 64, stages=4, asynchronous=True),
              _config(2, 256, 32, stages=5, asynchronous=True),
              _config(1, 256, 64, stages=4, asynchronous=True),
-             _config(1, 128, 64, stages=4, asynchronous=True)]
+             _config(1, 128, 64, stages=4, asynchronous=True),
+             # a second barrier per step, stages - 1 slices in flight
+             _config(2, 128, 64, stages=3, asynchronous=True, refill_after_wait=True),
+             _config(2, 128, 64, stages=4, asynchronous=True, refill_after_wait=True),
+             _config(2, 256, 64, stages=3, asynchronous=True, refill_after_wait=True),
+             _config(2, 256, 64, stages=4, asynchronous=True, refill_after_wait=True)]
 CONFIGS += PIPELINED
 
 
@@ -162,7 +171,8 @@ def stage_slices(a_s: cubepy.Array[Line[Float]], b_s: cubepy.Array[Line[Float]],
 @cube(launch=True)
 def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float],
                  groups: Comptime[int], bn: Comptime[int], bk: Comptime[int],
-                 ahead: Comptime[bool], stages: Comptime[int], asynchronous: Comptime[bool]):
+                 ahead: Comptime[bool], stages: Comptime[int], asynchronous: Comptime[bool],
+                 refill_after_wait: Comptime[bool]):
     """c = a @ b for row-major f16/bf16 matrices (a and b with line size 8, c with 1),
     f32 accumulation, `groups` warpgroups per cube each computing 64 x bn of C, K in
     steps of `bk` (32 or 64). `ahead`: the lines of step s + 2 are loaded during step s
@@ -170,7 +180,8 @@ def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float
     multiplies); else those of step s + 1 are loaded and staged during step s (two
     shared copies, `stages` 2). `asynchronous`: `stages` (3 to 5) shared copies filled
     by asynchronous copies, each step's multiplies left running while the next step's
-    are issued (the module docstring has the schedule)."""
+    are issued, `stages - 2` slices in flight, or `stages - 1` with
+    `refill_after_wait` (a second barrier per step; the module docstring has both)."""
     k_len = a.shape(1)
     n = b.shape(1)
     bm = 64 * groups
@@ -189,23 +200,34 @@ def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float
         # s - 1 may still be running (wg_wait(1)) and read copy s - 1; those of step s - 2
         # are done in every warpgroup (each waited for them before this step's barrier),
         # so copy s - 2 is refilled, with slice s + stages - 2, after the barrier:
-        # stages - 2 slices in flight ahead of the multiply, one barrier per step.
+        # stages - 2 slices in flight ahead of the multiply, one barrier per step. With
+        # `refill_after_wait` a second barrier after wg_wait(1) (every warpgroup done
+        # with copy s - 1) lets copy s - 1 be refilled: stages - 1 in flight.
         # Every copy is issued unconditionally: past the end the last slice again, into
         # a copy no later step reads (ptxas serialises the wgmmas when a branch skips
         # cp.async while a group may run: warning C7514).
         steps = k_len // bk
         last = steps - 1
-        for s in unroll(range(stages - 2)):  # the prologue: the first stages - 2 slices
+        for s in unroll(range(stages - 2)):  # the prologue: the slices in flight ahead
             copy_slices(a, b, a_s, b_s, row0, col0, min(u32(s), last) * bk, s, bm, bn, bk,
                         units)
             pipeline.commit()  # one group per slice
-        for step in range(steps):
-            pipeline.wait(stages - 3)  # this unit's copies of slice `step` have landed
-            sync_cube()  # everyone's have, and every warpgroup is done with copy step - 2
-            fill = step + stages - 2
-            copy_slices(a, b, a_s, b_s, row0, col0, min(fill, last) * bk, fill % stages, bm,
-                        bn, bk, units)
+        if refill_after_wait:
+            copy_slices(a, b, a_s, b_s, row0, col0, min(u32(stages - 2), last) * bk,
+                        stages - 2, bm, bn, bk, units)
             pipeline.commit()
+        for step in range(steps):
+            # this unit's copies of slice `step` have landed
+            if refill_after_wait:
+                pipeline.wait(stages - 2)
+            else:
+                pipeline.wait(stages - 3)
+            sync_cube()  # everyone's have, and every warpgroup is done with copy step - 2
+            if not refill_after_wait:
+                fill = step + stages - 2
+                copy_slices(a, b, a_s, b_s, row0, col0, min(fill, last) * bk, fill % stages,
+                            bm, bn, bk, units)
+                pipeline.commit()
             cur = step % stages
             cmma.wg_fence()
             for kk in unroll(range(bk // 16)):
@@ -214,6 +236,12 @@ def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float
                             cmma.ROW_MAJOR)
             cmma.wg_commit()
             cmma.wg_wait(1)  # the multiplies of step - 1 are done: copy step - 1 is free
+            if refill_after_wait:
+                sync_cube()  # in every warpgroup
+                fill = step + stages - 1
+                copy_slices(a, b, a_s, b_s, row0, col0, min(fill, last) * bk, fill % stages,
+                            bm, bn, bk, units)
+                pipeline.commit()
         cmma.wg_wait(0)
     else:  # through registers, two shared copies
         pa = LocalArray(Line[Float], bm * bk // 8 // units, 8)
