@@ -86,6 +86,18 @@ def test_pipelined_cuda_source_copies_straight_to_shared_and_keeps_a_group_runni
     assert "cube_smem + 65536" in src
 
 
+def test_refill_after_wait_refills_the_previous_copy_after_a_second_barrier():
+    cfg = mw._config(2, 128, 64, stages=4, asynchronous=True, refill_after_wait=True)
+    assert cfg in mw.PIPELINED
+    src = _source(cfg, f16)
+    assert src.count("cp.async.cg.shared.global") == 4 * 8  # 3 slices ahead, 1 per step
+    loop = src[src.index("for (unsigned int step"):src.index("wgmma.wait_group.sync.aligned 0;")]
+    assert "cp.async.wait_group 2;" in loop and "if (" not in loop
+    after_wait = loop[loop.index("wgmma.wait_group.sync.aligned 1;"):]
+    assert "__syncthreads();" in after_wait and "cp.async.cg.shared.global" in after_wait
+    assert after_wait.index("__syncthreads();") < after_wait.index("cp.async.cg")
+
+
 @pytest.mark.nvcc
 @pytest.mark.skipif(NVCC is None, reason="no nvcc")
 @pytest.mark.parametrize("dtype", [f16, bf16], ids=["f16", "bf16"])

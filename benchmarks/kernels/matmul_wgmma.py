@@ -121,7 +121,7 @@ CONFIGS = [_config(2, 256, 32), _config(2, 128, 64), _config(2, 128, 32),
            _config(1, 128, 64, True)]
 # Pipelined (`asynchronous`): `stages` shared copies filled by cp.async straight from
 # global memory (stages - 2 slices in flight ahead of the multiply, one copy read by the
-# multiplies still running), no staging registers, so bn = 256 with bk = 64 fits too (255
+# multiplies still running; stages - 1 with `refill_after_wait`), no staging registers, so bn = 256 with bk = 64 fits too (255
 # registers, no spills). Shared memory per cube: stages * (bm + bn) * bk * 2 bytes, 80 to
 # 192 KB, beyond 48 KB through the cuda runtime's opt-in (autotuning skips what the
 # device cannot give); 96 KB or less lets two cubes share an SM.
