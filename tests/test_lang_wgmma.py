@@ -262,6 +262,41 @@ def test_cpu_refuses_reading_an_accumulator_before_wg_wait():
     assert out.numpy().any()
 
 
+@cube(launch=True)
+def chained_groups(a: Array[f16], out: Array[f32]):
+    """Two groups multiply into one accumulator, the second issued while the first may
+    run (wg_wait(1) between), each from its own shared copy."""
+    a_s = SharedMemory(f16, 2 * 64 * 16)
+    acc = cmma.WarpgroupAccumulator(16, f32)
+    cmma.fill(acc, 0.0)
+    for i in range(UNIT_POS, 2048, 128):
+        a_s[i] = a[i]
+    sync_cube()
+    for s in unroll(range(2)):
+        cmma.wg_fence()
+        cmma.wg_mma(acc, a_s, s * 1024, 64, a_s, s * 1024, 16, ROW)
+        cmma.wg_commit()
+        cmma.wg_wait(1)
+    cmma.wg_wait(0)
+    cmma.store(out, 0, acc, 16, ROW)
+
+
+def test_cpu_lets_a_later_group_multiply_into_a_running_accumulator():
+    client = cubepy.client("cpu")
+    a = _halves(2048)
+    out = client.zeros(64 * 16, f32)
+    chained_groups.launch(client, (1, 1, 1), (128, 1, 1), client.tensor(a), out)
+    want = np.zeros((64, 16))
+    for s in range(2):
+        tile = a[s * 1024:(s + 1) * 1024].astype(np.float64)
+        r, k = np.meshgrid(np.arange(64), np.arange(16), indexing="ij")
+        av = tile[cmma.wg_offset_host(r, k, 64)]  # 64 x 16, staged as wg_offset says
+        k, j = np.meshgrid(np.arange(16), np.arange(16), indexing="ij")
+        bv = tile[cmma.wg_offset_host(k, j, 16)]  # 16 x 16 (k x n)
+        want += av @ bv
+    np.testing.assert_allclose(out.numpy().reshape(64, 16), want, rtol=1e-5, atol=1e-5)
+
+
 # -- CUDA source -----------------------------------------------------------------------------
 
 def _source(**spec) -> str:

@@ -29,6 +29,15 @@ def test_every_config_on_cpu(index):
     mw.example(cubepy.client("cpu"), config=mw.CONFIGS[index])
 
 
+@pytest.mark.parametrize("index", range(len(mw.PIPELINED)))
+def test_pipelined_configs_cycle_their_copies_on_cpu(index):
+    # 7 and 14 steps: every shared copy refilled more than once, the re-copies past the
+    # end harmless; 1 step: the prologue's copies all of the one slice
+    cfg = mw.PIPELINED[index]
+    mw.example(cubepy.client("cpu"), k=448, seed=index, config=cfg)
+    mw.example(cubepy.client("cpu"), k=64, seed=index, config=cfg)
+
+
 def test_autotuned_rectangular_on_cpu():
     mw.example(cubepy.client("cpu"), m=512, n=256, k=192, seed=3)
 
@@ -39,6 +48,10 @@ def test_rejects_sizes_off_the_tile():
     b = client.zeros((96, 256), f16).with_line_size(8)
     with pytest.raises(ValueError, match="K = 96"):
         mw.run(client, a, b, client.zeros((256, 256), f16))
+    empty = client.zeros((256, 0), f16).with_line_size(8)
+    with pytest.raises(ValueError, match="K = 0 a positive multiple"):
+        mw.run(client, empty, client.zeros((0, 256), f16).with_line_size(8),
+               client.zeros((256, 256), f16))
 
 
 def _source(cfg: dict, dtype, checked: bool = False) -> str:
@@ -56,6 +69,33 @@ def test_cuda_source_reads_shared_tiles_through_descriptors():
     assert len(re.findall(r"cube_wgmma_desc\(b_s \+ [^;]*?, 128u, 512u\)", src)) == 2
     assert "float acc[128];" in src
     assert src.count("__shared__ __align__(128)") == 2
+
+
+def test_pipelined_cuda_source_copies_straight_to_shared_and_keeps_a_group_running():
+    cfg = mw._config(2, 128, 64, stages=4, asynchronous=True)
+    assert cfg in mw.PIPELINED
+    src = _source(cfg, f16)
+    # 4 lines of A and 4 of B per unit and slice: 2 slices in the prologue, 1 per step
+    assert src.count("cp.async.cg.shared.global") == 3 * 8
+    loop = src[src.index("for (unsigned int step"):src.index("wgmma.wait_group.sync.aligned 1;")]
+    assert "cp.async.wait_group 1;" in loop and "__syncthreads();" in loop
+    assert "if (" not in loop  # every copy unconditional (a branch serialises the wgmmas)
+    assert loop.count("cube_wgmma_m64n128k16_f32_f16_tb(acc") == 4
+    assert "wgmma.wait_group.sync.aligned 0;" in src[src.index("wgmma.wait_group.sync.aligned 1;"):]
+    # four copies of the 128 x 64 A slice (16 KB each), then B's, 128-byte aligned
+    assert "cube_smem + 65536" in src
+
+
+def test_refill_after_wait_refills_the_previous_copy_after_a_second_barrier():
+    cfg = mw._config(2, 128, 64, stages=4, asynchronous=True, refill_after_wait=True)
+    assert cfg in mw.PIPELINED
+    src = _source(cfg, f16)
+    assert src.count("cp.async.cg.shared.global") == 4 * 8  # 3 slices ahead, 1 per step
+    loop = src[src.index("for (unsigned int step"):src.index("wgmma.wait_group.sync.aligned 0;")]
+    assert "cp.async.wait_group 2;" in loop and "if (" not in loop
+    after_wait = loop[loop.index("wgmma.wait_group.sync.aligned 1;"):]
+    assert "__syncthreads();" in after_wait and "cp.async.cg.shared.global" in after_wait
+    assert after_wait.index("__syncthreads();") < after_wait.index("cp.async.cg")
 
 
 @pytest.mark.nvcc
@@ -96,6 +136,8 @@ def test_every_config_on_hopper():
     client = _hopper()
     for cfg in mw.CONFIGS:
         mw.example(client, m=1024, n=768, k=512, config=cfg)
+    for cfg in mw.PIPELINED:  # one step: the prologue's copies all of the one slice
+        mw.example(client, m=256, n=512, k=64, config=cfg)
     mw.example(client, m=2048, n=2048, k=2048, seed=5)  # autotuned
 
 

@@ -15,13 +15,29 @@ of one step only, and the lines are not held across them, 50 fewer registers), o
 `ahead` one step earlier (a whole step to arrive; registers held across the multiplies,
 which spills with bn = 256).
 
+Pipelined (`asynchronous`, `stages` 3 to 5 shared copies, slice s in copy s % stages):
+the slices go from global memory straight into wgmma's layout by asynchronous copies
+(`pipeline.memcpy_async`, one 16-byte cp.async per line, no staging registers). A step
+waits for its slice's copies (`pipeline.wait(stages - 3)`), passes the cube barrier,
+issues the copies of slice s + stages - 2 into copy s - 2, then its multiplies, commits
+them and waits with `wg_wait(1)`: only for the previous step's, so each step's
+multiplies run while the next step waits, copies and issues. Copy s - 1 may still be
+read at the barrier of step s (the other warpgroup's multiplies of step s - 1 are only
+waited for after it), so copy s - 2 is the one refilled: stages - 2 slices in flight.
+With `refill_after_wait` a second barrier follows wg_wait(1) (every warpgroup is then
+done with copy s - 1), and copy s - 1 is refilled there with slice s + stages - 1:
+stages - 1 slices in flight for one more barrier per step. Past the end the copies
+repeat the last slice into a copy no step reads (branching around cp.async while a
+group of multiplies may run makes ptxas serialise them).
+
 Staging order: unit slot `idx` stores line (row, chunk) with row = 8 * (idx / (8 * chunks))
 + idx % 8 and chunk = (idx / 8) % chunks, so the 8 units of a shared-store phase write
 the 8 rows of one core matrix (128 contiguous bytes, no bank conflict) and a plane reads
-8 rows x 64 contiguous bytes of global memory.
+8 rows x 64 contiguous bytes of global memory (asynchronous copies: the same order).
 
-M must be a multiple of bm, N of bn, K of 64 (the launch is unchecked). CUDA runs it on
-sm_90 only (compiled for sm_90a); the cpu runtime emulates it (tests).
+M must be a multiple of bm, N of bn, K a positive multiple of 64 (the launch is
+unchecked). CUDA runs it on sm_90 only (compiled for sm_90a); the cpu runtime emulates
+it (tests).
 """
 from __future__ import annotations
 
@@ -29,8 +45,8 @@ import numpy as np
 
 import cubepy
 from cubepy import (CUBE_POS_X, CUBE_POS_Y, UNIT_POS, Comptime, CubeCount, CubeDim, Float,
-                    Line, LocalArray, SharedMemory, Tensor, cmma, cube, f32, sync_cube, u32,
-                    unroll)
+                    Line, LocalArray, SharedMemory, Tensor, cmma, cube, f32, pipeline,
+                    sync_cube, u32, unroll)
 
 BK = 64  # the largest K of one step (4 wgmma k16 multiplies): K must be a multiple
 WARPGROUP = 128
@@ -60,9 +76,40 @@ def stage_line(dst: cubepy.Array[Line[Float]], base: u32, v: Line[Float], rows: 
     dst[base + cmma.wg_offset(row, col, rows) // 8] = v
 
 
-def _config(groups: int, bn: int, bk: int, ahead: bool = False) -> dict:
+@cube
+def copy_line(dst: cubepy.Array[Line[Float]], base: u32, src: Tensor[Line[Float]], row0: u32,
+              col0: u32, width: u32, rows: Comptime[int], cols: Comptime[int],
+              units: Comptime[int], p: u32):
+    """Starts the asynchronous copy of line `p * units + UNIT_POS` (in staging order) of
+    the tile `rows` x `cols` of `src` at (row0, col0), `src` being `width` elements wide,
+    into the tile at line `base` of `dst` in wgmma's layout: what `load_line` and
+    `stage_line` do through registers, as one 16-byte cp.async."""
+    idx = p * units + UNIT_POS
+    chunks = cols // 8
+    row = idx // (8 * chunks) * 8 + idx % 8
+    col = (idx // 8) % chunks * 8
+    pipeline.memcpy_async(dst, base + cmma.wg_offset(row, col, rows) // 8,
+                          src, ((row0 + row) * width + col0 + col) // 8)
+
+
+@cube
+def copy_slices(a: Tensor[Line[Float]], b: Tensor[Line[Float]], a_s: cubepy.Array[Line[Float]],
+                b_s: cubepy.Array[Line[Float]], row0: u32, col0: u32, k0: u32, copy: u32,
+                bm: Comptime[int], bn: Comptime[int], bk: Comptime[int],
+                units: Comptime[int]):
+    """Starts the asynchronous copies of this unit's lines of the slices of A (rows
+    row0.., columns k0..) and B (rows k0.., columns col0..) into shared copy `copy`."""
+    for p in unroll(range(bm * bk // 8 // units)):
+        copy_line(a_s, copy * (bm * bk // 8), a, row0, k0, a.shape(1), bm, bk, units, p)
+    for p in unroll(range(bk * bn // 8 // units)):
+        copy_line(b_s, copy * (bk * bn // 8), b, k0, col0, b.shape(1), bk, bn, units, p)
+
+
+def _config(groups: int, bn: int, bk: int, ahead: bool = False, stages: int = 2,
+            asynchronous: bool = False, refill_after_wait: bool = False) -> dict:
     return {"cube_dim": CubeDim(WARPGROUP * groups), "groups": groups, "bn": bn, "bk": bk,
-            "ahead": ahead}
+            "ahead": ahead, "stages": stages, "asynchronous": asynchronous,
+            "refill_after_wait": refill_after_wait}
 
 
 # bm = 64 * groups. Each fits CUDA's 48 KB of static shared memory and compiles without
@@ -72,6 +119,27 @@ def _config(groups: int, bn: int, bk: int, ahead: bool = False) -> dict:
 CONFIGS = [_config(2, 256, 32), _config(2, 128, 64), _config(2, 128, 32),
            _config(1, 128, 64), _config(2, 128, 64, True), _config(2, 128, 32, True),
            _config(1, 128, 64, True)]
+# Pipelined (`asynchronous`): `stages` shared copies filled by cp.async straight from
+# global memory (stages - 2 slices in flight ahead of the multiply, one copy read by the
+# multiplies still running; stages - 1 with `refill_after_wait`), no staging registers, so bn = 256 with bk = 64 fits too (255
+# registers, no spills). Shared memory per cube: stages * (bm + bn) * bk * 2 bytes, 80 to
+# 192 KB, beyond 48 KB through the cuda runtime's opt-in (autotuning skips what the
+# device cannot give); 96 KB or less lets two cubes share an SM.
+PIPELINED = [_config(2, 128, 64, stages=3, asynchronous=True),
+             _config(2, 128, 64, stages=4, asynchronous=True),
+             _config(2, 128, 64, stages=5, asynchronous=True),
+             _config(2, 128, 32, stages=5, asynchronous=True),
+             _config(2, 256, 64, stages=3, asynchronous=True),
+             _config(2, 256, 64, stages=4, asynchronous=True),
+             _config(2, 256, 32, stages=5, asynchronous=True),
+             _config(1, 256, 64, stages=4, asynchronous=True),
+             _config(1, 128, 64, stages=4, asynchronous=True),
+             # a second barrier per step, stages - 1 slices in flight
+             _config(2, 128, 64, stages=3, asynchronous=True, refill_after_wait=True),
+             _config(2, 128, 64, stages=4, asynchronous=True, refill_after_wait=True),
+             _config(2, 256, 64, stages=3, asynchronous=True, refill_after_wait=True),
+             _config(2, 256, 64, stages=4, asynchronous=True, refill_after_wait=True)]
+CONFIGS += PIPELINED
 
 
 @cube
@@ -103,50 +171,104 @@ def stage_slices(a_s: cubepy.Array[Line[Float]], b_s: cubepy.Array[Line[Float]],
 @cube(launch=True)
 def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float],
                  groups: Comptime[int], bn: Comptime[int], bk: Comptime[int],
-                 ahead: Comptime[bool]):
+                 ahead: Comptime[bool], stages: Comptime[int], asynchronous: Comptime[bool],
+                 refill_after_wait: Comptime[bool]):
     """c = a @ b for row-major f16/bf16 matrices (a and b with line size 8, c with 1),
     f32 accumulation, `groups` warpgroups per cube each computing 64 x bn of C, K in
     steps of `bk` (32 or 64). `ahead`: the lines of step s + 2 are loaded during step s
     and staged during step s + 1 (a whole step to arrive, registers held across the
-    multiplies); else those of step s + 1 are loaded and staged during step s."""
+    multiplies); else those of step s + 1 are loaded and staged during step s (two
+    shared copies, `stages` 2). `asynchronous`: `stages` (3 to 5) shared copies filled
+    by asynchronous copies, each step's multiplies left running while the next step's
+    are issued, `stages - 2` slices in flight, or `stages - 1` with
+    `refill_after_wait` (a second barrier per step; the module docstring has both)."""
     k_len = a.shape(1)
     n = b.shape(1)
     bm = 64 * groups
     units = WARPGROUP * groups
     a_elems = bm * bk  # one slice of A, of B, in elements
     b_elems = bk * bn
-    a_s = SharedMemory(Line[Float], 2 * a_elems // 8, 8)
-    b_s = SharedMemory(Line[Float], 2 * b_elems // 8, 8)
-    pa = LocalArray(Line[Float], bm * bk // 8 // units, 8)
-    pb = LocalArray(Line[Float], bk * bn // 8 // units, 8)
+    a_s = SharedMemory(Line[Float], stages * a_elems // 8, 8)
+    b_s = SharedMemory(Line[Float], stages * b_elems // 8, 8)
     acc = cmma.WarpgroupAccumulator(bn, f32)
     cmma.fill(acc, 0.0)
     wg = UNIT_POS // WARPGROUP
     row0 = CUBE_POS_Y * bm
     col0 = CUBE_POS_X * bn
-    load_slices(a, b, pa, pb, row0, col0, 0, bm, bn, bk, units)
-    stage_slices(a_s, b_s, pa, pb, 0, bm, bn, bk, units)
-    if ahead and bk < k_len:
-        load_slices(a, b, pa, pb, row0, col0, bk, bm, bn, bk, units)
-    sync_cube()
-    for k0 in range(0, k_len, bk):
-        cur = k0 // bk % 2  # the shared copy holding this step's slices
-        cmma.wg_fence()
-        for kk in unroll(range(bk // 16)):
-            cmma.wg_mma(acc, a_s, cur * a_elems + cmma.wg_offset(wg * 64, kk * 16, bm), bm,
-                        b_s, cur * b_elems + cmma.wg_offset(kk * 16, 0, bk), bk,
-                        cmma.ROW_MAJOR)
-        cmma.wg_commit()
-        # while the multiplies run: the next slices into the other copy, which the last
-        # step's multiplies (waited for) read
-        if k0 + bk < k_len:
-            if not ahead:
-                load_slices(a, b, pa, pb, row0, col0, k0 + bk, bm, bn, bk, units)
-            stage_slices(a_s, b_s, pa, pb, 1 - cur, bm, bn, bk, units)
-            if ahead and k0 + 2 * bk < k_len:
-                load_slices(a, b, pa, pb, row0, col0, k0 + 2 * bk, bm, bn, bk, units)
+    if asynchronous:
+        # `stages` copies: slice s in copy s % stages. At step s the multiplies of step
+        # s - 1 may still be running (wg_wait(1)) and read copy s - 1; those of step s - 2
+        # are done in every warpgroup (each waited for them before this step's barrier),
+        # so copy s - 2 is refilled, with slice s + stages - 2, after the barrier:
+        # stages - 2 slices in flight ahead of the multiply, one barrier per step. With
+        # `refill_after_wait` a second barrier after wg_wait(1) (every warpgroup done
+        # with copy s - 1) lets copy s - 1 be refilled: stages - 1 in flight.
+        # Every copy is issued unconditionally: past the end the last slice again, into
+        # a copy no later step reads (ptxas serialises the wgmmas when a branch skips
+        # cp.async while a group may run: warning C7514).
+        steps = k_len // bk
+        last = steps - 1
+        for s in unroll(range(stages - 2)):  # the prologue: the slices in flight ahead
+            copy_slices(a, b, a_s, b_s, row0, col0, min(u32(s), last) * bk, s, bm, bn, bk,
+                        units)
+            pipeline.commit()  # one group per slice
+        if refill_after_wait:
+            copy_slices(a, b, a_s, b_s, row0, col0, min(u32(stages - 2), last) * bk,
+                        stages - 2, bm, bn, bk, units)
+            pipeline.commit()
+        for step in range(steps):
+            # this unit's copies of slice `step` have landed
+            if refill_after_wait:
+                pipeline.wait(stages - 2)
+            else:
+                pipeline.wait(stages - 3)
+            sync_cube()  # everyone's have, and every warpgroup is done with copy step - 2
+            if not refill_after_wait:
+                fill = step + stages - 2
+                copy_slices(a, b, a_s, b_s, row0, col0, min(fill, last) * bk, fill % stages,
+                            bm, bn, bk, units)
+                pipeline.commit()
+            cur = step % stages
+            cmma.wg_fence()
+            for kk in unroll(range(bk // 16)):
+                cmma.wg_mma(acc, a_s, cur * a_elems + cmma.wg_offset(wg * 64, kk * 16, bm),
+                            bm, b_s, cur * b_elems + cmma.wg_offset(kk * 16, 0, bk), bk,
+                            cmma.ROW_MAJOR)
+            cmma.wg_commit()
+            cmma.wg_wait(1)  # the multiplies of step - 1 are done: copy step - 1 is free
+            if refill_after_wait:
+                sync_cube()  # in every warpgroup
+                fill = step + stages - 1
+                copy_slices(a, b, a_s, b_s, row0, col0, min(fill, last) * bk, fill % stages,
+                            bm, bn, bk, units)
+                pipeline.commit()
         cmma.wg_wait(0)
+    else:  # through registers, two shared copies
+        pa = LocalArray(Line[Float], bm * bk // 8 // units, 8)
+        pb = LocalArray(Line[Float], bk * bn // 8 // units, 8)
+        load_slices(a, b, pa, pb, row0, col0, 0, bm, bn, bk, units)
+        stage_slices(a_s, b_s, pa, pb, 0, bm, bn, bk, units)
+        if ahead and bk < k_len:
+            load_slices(a, b, pa, pb, row0, col0, bk, bm, bn, bk, units)
         sync_cube()
+        for k0 in range(0, k_len, bk):
+            cur = k0 // bk % 2  # the shared copy holding this step's slices
+            cmma.wg_fence()
+            for kk in unroll(range(bk // 16)):
+                cmma.wg_mma(acc, a_s, cur * a_elems + cmma.wg_offset(wg * 64, kk * 16, bm), bm,
+                            b_s, cur * b_elems + cmma.wg_offset(kk * 16, 0, bk), bk,
+                            cmma.ROW_MAJOR)
+            cmma.wg_commit()
+            # while the multiplies run: the next slices into the other copy, which the last
+            # step's multiplies (waited for) read
+            if k0 + bk < k_len:
+                if not ahead:
+                    load_slices(a, b, pa, pb, row0, col0, k0 + bk, bm, bn, bk, units)
+                stage_slices(a_s, b_s, pa, pb, 1 - cur, bm, bn, bk, units)
+                if ahead and k0 + 2 * bk < k_len:
+                    load_slices(a, b, pa, pb, row0, col0, k0 + 2 * bk, bm, bn, bk, units)
+            cmma.wg_wait(0)
+            sync_cube()
     cmma.store(c, (row0 + wg * 64) * n + col0, acc, n, cmma.ROW_MAJOR)
 
 
@@ -157,13 +279,13 @@ def cube_count(m: int, n: int):
 
 def run(client, a, b, c, config: dict | None = None) -> None:
     """c = a @ b on the device (a and b with line size 8, c with 1) with the autotuned
-    config, or `config`. M and N must be multiples of 256 (covers every config), K of
-    64."""
+    config, or `config`. M and N must be multiples of 256 (covers every config), K a
+    positive multiple of 64."""
     m, k = a.shape
     n = b.shape[1]
-    if m % 256 or n % 256 or k % BK:
+    if m % 256 or n % 256 or k % BK or k == 0:
         raise ValueError(f"matmul_wgmma: M = {m} and N = {n} must be multiples of 256, "
-                         f"K = {k} of {BK}")
+                         f"K = {k} a positive multiple of {BK}")
     if config is not None:
         comptimes = {key: v for key, v in config.items() if key != "cube_dim"}
         matmul_wgmma.kernel.launch_unchecked(client, cube_count(m, n)(config),

@@ -8,9 +8,11 @@ strides the CUDA code generator writes into wgmma's descriptors), so a tile stor
 another layout gives the same wrong product here as on the GPU.
 
 wgmma is asynchronous on a GPU: its accumulator may only be read or written again after
-wg_commit and a wg_wait that retires its group. The emulation multiplies at once but
-keeps the books: cmma.fill, cmma.store or a multiply from another group touching an
-accumulator whose multiply is not retired is a LaunchError (undefined on a GPU). Every
+wg_commit and a wg_wait that retires its group. Later multiplies into it need no wait:
+PTX orders the accumulator accesses of wgmma instructions of one shape (a pipelined
+loop keeps one group running while it issues the next). The emulation multiplies at
+once but keeps the books: cmma.fill or cmma.store touching an accumulator whose latest
+multiply is not retired is a LaunchError (undefined on a GPU). Every
 unit of a warpgroup must take part in each call with the same arguments, as in cpu_cmma.
 """
 from __future__ import annotations
@@ -80,11 +82,9 @@ def mma(wgs: Warpgroups, acc: Accumulator, a, a_size: int, a_offset, a_rows: int
         return
     a_off = wgs.uniform(a_offset, mask, groups, first, what, "A offset")
     b_off = wgs.uniform(b_offset, mask, groups, first, what, "B offset")
-    current = wgs.committed[groups] + 1  # the group this multiply joins
-    older = (acc.group[groups] > wgs.retired[groups]) & (acc.group[groups] != current)
-    if older.any():
-        raise LaunchError(f"{what}: {acc.name!r} still has a multiply of an earlier group "
-                          f"running: wg_wait() for it first")
+    # the group this multiply joins; a running earlier group's multiplies into `acc`
+    # come first on a GPU too (one shape per accumulator), so they need no wait
+    current = wgs.committed[groups] + 1
     av = _operand(wgs, groups, a, a_size, a_off, a_rows, "a", "row_major", 64, 16, what)
     bt = _operand(wgs, groups, b, b_size, b_off, b_rows, "b", b_layout, acc.cols, 16,
                   what)  # B transposed: n x k
