@@ -6,7 +6,7 @@ acc[j * 4 + i * 2 + c] the element at row 16 * w + l / 4 + 8 * i, column 8 * j +
 2 * (l % 4) + c (i, c in {0, 1}, j < n / 8; PTX ISA, "Register Fragments", wgmma
 .m64nNk16 accumulator D). A and B are read from shared memory through 64-bit matrix
 descriptors built here from the array's address and the layout of wgmma_layout.py (no
-swizzle). The cuda runtime compiles a source using wgmma for sm_90a (cuda_compile.py).
+swizzle, or the 128-byte swizzle). The cuda runtime compiles a source using wgmma for sm_90a (cuda_compile.py).
 """
 from __future__ import annotations
 
@@ -81,6 +81,22 @@ def store(em: CEmitter, s: n.MatrixStore) -> None:
     em.line("}")
 
 
+def _swizzled_descriptor_helper(em: CEmitter) -> str:
+    name = "cube_wgmma_desc_sw128"
+    return em.helper(name, f"""
+// A wgmma matrix descriptor, 128-byte swizzle: the start address, the leading and the
+// stride byte offsets, each (x & 0x3FFFF) >> 4, in bits 0-13, 16-29 and 32-45, the base
+// offset (bits 49-51) 0 (the swizzle atoms are 1024-byte aligned), the layout type
+// (bits 62-63) 1 (PTX ISA, "Matrix Descriptor Format"; CUTLASS's LayoutType::B128).
+{{fn}} unsigned long long {name}(const void* p, unsigned lbo, unsigned sbo) {{
+    const unsigned at = (unsigned)__cvta_generic_to_shared(p);
+    return (unsigned long long)((at & 0x3FFFFu) >> 4)
+        | ((unsigned long long)((lbo & 0x3FFFFu) >> 4) << 16)
+        | ((unsigned long long)((sbo & 0x3FFFFu) >> 4) << 32)
+        | (1ull << 62);
+}}""")
+
+
 def _descriptor_helper(em: CEmitter) -> str:
     name = "cube_wgmma_desc"
     return em.helper(name, f"""
@@ -115,9 +131,9 @@ def _mma_helper(em: CEmitter, width: int, elem: str, trans_b: bool) -> str:
 
 def mma(em: CEmitter, s: n.WarpgroupMma) -> None:
     from .clike_cmma import _pointer
-    desc = _descriptor_helper(em)
-    a_lbo, a_sbo, _ = descriptor_strides("a", s.a_rows)
-    b_lbo, b_sbo, trans_b = descriptor_strides("b", s.b_rows, s.b_layout)
+    desc = _swizzled_descriptor_helper(em) if s.swizzle else _descriptor_helper(em)
+    a_lbo, a_sbo, _ = descriptor_strides("a", s.a_rows, swizzle=s.swizzle)
+    b_lbo, b_sbo, trans_b = descriptor_strides("b", s.b_rows, s.b_layout, s.swizzle)
     fn = _mma_helper(em, s.acc.matrix.n, s.a.elem.name, trans_b)
     a = f"{desc}({_pointer(em, s.a, s.a_offset)}, {a_lbo}u, {a_sbo}u)"
     b = f"{desc}({_pointer(em, s.b, s.b_offset)}, {b_lbo}u, {b_sbo}u)"

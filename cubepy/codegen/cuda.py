@@ -14,7 +14,8 @@ from ..abi import MAX_LINE_ACCESS_BYTES, KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.dtype_facts import SPELLING
-from ..ir.visit import matrix_buffers, warpgroup_buffers
+from ..ir.visit import matrix_buffers, swizzled_buffers, warpgroup_buffers
+from ..wgmma_layout import SWIZZLE_ALIGN as WGMMA_SWIZZLE_ALIGN
 from ..wgmma_layout import TILE_ALIGN as WGMMA_TILE_ALIGN
 from ..ir.ops import LOWERED, MathFn
 from ..ir.types import DType, f32, f64
@@ -346,8 +347,10 @@ def _carve_offsets(kernel: n.Kernel) -> tuple[list[int], int]:
     """Each shared array's byte offset in one dynamic block, and the block's size."""
     offsets, end = [], 0
     wgmma_tiles = warpgroup_buffers(kernel)
+    swizzled = swizzled_buffers(kernel)
     for s in kernel.shared:
-        align = WGMMA_TILE_ALIGN if s.buffer.name in wgmma_tiles else CARVE_ALIGN
+        align = (WGMMA_SWIZZLE_ALIGN if s.buffer.name in swizzled else
+                 WGMMA_TILE_ALIGN if s.buffer.name in wgmma_tiles else CARVE_ALIGN)
         end = -(-end // align) * align
         offsets.append(end)
         end += s.size * s.buffer.elem.itemsize  # CUDA stores a bool in one byte
@@ -359,6 +362,8 @@ def _carved_shared_bytes(kernel: n.Kernel, staging: int = 0) -> int:
     cmma staging tiles (`staging` bytes, always static) fit the static 48 KB (the arrays
     stay static `__shared__` arrays), else the carved block's size."""
     _, end = _carve_offsets(kernel)
+    if swizzled_buffers(kernel):  # room to move the block's start to a 1024-byte bound
+        end += WGMMA_SWIZZLE_ALIGN - WGMMA_TILE_ALIGN
     total = sum(s.size * s.buffer.elem.itemsize for s in kernel.shared) + staging
     return end if kernel.shared and total > STATIC_SHARED_LIMIT else 0
 
@@ -369,17 +374,28 @@ def _shared_decls(kernel: n.Kernel, em: CEmitter, carved: bool) -> list[str]:
     if carved:
         offsets, _ = _carve_offsets(kernel)
         lines = [f"extern __shared__ __align__(128) unsigned char {SHARED_BASE}[];"]
+        base = SHARED_BASE
+        if swizzled_buffers(kernel):
+            # the block's start is only 128-byte aligned: moved on to a 1024-byte bound
+            # (the launch gives the bytes) for the swizzled tiles' atoms
+            base = f"{SHARED_BASE}_1k"
+            lines.append(f"unsigned char* const {base} = {SHARED_BASE} + (("
+                         f"{WGMMA_SWIZZLE_ALIGN}u - ((unsigned)__cvta_generic_to_shared("
+                         f"{SHARED_BASE}) & {WGMMA_SWIZZLE_ALIGN - 1}u)) & "
+                         f"{WGMMA_SWIZZLE_ALIGN - 1}u);")
         for s, offset in zip(kernel.shared, offsets):
             ty = _TYPES[s.buffer.elem.name]
             lines.append(f"{ty}* const {em.buffer(s.buffer)} = "
-                         f"reinterpret_cast<{ty}*>({SHARED_BASE} + {offset});")
+                         f"reinterpret_cast<{ty}*>({base} + {offset});")
         return lines
     vector = aligned_shared(kernel)  # read and written a whole line at a time
     tiles = matrix_buffers(kernel, "shared")  # wmma needs 32-byte aligned tiles
     wgmma_tiles = warpgroup_buffers(kernel)  # and wgmma's shared tiles 128
+    swizzled = swizzled_buffers(kernel)  # or 1024, those read with the 128-byte swizzle
     lines = []
     for s in kernel.shared:
-        align = (f"__align__({WGMMA_TILE_ALIGN}) " if s.buffer.name in wgmma_tiles else
+        align = (f"__align__({WGMMA_SWIZZLE_ALIGN}) " if s.buffer.name in swizzled else
+                 f"__align__({WGMMA_TILE_ALIGN}) " if s.buffer.name in wgmma_tiles else
                  f"__align__({WMMA_TILE_ALIGN}) " if s.buffer.name in tiles else
                  f"__align__({MAX_LINE_ACCESS_BYTES}) " if s.buffer.name in vector else "")
         lines.append(f"__shared__ {align}{_TYPES[s.buffer.elem.name]} {em.buffer(s.buffer)}"

@@ -217,7 +217,7 @@ class _Gen(StatementWalker):
         self.line(f"_wg.mma(_wgs, {self.frag_name(s.acc.matrix)}, {self.memory(s.a)}, "
                   f"{self.expr(s.a_offset)}, {s.a_rows}, {self.memory(s.b)}, "
                   f"{self.expr(s.b_offset)}, {s.b_rows}, {s.b_layout!r}, _m, "
-                  f"{self.where(s)})")
+                  f"{self.where(s)}{f', swizzle={s.swizzle}' if s.swizzle else ''})")
 
     def stmt_warpgroupsync(self, s: ir.WarpgroupSync) -> None:
         self.line(f"_wg.sync(_wgs, {s.op!r}, {s.pending}, _m, {self.where(s)})")

@@ -60,9 +60,21 @@ def _tile(b: Builder, node: ast.Call, i: int, what: str) -> tuple[n.BufferRef, n
     return buf.ref, offset, rows
 
 
+def _swizzle(b: Builder, node: ast.Call, i: int) -> int:
+    """The optional compile-time swizzle argument `i` of `node`: 0 (the core-matrix
+    layout) or 128 (the 128-byte swizzle)."""
+    if len(node.args) <= i:
+        return 0
+    swizzle = b.ct_int(b.expr(node.args[i]))
+    if swizzle not in n.WARPGROUP_SWIZZLES:
+        b.error("the swizzle of a warpgroup tile is a compile-time 0 (core matrices) or "
+                "128 (the 128-byte swizzle)", node.args[i])
+    return swizzle
+
+
 @intrinsic("cmma.wg_mma")
 def _wg_mma(b: Builder, node: ast.Call, site: CallSite):
-    _begin(b, node, site, 8)
+    _begin(b, node, site, 8, 9)
     acc = _frag(b, node.args[0], site.name, "warpgroup")
     a, a_offset, a_rows = _tile(b, node, 1, "A")
     bb, b_offset, b_rows = _tile(b, node, 4, "B")
@@ -79,9 +91,10 @@ def _wg_mma(b: Builder, node: ast.Call, site: CallSite):
         if rows < need:
             b.error(f"cmma.wg_mma(): {what}'s tile has {rows} rows, fewer than the {need} "
                     f"one multiply reads", arg)
+    swizzle = _swizzle(b, node, 8)
     b.emit(n.WarpgroupMma(acc=acc, a=a, a_offset=a_offset, a_rows=a_rows, b=bb,
                           b_offset=b_offset, b_rows=b_rows, b_layout=layout,
-                          loc=b.ctx.loc))
+                          swizzle=swizzle, loc=b.ctx.loc))
     return Py(None)
 
 
@@ -103,8 +116,10 @@ def _wg_sync(b: Builder, node: ast.Call, site: CallSite):
 
 @intrinsic("cmma.wg_offset")
 def _wg_offset(b: Builder, node: ast.Call, site: CallSite):
-    """((col / 8) * (rows / 8) + row / 8) * 64 + (row % 8) * 8 + col % 8, in u32."""
-    b.arity(node, site.name, 3)
+    """((col / 8) * (rows / 8) + row / 8) * 64 + (row % 8) * 8 + col % 8, in u32; with
+    the 128-byte swizzle ((col / 64) * rows + row) * 64 + (((col / 8) % 8) ^ (row % 8)) *
+    8 + col % 8 (wgmma_layout.offset)."""
+    b.arity(node, site.name, 3, 4)
     rows = b.ct_int(b.expr(node.args[2]))
     if rows is None or rows < 8 or rows % 8:
         b.error("the rows of a cmma.wg_offset tile must be a compile-time positive "
@@ -124,6 +139,11 @@ def _wg_offset(b: Builder, node: ast.Call, site: CallSite):
 
     row = b.once(operand(node.args[0], "the row of cmma.wg_offset"), "wg_row")
     col = b.once(operand(node.args[1], "the column of cmma.wg_offset"), "wg_col")
+    if _swizzle(b, node, 3) == 128:
+        block = op("add", op("mul", op("shr", col, k(6)), k(rows)), row)
+        chunk = op("bitxor", op("bitand", op("shr", col, k(3)), k(7)), op("bitand", row, k(7)))
+        inner = op("add", op("shl", chunk, k(3)), op("bitand", col, k(7)))
+        return op("add", op("shl", block, k(6)), inner)
     core = op("add", op("mul", op("shr", col, k(3)), k(rows // 8)), op("shr", row, k(3)))
     inner = op("add", op("shl", op("bitand", row, k(7)), k(3)), op("bitand", col, k(7)))
     return op("add", op("shl", core, k(6)), inner)

@@ -591,6 +591,7 @@ WARPGROUP_M, WARPGROUP_K = 64, 16  # the m and k of one wgmma.mma_async (16-bit 
 WARPGROUP_N = tuple(range(8, 257, 8))  # the n it takes
 WARPGROUP_ELEMS = ("f16", "bf16")  # its A and B elements (one type for both)
 WARPGROUP_SYNC_OPS = ("fence", "commit", "wait")
+WARPGROUP_SWIZZLES = (0, 128)  # wg_mma's shared layouts: core matrices, 128-byte swizzle
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -598,8 +599,10 @@ class WarpgroupMma(Stmt):
     """cmma.wg_mma: acc += A @ B, A (64 x 16) and B (16 x acc's n) read from shared memory
     at element offsets `a_offset` and `b_offset` of tiles stored as core matrices
     (cmma.wg_offset) with `a_rows` and `b_rows` rows. `b_layout` row_major: B's tile is
-    k x n (element (k, j) at wg_offset(k, j, b_rows)); col_major: it is n x k. Issued
-    asynchronously: its results are there after wg_commit and wg_wait."""
+    k x n (element (k, j) at wg_offset(k, j, b_rows)); col_major: it is n x k. `swizzle`
+    0 (the core-matrix layout) or 128 (both tiles in the 128-byte swizzled layout of
+    wg_offset(..., 128), 1024-byte aligned). Issued asynchronously: its results are
+    there after wg_commit and wg_wait."""
 
     acc: Frag
     a: BufferRef
@@ -609,6 +612,7 @@ class WarpgroupMma(Stmt):
     b_offset: Expr
     b_rows: int
     b_layout: str = "row_major"
+    swizzle: int = 0
 
 
 @dataclass(frozen=True, kw_only=True)

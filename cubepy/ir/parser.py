@@ -176,7 +176,9 @@ class _Reader:
             return ir.WarpgroupMma(acc=self.frag(c[0]), a=self.buffer(c[1]),
                                    a_offset=self.expr(c[2]), a_rows=int(str(c[3])),
                                    b=self.buffer(c[4]), b_offset=self.expr(c[5]),
-                                   b_rows=int(str(c[6])), b_layout=str(c[7]), loc=loc)
+                                   b_rows=int(str(c[6])), b_layout=str(c[7]),
+                                   swizzle=int(str(c[8])) if c[8] is not None else 0,
+                                   loc=loc)
         if kind in ("cmma_wg_fence", "cmma_wg_commit", "cmma_wg_wait"):
             pending = int(str(c[0])) if kind == "cmma_wg_wait" else 0
             return ir.WarpgroupSync(op=kind[len("cmma_wg_"):], pending=pending, loc=loc)

@@ -253,7 +253,8 @@ class _Printer:
             args = [e(s.a), e(s.b), e(s.c), e(s.d)]
         elif isinstance(s, ir.WarpgroupMma):
             return (f"cmma.wg_mma({e(s.acc)}, @{s.a.name}, {e(s.a_offset)}, {s.a_rows}, "
-                    f"@{s.b.name}, {e(s.b_offset)}, {s.b_rows}, {s.b_layout})")
+                    f"@{s.b.name}, {e(s.b_offset)}, {s.b_rows}, {s.b_layout}"
+                    f"{f', {s.swizzle}' if s.swizzle else ''})")
         elif isinstance(s, ir.WarpgroupSync):
             return f"cmma.wg_{s.op}({s.pending if s.op == 'wait' else ''})"
         else:

@@ -286,6 +286,8 @@ class _Verifier:
                 self.fail(s, f"wg_mma: a tile of {rows} rows (a multiple of 8)")
         if s.a.elem is not s.b.elem or s.b_layout not in ir.MATRIX_LAYOUTS:
             self.fail(s, "wg_mma: A and B of different types, or a bad layout")
+        if s.swizzle not in ir.WARPGROUP_SWIZZLES:
+            self.fail(s, f"wg_mma: swizzle {s.swizzle} (0 or 128)")
 
     def matrix_stmt(self, s: ir.Stmt) -> None:
         if isinstance(s, (ir.WarpgroupMma, ir.WarpgroupSync)):

@@ -97,6 +97,14 @@ def warpgroup_buffers(kernel: n.Kernel) -> frozenset[str]:
                      for name in (s.a.name, s.b.name))
 
 
+def swizzled_buffers(kernel: n.Kernel) -> frozenset[str]:
+    """The shared arrays some cmma.wg_mma reads with the 128-byte swizzle (CUDA aligns
+    them to 1024 bytes, the swizzle atom)."""
+    return frozenset(name for s in walk_stmts(kernel.body)
+                     if isinstance(s, n.WarpgroupMma) and s.swizzle
+                     for name in (s.a.name, s.b.name))
+
+
 def used_buffers(kernel: n.Kernel) -> set[str]:
     """Names of buffers read, written or used atomically anywhere in the kernel."""
     names = set(warpgroup_buffers(kernel))

@@ -4,8 +4,9 @@ A warpgroup is 128 consecutive units of a cube (4 planes); its accumulator is on
 cpu_cmma.Fragment per warpgroup (64 x n f32), so cmma.fill and cmma.store are
 cpu_cmma's, run over warpgroups instead of planes. A multiply reads A (64 x 16) and B
 (16 x n) from shared memory through the descriptor rules of wgmma_layout.py (the
-strides the CUDA code generator writes into wgmma's descriptors), so a tile stored in
-another layout gives the same wrong product here as on the GPU.
+strides the CUDA code generator writes into wgmma's descriptors, and with the 128-byte
+swizzle the address bits it XORs), so a tile stored in another layout gives the same
+wrong product here as on the GPU.
 
 wgmma is asynchronous on a GPU: its accumulator may only be read or written again after
 wg_commit and a wg_wait that retires its group. Later multiplies into it need no wait:
@@ -59,15 +60,17 @@ def ready(wgs: Warpgroups, acc: Accumulator, mask, what: str) -> None:
 
 
 def _operand(wgs: Warpgroups, groups, buf, shared_size: int, offset, rows: int,
-             operand: str, layout: str, outer: int, inner: int, what: str) -> np.ndarray:
+             operand: str, layout: str, outer: int, inner: int, what: str,
+             swizzle: int = 0) -> np.ndarray:
     """(groups, outer, inner) float32 values of A (m x k) or B (n x k) read through the
-    descriptor."""
+    descriptor (with `swizzle`, through the swizzled addresses: the shared array starts
+    1024-byte aligned, as CUDA declares it)."""
     if np.any(offset % (16 // ELEMENT_BYTES)):
         raise LaunchError(f"{what}: the {operand.upper()} tile starts at element "
                           f"{int(offset[offset % 8 != 0][0])}, not a multiple of 8 (16 "
                           f"bytes, the descriptor's unit)")
-    idx = offset.astype(np.int64)[:, None, None] + element_offsets(
-        operand, rows, layout, outer, inner)[None]
+    idx = element_offsets(operand, rows, layout, outer, inner, offset.astype(np.int64),
+                          swizzle)
     if (idx < 0).any() or (idx >= shared_size).any():
         raise LaunchError(f"{what}: the {operand.upper()} tile reaches past the end of its "
                           f"shared array ({shared_size} elements)")
@@ -76,7 +79,8 @@ def _operand(wgs: Warpgroups, groups, buf, shared_size: int, offset, rows: int,
 
 
 def mma(wgs: Warpgroups, acc: Accumulator, a, a_size: int, a_offset, a_rows: int, b,
-        b_size: int, b_offset, b_rows: int, b_layout: str, mask, what: str) -> None:
+        b_size: int, b_offset, b_rows: int, b_layout: str, mask, what: str,
+        swizzle: int = 0) -> None:
     groups, first = wgs.active(mask, what)
     if groups.size == 0:
         return
@@ -85,9 +89,10 @@ def mma(wgs: Warpgroups, acc: Accumulator, a, a_size: int, a_offset, a_rows: int
     # the group this multiply joins; a running earlier group's multiplies into `acc`
     # come first on a GPU too (one shape per accumulator), so they need no wait
     current = wgs.committed[groups] + 1
-    av = _operand(wgs, groups, a, a_size, a_off, a_rows, "a", "row_major", 64, 16, what)
+    av = _operand(wgs, groups, a, a_size, a_off, a_rows, "a", "row_major", 64, 16, what,
+                  swizzle)
     bt = _operand(wgs, groups, b, b_size, b_off, b_rows, "b", b_layout, acc.cols, 16,
-                  what)  # B transposed: n x k
+                  what, swizzle)  # B transposed: n x k
     acc.tiles[groups, 0] += np.matmul(av, bt.transpose(0, 2, 1))
     acc.group[groups] = current
 
