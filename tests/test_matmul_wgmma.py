@@ -98,6 +98,28 @@ def test_refill_after_wait_refills_the_previous_copy_after_a_second_barrier():
     assert after_wait.index("__syncthreads();") < after_wait.index("cp.async.cg")
 
 
+def test_swizzled_configs_copy_into_the_swizzle_and_read_it_with_swizzled_descriptors():
+    cfg = mw._config(2, 256, 64, stages=4, asynchronous=True, swizzle=128)
+    assert cfg in mw.SWIZZLED and cfg in mw.PIPELINED and cfg in mw.CONFIGS
+    src = _source(cfg, f16)
+    loop = src[src.index("for (unsigned int step"):src.index("wgmma.wait_group.sync.aligned 1;")]
+    # A 128 x 64 (K-major: LBO unused, SBO 8 rows of 128 bytes), B 64 x 256 (MN-major:
+    # LBO the next 64 columns, 64 rows of 128 bytes; SBO 8 rows)
+    assert len(re.findall(r"cube_wgmma_desc_sw128\(a_s \+ [^;]*?, 16u, 1024u\)", loop)) == 4
+    assert len(re.findall(r"cube_wgmma_desc_sw128\(b_s \+ [^;]*?, 8192u, 1024u\)", loop)) == 4
+    assert "cube_wgmma_desc(" not in src
+    assert "^" in src  # the copies' chunk ^ row % 8
+    # the copies of A (16 KB each), then B's, from a 1024-byte bound of the block
+    assert "reinterpret_cast<__half*>(cube_smem_1k + 65536)" in src
+
+
+def test_swizzled_configs_are_the_pipelined_bk_64_ones():
+    assert len(mw.SWIZZLED) >= 4
+    for cfg in mw.SWIZZLED:
+        assert cfg["asynchronous"] and cfg["bk"] == 64 and cfg["groups"] == 2
+    assert all(cfg["swizzle"] == 0 for cfg in mw.CONFIGS if cfg not in mw.SWIZZLED)
+
+
 @pytest.mark.nvcc
 @pytest.mark.skipif(NVCC is None, reason="no nvcc")
 @pytest.mark.parametrize("dtype", [f16, bf16], ids=["f16", "bf16"])

@@ -79,16 +79,18 @@ def stage_line(dst: cubepy.Array[Line[Float]], base: u32, v: Line[Float], rows: 
 @cube
 def copy_line(dst: cubepy.Array[Line[Float]], base: u32, src: Tensor[Line[Float]], row0: u32,
               col0: u32, width: u32, rows: Comptime[int], cols: Comptime[int],
-              units: Comptime[int], p: u32):
+              units: Comptime[int], p: u32, swizzle: Comptime[int]):
     """Starts the asynchronous copy of line `p * units + UNIT_POS` (in staging order) of
     the tile `rows` x `cols` of `src` at (row0, col0), `src` being `width` elements wide,
-    into the tile at line `base` of `dst` in wgmma's layout: what `load_line` and
-    `stage_line` do through registers, as one 16-byte cp.async."""
+    into the tile at line `base` of `dst` in wgmma's layout (`swizzle` 0 or 128): what
+    `load_line` and `stage_line` do through registers, as one 16-byte cp.async. With the
+    swizzle the 8 units of a store phase write chunk c of 8 rows, which lie in 8
+    different 16-byte slots (c ^ row % 8): no bank conflict."""
     idx = p * units + UNIT_POS
     chunks = cols // 8
     row = idx // (8 * chunks) * 8 + idx % 8
     col = (idx // 8) % chunks * 8
-    pipeline.memcpy_async(dst, base + cmma.wg_offset(row, col, rows) // 8,
+    pipeline.memcpy_async(dst, base + cmma.wg_offset(row, col, rows, swizzle) // 8,
                           src, ((row0 + row) * width + col0 + col) // 8)
 
 
@@ -96,20 +98,23 @@ def copy_line(dst: cubepy.Array[Line[Float]], base: u32, src: Tensor[Line[Float]
 def copy_slices(a: Tensor[Line[Float]], b: Tensor[Line[Float]], a_s: cubepy.Array[Line[Float]],
                 b_s: cubepy.Array[Line[Float]], row0: u32, col0: u32, k0: u32, copy: u32,
                 bm: Comptime[int], bn: Comptime[int], bk: Comptime[int],
-                units: Comptime[int]):
+                units: Comptime[int], swizzle: Comptime[int]):
     """Starts the asynchronous copies of this unit's lines of the slices of A (rows
     row0.., columns k0..) and B (rows k0.., columns col0..) into shared copy `copy`."""
     for p in unroll(range(bm * bk // 8 // units)):
-        copy_line(a_s, copy * (bm * bk // 8), a, row0, k0, a.shape(1), bm, bk, units, p)
+        copy_line(a_s, copy * (bm * bk // 8), a, row0, k0, a.shape(1), bm, bk, units, p,
+                  swizzle)
     for p in unroll(range(bk * bn // 8 // units)):
-        copy_line(b_s, copy * (bk * bn // 8), b, k0, col0, b.shape(1), bk, bn, units, p)
+        copy_line(b_s, copy * (bk * bn // 8), b, k0, col0, b.shape(1), bk, bn, units, p,
+                  swizzle)
 
 
 def _config(groups: int, bn: int, bk: int, ahead: bool = False, stages: int = 2,
-            asynchronous: bool = False, refill_after_wait: bool = False) -> dict:
+            asynchronous: bool = False, refill_after_wait: bool = False,
+            swizzle: int = 0) -> dict:
     return {"cube_dim": CubeDim(WARPGROUP * groups), "groups": groups, "bn": bn, "bk": bk,
             "ahead": ahead, "stages": stages, "asynchronous": asynchronous,
-            "refill_after_wait": refill_after_wait}
+            "refill_after_wait": refill_after_wait, "swizzle": swizzle}
 
 
 # bm = 64 * groups. Each fits CUDA's 48 KB of static shared memory and compiles without
@@ -139,6 +144,18 @@ PIPELINED = [_config(2, 128, 64, stages=3, asynchronous=True),
              _config(2, 128, 64, stages=4, asynchronous=True, refill_after_wait=True),
              _config(2, 256, 64, stages=3, asynchronous=True, refill_after_wait=True),
              _config(2, 256, 64, stages=4, asynchronous=True, refill_after_wait=True)]
+# Pipelined with the 128-byte swizzle (bk 64: a row of a slice is one 128-byte swizzle
+# row; A K-major, B MN-major in blocks of 64 columns), whose shared reads by wgmma do
+# not conflict as the interleaved core matrices' do.
+SWIZZLED = [_config(2, 128, 64, stages=3, asynchronous=True, swizzle=128),
+            _config(2, 128, 64, stages=4, asynchronous=True, swizzle=128),
+            _config(2, 256, 64, stages=3, asynchronous=True, swizzle=128),
+            _config(2, 256, 64, stages=4, asynchronous=True, swizzle=128),
+            _config(2, 128, 64, stages=4, asynchronous=True, refill_after_wait=True,
+                    swizzle=128),
+            _config(2, 256, 64, stages=4, asynchronous=True, refill_after_wait=True,
+                    swizzle=128)]
+PIPELINED += SWIZZLED
 CONFIGS += PIPELINED
 
 
@@ -172,7 +189,7 @@ def stage_slices(a_s: cubepy.Array[Line[Float]], b_s: cubepy.Array[Line[Float]],
 def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float],
                  groups: Comptime[int], bn: Comptime[int], bk: Comptime[int],
                  ahead: Comptime[bool], stages: Comptime[int], asynchronous: Comptime[bool],
-                 refill_after_wait: Comptime[bool]):
+                 refill_after_wait: Comptime[bool], swizzle: Comptime[int]):
     """c = a @ b for row-major f16/bf16 matrices (a and b with line size 8, c with 1),
     f32 accumulation, `groups` warpgroups per cube each computing 64 x bn of C, K in
     steps of `bk` (32 or 64). `ahead`: the lines of step s + 2 are loaded during step s
@@ -181,7 +198,9 @@ def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float
     shared copies, `stages` 2). `asynchronous`: `stages` (3 to 5) shared copies filled
     by asynchronous copies, each step's multiplies left running while the next step's
     are issued, `stages - 2` slices in flight, or `stages - 1` with
-    `refill_after_wait` (a second barrier per step; the module docstring has both)."""
+    `refill_after_wait` (a second barrier per step; the module docstring has both).
+    `swizzle` (asynchronous with bk = 64 only): 0 for wgmma's core-matrix layout, 128
+    for its 128-byte swizzle."""
     k_len = a.shape(1)
     n = b.shape(1)
     bm = 64 * groups
@@ -210,11 +229,11 @@ def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float
         last = steps - 1
         for s in unroll(range(stages - 2)):  # the prologue: the slices in flight ahead
             copy_slices(a, b, a_s, b_s, row0, col0, min(u32(s), last) * bk, s, bm, bn, bk,
-                        units)
+                        units, swizzle)
             pipeline.commit()  # one group per slice
         if refill_after_wait:
             copy_slices(a, b, a_s, b_s, row0, col0, min(u32(stages - 2), last) * bk,
-                        stages - 2, bm, bn, bk, units)
+                        stages - 2, bm, bn, bk, units, swizzle)
             pipeline.commit()
         for step in range(steps):
             # this unit's copies of slice `step` have landed
@@ -226,21 +245,22 @@ def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float
             if not refill_after_wait:
                 fill = step + stages - 2
                 copy_slices(a, b, a_s, b_s, row0, col0, min(fill, last) * bk, fill % stages,
-                            bm, bn, bk, units)
+                            bm, bn, bk, units, swizzle)
                 pipeline.commit()
             cur = step % stages
             cmma.wg_fence()
             for kk in unroll(range(bk // 16)):
-                cmma.wg_mma(acc, a_s, cur * a_elems + cmma.wg_offset(wg * 64, kk * 16, bm),
-                            bm, b_s, cur * b_elems + cmma.wg_offset(kk * 16, 0, bk), bk,
-                            cmma.ROW_MAJOR)
+                cmma.wg_mma(acc, a_s,
+                            cur * a_elems + cmma.wg_offset(wg * 64, kk * 16, bm, swizzle),
+                            bm, b_s, cur * b_elems + cmma.wg_offset(kk * 16, 0, bk, swizzle),
+                            bk, cmma.ROW_MAJOR, swizzle)
             cmma.wg_commit()
             cmma.wg_wait(1)  # the multiplies of step - 1 are done: copy step - 1 is free
             if refill_after_wait:
                 sync_cube()  # in every warpgroup
                 fill = step + stages - 1
                 copy_slices(a, b, a_s, b_s, row0, col0, min(fill, last) * bk, fill % stages,
-                            bm, bn, bk, units)
+                            bm, bn, bk, units, swizzle)
                 pipeline.commit()
         cmma.wg_wait(0)
     else:  # through registers, two shared copies
