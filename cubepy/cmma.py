@@ -94,7 +94,8 @@ wg_mma = Intrinsic(
     "acc += A @ B, A the 64 x 16 tile of shared memory `a` whose first element is at "
     "a_offset in a tile of a_rows rows stored with wg_offset, B the 16 x n tile of `b` "
     "(b_layout ROW_MAJOR: stored k x n with b_rows rows; COL_MAJOR: n x k). Asynchronous: "
-    "fence before, commit and wait after.")
+    "fence before, commit and wait after. An optional compile-time swizzle (0 or 128) "
+    "reads both tiles in the 128-byte swizzled layout of wg_offset(..., 128).")
 wg_fence = Intrinsic("cmma.wg_fence", "cmma.wg_fence(): orders the warpgroup's earlier "
                      "register and shared memory writes before the next wg_mma.")
 wg_commit = Intrinsic("cmma.wg_commit", "cmma.wg_commit(): the wg_mma calls since the "
@@ -104,7 +105,9 @@ wg_wait = Intrinsic("cmma.wg_wait", "cmma.wg_wait(n): waits until at most n (a "
 wg_offset = Intrinsic(
     "cmma.wg_offset", "cmma.wg_offset(row, col, rows): the element offset of (row, col) "
     "in a tile of `rows` rows (a compile-time multiple of 8) of 16-bit elements stored as "
-    "wg_mma reads it: 8 x 8 core matrices of 128 bytes, column of cores after column.")
+    "wg_mma reads it: 8 x 8 core matrices of 128 bytes, column of cores after column. "
+    "cmma.wg_offset(row, col, rows, 128): the 128-byte swizzled layout (rows of 64 "
+    "elements, blocks of 64 columns, 16-byte chunk c of row r at chunk c ^ (r % 8)).")
 
 # name -> intrinsic, for the frontend's registry (frontend/values.py)
 CMMA_INTRINSICS: dict[str, Intrinsic] = {

@@ -30,6 +30,12 @@ stages - 1 slices in flight for one more barrier per step. Past the end the copi
 repeat the last slice into a copy no step reads (branching around cp.async while a
 group of multiplies may run makes ptxas serialise them).
 
+With `swizzle` 128 (pipelined, bk = 64) the slices are stored in wgmma's 128-byte
+swizzled layout (`cmma.wg_offset(..., 128)`: A's rows of 64 k, B's rows of 64 n in
+bn / 64 blocks, 16-byte chunk c of row r at chunk c ^ (r % 8)) and read through
+swizzled descriptors: the interleaved core matrices' shared reads by wgmma conflict,
+the swizzled ones do not.
+
 Staging order: unit slot `idx` stores line (row, chunk) with row = 8 * (idx / (8 * chunks))
 + idx % 8 and chunk = (idx / 8) % chunks, so the 8 units of a shared-store phase write
 the 8 rows of one core matrix (128 contiguous bytes, no bank conflict) and a plane reads

@@ -363,7 +363,7 @@ def _carved_shared_bytes(kernel: n.Kernel, staging: int = 0) -> int:
     stay static `__shared__` arrays), else the carved block's size."""
     _, end = _carve_offsets(kernel)
     if swizzled_buffers(kernel):  # room to move the block's start to a 1024-byte bound
-        end += WGMMA_SWIZZLE_ALIGN - WGMMA_TILE_ALIGN
+        end += WGMMA_SWIZZLE_ALIGN
     total = sum(s.size * s.buffer.elem.itemsize for s in kernel.shared) + staging
     return end if kernel.shared and total > STATIC_SHARED_LIMIT else 0
 
@@ -376,7 +376,7 @@ def _shared_decls(kernel: n.Kernel, em: CEmitter, carved: bool) -> list[str]:
         lines = [f"extern __shared__ __align__(128) unsigned char {SHARED_BASE}[];"]
         base = SHARED_BASE
         if swizzled_buffers(kernel):
-            # the block's start is only 128-byte aligned: moved on to a 1024-byte bound
+            # the block's start need not be 1024-byte aligned: moved on to a bound
             # (the launch gives the bytes) for the swizzled tiles' atoms
             base = f"{SHARED_BASE}_1k"
             lines.append(f"unsigned char* const {base} = {SHARED_BASE} + (("
