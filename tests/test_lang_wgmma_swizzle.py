@@ -291,3 +291,13 @@ def test_swizzle_is_0_or_128():
         acc = cmma.WarpgroupAccumulator(64, f32)
         cmma.wg_mma(acc, a, 0, 64, a, 0, 64, ROW, 32)  # E:mma
     _error_at(_build_error(m), "mma", "0 (core matrices) or 128")
+
+
+def test_verifier_rejects_another_swizzle_in_ir_text():
+    from cubepy.ir.parser import parse_kernel
+    from cubepy.ir.verify import IRVerifyError, verify
+    text = sw_product.ir(cube_dim=(128, 1, 1), target="cuda", n=64, k=64, groups=1,
+                         b_rows_n=False, store_swizzle=128)
+    kernel = parse_kernel(text.replace(", row_major, 128)", ", row_major, 64)"))
+    with pytest.raises(IRVerifyError, match="swizzle 64"):
+        verify(kernel)
