@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 import cubepy
-from cubepy import (UNIT_POS, Array, CompileError, Comptime, SharedMemory, cmma, cube, f16,
+from cubepy import (UNIT_POS, Array, Comptime, SharedMemory, cmma, cube, f16,
                     f32, sync_cube, u32, unroll)
 from cubepy import wgmma_layout as layout
 from error_markers import located_error_checker
 from source_check import NVCC
-from test_lang_wgmma import CLIENTS, _nvcc_sm90a
+from test_lang_wgmma import CLIENTS, _build_error, _nvcc_sm90a
 
 ROW, COL = cmma.ROW_MAJOR, cmma.COL_MAJOR
 RNG = np.random.default_rng(29)
@@ -274,12 +274,6 @@ def test_ir_text_round_trips_the_swizzle():
 
 
 # -- errors -------------------------------------------------------------------------------
-
-def _build_error(fn) -> CompileError:
-    with pytest.raises(CompileError) as info:
-        cube(launch=True)(fn).source("cuda", cube_dim=(128, 1, 1))
-    return info.value
-
 
 def test_swizzle_is_0_or_128():
     def k(out: Array[u32]):

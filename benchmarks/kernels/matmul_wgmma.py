@@ -54,6 +54,8 @@ from cubepy import (CUBE_POS_X, CUBE_POS_Y, UNIT_POS, Comptime, CubeCount, CubeD
                     Line, LocalArray, SharedMemory, Tensor, cmma, cube, f32, pipeline,
                     sync_cube, u32, unroll)
 
+from .matmul_tc import reference  # the same f64 product checks both kernels
+
 BK = 64  # the largest K of one step (4 wgmma k16 multiplies): K must be a multiple
 WARPGROUP = 128
 
@@ -318,11 +320,6 @@ def run(client, a, b, c, config: dict | None = None) -> None:
                                              config["cube_dim"], a, b, c, **comptimes)
         return
     matmul_wgmma.launch_unchecked(client, cube_count(m, n), a, b, c)
-
-
-def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The product in f64 (inputs as given), for comparison with the kernel's result."""
-    return a.astype(np.float64) @ b.astype(np.float64)
 
 
 def example(client, m: int = 256, n: int = 256, k: int = 128, seed: int = 0,
