@@ -30,6 +30,7 @@ from .compiled import Compiled, kernel_features, make_compiled
 from .names import Namer, comment_text, field_name, numbered
 from .reserved import WGSL_HELPER_LOCALS
 from .skeleton import render
+from .wgsl_barriers import storage_barriers
 from .walker import INDENT, BracedWalker
 from .wgsl_expr import ExprEmitter, literal, wgsl_type
 from .wgsl_lines import element_slot, load_line, store_line, vector_widths
@@ -80,7 +81,11 @@ class _WgslEmitter(BracedWalker):
         self.buffers = self._buffer_views()
         self.assign_counts = self._count_assignments()
         self.declared: set[str] = set()
-        self.writes_global = any(not b.read_only for b in abi.buffers)
+        self.storage_barriers = storage_barriers(kernel)
+        # barriers that need storageBarrier() only when a read-only parameter shares a
+        # written buffer (the alias variant): their line numbers in self.lines
+        self.alias_only = storage_barriers(kernel, promoted=True) - self.storage_barriers
+        self.alias_barrier_lines: list[int] = []
         self.expr = ExprEmitter(self.prelude, self._var_name, self._position, self._meta,
                                 self._read)
 
@@ -344,8 +349,10 @@ class _WgslEmitter(BracedWalker):
             return
         # fence_cube: WGSL has no standalone fence; both barriers order this unit's
         # storage and workgroup memory for its workgroup (uniform control flow only)
-        if self.writes_global or s.op == "fence_cube":
+        if s.op == "fence_cube" or id(s) in self.storage_barriers:
             self.line("storageBarrier();")
+        elif id(s) in self.alias_only:
+            self.alias_barrier_lines.append(len(self.lines))
         self.line("workgroupBarrier();")
 
     # -- entry preamble and module ------------------------------------------------------
@@ -425,7 +432,8 @@ class _WgslEmitter(BracedWalker):
         def render_promoted(promote: frozenset[int]) -> str:
             buffers = [dict(b, access="read_write") if b["binding"] in promote else b
                        for b in context["buffers"]]
-            return render("wgsl.j2", **dict(context, buffers=buffers))
+            return render("wgsl.j2", **dict(context, buffers=buffers,
+                                            body=self._body(alias=True)))
         return make_compiled(TARGET, self.kernel, self.abi, render("wgsl.j2", **context),
                              "main", frozenset(features), bool_bytes=4,
                              render=render_promoted)
@@ -441,9 +449,8 @@ class _WgslEmitter(BracedWalker):
                 self._var_name(n.Var(p.name, p.dtype))
                 self.declared.add(p.name)
         self.walk(k.body)
-        body_lines = self.lines
-        entry_params, pre = self._preamble()
-        body = "\n".join([INDENT + line for line in pre] + body_lines)
+        self.preamble = self._preamble()
+        entry_params, _ = self.preamble
         buffers = [{"binding": i, "name": self.buffers[("global", b.name)].name,
                     "access": "read" if b.read_only else "read_write",
                     "store_type": self.buffers[("global", b.name)].store_type}
@@ -462,7 +469,16 @@ class _WgslEmitter(BracedWalker):
             buffers=buffers, info_fields=info_fields, info_binding=self.abi.info_binding,
             shared=shared, local_arrays=local_arrays, prelude=self.prelude.text(),
             cube_dim=k.cube_dim,
-            entry_params=entry_params, body=body)
+            entry_params=entry_params, body=self._body(alias=False))
+
+    def _body(self, alias: bool) -> str:
+        """The entry's body; `alias`: with the storage barriers the alias variant needs."""
+        lines = list(self.lines)
+        if alias:
+            for at in reversed(self.alias_barrier_lines):
+                indent = lines[at][:len(lines[at]) - len(lines[at].lstrip())]
+                lines.insert(at, indent + "storageBarrier();")
+        return "\n".join([INDENT + line for line in self.preamble[1]] + lines)
 
 
 def _field_type(f) -> str:
