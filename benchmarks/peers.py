@@ -114,6 +114,7 @@ def matmul_half_peers(a: np.ndarray, b: np.ndarray, dtype_name: str) -> dict[str
 
 
 SAME_SIZE_COPY = "torch copy_ (same size)"
+SAME_SIZE_WGPU_COPY = "raw wgpu-py copy (same size)"  # benchmarks/wgpu_copy.py
 
 
 def softmax_peers(x: np.ndarray) -> dict[str, Callable]:

@@ -18,6 +18,12 @@ TARGETS = [
     ("elementwise", "copy", 0.95),
 ]
 WGPU_VS_CUDA = 0.80
+# On wgpu: the same standard against the copy of the kernel's own bytes on wgpu, which
+# shows how much of a wgpu-vs-CUDA gap is Vulkan's and how much the kernel's.
+WGPU_TARGETS = [
+    ("softmax", "raw wgpu-py copy (same size)", 0.85),
+    ("layernorm", "raw wgpu-py copy (same size)", 0.85),
+]
 
 
 def write_json(rows: list[dict], meta: dict, path: Path) -> None:
@@ -57,6 +63,11 @@ def target_lines(rows: list[dict]) -> list[str]:
                          and p["size"] == r["size"]), None)
             if cuda:
                 lines.append(_verdict(r, "cubepy on cuda", r["value"] / cuda, WGPU_VS_CUDA))
+            for prefix, peer, least in WGPU_TARGETS:
+                ref = next((p["value"] for p in ok if p["impl"] == peer and
+                            p["kernel"] == r["kernel"] and p["size"] == r["size"]), None)
+                if r["kernel"].startswith(prefix) and ref:
+                    lines.append(_verdict(r, peer, r["value"] / ref, least))
     return lines
 
 

@@ -294,6 +294,18 @@ def _peer_rows(case: Case, inputs: tuple, runtimes: set[str], warmup: int, reps:
         except Exception as e:  # a peer library failing is reported, not fatal
             rows.append(_row(case, name, runtime, device, error=f"{type(e).__name__}: {e}"))
         log(_describe(rows[-1]))
+    if case.kernel.startswith(("softmax", "layernorm")) and "wgpu" in runtimes:
+        # the copy of the kernel's own bytes on wgpu: what Vulkan gives a memory-bound
+        # kernel of this size (the counterpart of torch's same-size copy on CUDA)
+        try:
+            from .wgpu_copy import WgpuCopy
+            copier = WgpuCopy(inputs[0].nbytes // 4)
+            rows.append(_row(case, peers.SAME_SIZE_WGPU_COPY, "wgpu", "wgpu",
+                             copier.bench(warmup, reps)))
+        except Exception as e:
+            rows.append(_row(case, peers.SAME_SIZE_WGPU_COPY, "wgpu", "wgpu",
+                             error=f"{type(e).__name__}: {e}"))
+        log(_describe(rows[-1]))
     if case.kernel == "copy" and "wgpu" in runtimes:
         try:
             from .wgpu_copy import WgpuCopy

@@ -59,6 +59,22 @@ def test_targets_compare_with_peers_copy_and_cuda():
     assert len(lines) == 3
 
 
+def test_wgpu_kernels_compare_with_the_same_size_wgpu_copy():
+    """softmax and layernorm on wgpu also stand against a raw wgpu-py copy of their own
+    bytes: the part of a wgpu-vs-CUDA gap that Vulkan's copy has too."""
+    rows = [_row("softmax", "cubepy", "wgpu", 1800.0),
+            _row("softmax", "raw wgpu-py copy (same size)", "wgpu", 2000.0),
+            _row("layernorm_f16", "cubepy", "wgpu", 800.0),
+            _row("layernorm_f16", "raw wgpu-py copy (same size)", "wgpu", 2000.0),
+            _row("sum", "cubepy", "wgpu", 2700.0),
+            _row("sum", "raw wgpu-py copy (same size)", "wgpu", 2000.0)]
+    lines = report.target_lines(rows)
+    assert lines == [
+        "| softmax | s | cubepy [wgpu] | raw wgpu-py copy (same size) | 90% | 85% | met |",
+        "| layernorm_f16 | s | cubepy [wgpu] | raw wgpu-py copy (same size) | 40% | 85% "
+        "| **missed** |"]
+
+
 def test_rows_with_errors_are_left_out_of_targets():
     rows = [_row("copy", "torch copy_", "cuda", 4000.0),
             dict(_row("sum", "cubepy", "cuda", 0.0), error="out of memory")]
