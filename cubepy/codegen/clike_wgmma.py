@@ -43,15 +43,23 @@ def fill(em: CEmitter, s: n.MatrixFill) -> None:
             f"{name}[{i}] = {em.expr(s.value)};")
 
 
+_PAIRS = {"f16": ("__half2", "__floats2half2_rn({}, {})"),
+          "bf16": ("__nv_bfloat162", "__floats2bfloat162_rn({}, {})"),
+          "f32": ("float2", "make_float2({}, {})")}
+_PAIR_BYTES = {"f16": 4, "bf16": 4, "f32": 8}
+
+
 def store(em: CEmitter, s: n.MatrixStore) -> None:
-    """Each unit writes its n / 2 values, converted to the buffer's type. A checked
-    launch drops the elements past the buffer's end, as the cpu runtime does."""
+    """Each unit writes its n / 2 values, converted to the buffer's type: its two
+    adjacent columns (c = 0, 1) as one 2-element store where the row stride is even and
+    the tile's first element is aligned to the pair (tested at run time once per store),
+    else element by element. A checked launch drops the elements past the buffer's end,
+    as the cpu runtime does: a pair reaching past it is stored element by element."""
     from .clike_cmma import _pointer
     d = s.frag.matrix
     acc = em.matrix_name(d)
     elem = s.buffer.elem.name
     t, r0, c0, p, st = (em.fresh(x) for x in ("t", "r0", "c0", "p", "st"))
-    j, i = em.fresh("j"), em.fresh("i")
     em.line("{")
     em.line(f"    const unsigned {t} = {_unit_in_warpgroup(em)};")
     em.line(f"    const unsigned {r0} = ({t} >> 5) * 16u + (({t} & 31u) >> 2);")
@@ -65,17 +73,44 @@ def store(em: CEmitter, s: n.MatrixStore) -> None:
         limit = em.fresh("room")  # elements from the tile's first to the buffer's end
         em.line(f"    const long long {limit} = (long long)({size}) - "
                 f"(long long)({em.expr(s.offset)});")
-    em.line("    #pragma unroll")
-    em.line(f"    for (int {j} = 0; {j} < {d.n // 8}; ++{j}) {{")
+    # every pair starts at an even column of an even-strided row: aligned with the tile
+    pair_type, make_pair = _PAIRS[elem]
+    em.line(f"    if (({st} & 1u) == 0u && ((unsigned long long)(const void*){p} & "
+            f"{_PAIR_BYTES[elem] - 1}ull) == 0ull) {{")
+    j, h = em.fresh("j"), em.fresh("h")
     em.line("        #pragma unroll")
-    em.line(f"        for (int {i} = 0; {i} < 4; ++{i}) {{")
+    em.line(f"        for (int {j} = 0; {j} < {d.n // 8}; ++{j}) {{")
+    em.line("            #pragma unroll")
+    em.line(f"            for (int {h} = 0; {h} < 2; ++{h}) {{")
+    at = f"({r0} + 8u * {h}) * {st} + 8u * {j} + {c0}"
+    first = f"{acc}[{j} * 4 + {h} * 2]"
+    second = f"{acc}[{j} * 4 + {h} * 2 + 1]"
+    pair = f"*reinterpret_cast<{pair_type}*>({p} + at_) = {make_pair.format(first, second)};"
+    em.line(f"                const unsigned at_ = {at};")
+    if limit is None:
+        em.line(f"                {pair}")
+    else:
+        em.line(f"                if ((long long)at_ + 1 < {limit}) {{")
+        em.line(f"                    {pair}")
+        em.line(f"                }} else if ((long long)at_ < {limit}) {{  // the last one")
+        em.line(f"                    {p}[at_] = {_CONVERT[elem].format(first)};")
+        em.line("                }")
+    em.line("            }")
+    em.line("        }")
+    em.line("    } else {")
+    j, i = em.fresh("j"), em.fresh("i")
+    em.line("        #pragma unroll")
+    em.line(f"        for (int {j} = 0; {j} < {d.n // 8}; ++{j}) {{")
+    em.line("            #pragma unroll")
+    em.line(f"            for (int {i} = 0; {i} < 4; ++{i}) {{")
     at = f"({r0} + 8u * ({i} >> 1)) * {st} + 8u * {j} + {c0} + ({i} & 1)"
     value = _CONVERT[elem].format(f"{acc}[{j} * 4 + {i}]")
     if limit is None:
-        em.line(f"            {p}[{at}] = {value};")
+        em.line(f"                {p}[{at}] = {value};")
     else:
-        em.line(f"            const unsigned at_ = {at};")
-        em.line(f"            if ((long long)at_ < {limit}) {p}[at_] = {value};")
+        em.line(f"                const unsigned at_ = {at};")
+        em.line(f"                if ((long long)at_ < {limit}) {p}[at_] = {value};")
+    em.line("            }")
     em.line("        }")
     em.line("    }")
     em.line("}")
