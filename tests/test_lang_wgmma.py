@@ -384,18 +384,23 @@ def _store_block(src: str) -> str:
 def test_store_writes_column_pairs_where_aligned(checked):
     src = _store_block(wg_product.source("cuda", cube_dim=(128, 1, 1), checked=checked,
                                          n=64, k=16, groups=1, b_rows_n=False))
+    # two row pointers (rows r and r + 8 of this unit), stores at constant offsets
+    rows = re.findall(r"float\* const (cube_q[01]\d+) = ", src)
+    assert len(rows) == 2, src
     # f32: float2 where the stride is even and the tile 8-byte aligned, else elements
     test = re.search(r"if \(\((cube_st\d+) & 1u\) == 0u && \(\(unsigned long long\)"
                      r"\(const void\*\)(cube_p\d+) & 7ull\) == 0ull\) \{", src)
     assert test, src
     pairs, fallback = src[test.end():].split("    } else {\n", 1)
-    assert "*reinterpret_cast<float2*>(" in pairs and "make_float2(acc[" in pairs
-    assert "+ cube_c04;" in pairs  # a pair's column: the even one
-    assert re.search(r"cube_p\d+\[.*?\] = acc\[", fallback)  # one element a store
-    assert "float2" not in fallback
+    for q in rows:
+        assert f"*reinterpret_cast<float2*>({q} + 8 * cube_j" in pairs
+        assert re.search(rf"{q}\[8 \* cube_j\d+ \+ 1\] = acc\[", fallback)
+    assert pairs.count("make_float2(acc[") == 2 and "float2" not in fallback
+    assert fallback.count("= acc[") == 4  # one element a store
     if checked:  # a pair wholly in the room, else its first element alone
-        assert re.search(r"if \(\(long long\)at_ \+ 1 < cube_room\d+\) \{", pairs)
-        assert re.search(r"\} else if \(\(long long\)at_ < cube_room\d+\)", pairs)
+        assert len(re.findall(r"if \(8 \* cube_j\d+ \+ 1 < cube_room[01]\d+\) \*", pairs)) == 2
+        assert len(re.findall(r"else if \(8 \* cube_j\d+ < cube_room[01]\d+\)", pairs)) == 2
+        assert fallback.count("< cube_room") == 4
 
 
 def test_store_pairs_f16_and_bf16():
