@@ -252,6 +252,46 @@ def test_store_into_shared_memory(client, lines, offset, stride):
                                atol=3e-3)
 
 
+@cube(launch=True)
+def wg_into_lines(a: Array[f16], b: Array[f16], out: cubepy.Tensor[cubepy.Line[f16]],
+                  offset: u32, stride: u32):
+    """The product stored into a Line tensor (offset and stride in elements), and one
+    line access of it, so that it stays a Line tensor."""
+    a_s = SharedMemory(f16, 64 * 16)
+    b_s = SharedMemory(f16, 16 * 64)
+    acc = cmma.WarpgroupAccumulator(64, f32)
+    cmma.fill(acc, 0.0)
+    for i in range(UNIT_POS, 1024, 128):
+        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
+        b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
+    sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    cmma.store(out, offset, acc, stride, ROW)
+    sync_cube()
+    if UNIT_POS == 0:
+        out[len(out) - 1] = out[len(out) - 1] * 2.0  # the last line, past the tile
+
+
+@pytest.mark.parametrize("line", [4, 8])
+@pytest.mark.parametrize("offset,stride", [(8, 72), (5, 67)])
+def test_store_into_a_line_tensor(client, line, offset, stride):
+    a, b = _halves(64, 16), _halves(16, 64)
+    size = -(-(offset + 64 * stride + 8) // 8) * 8  # a whole line of 8 past the tile
+    out = client.tensor(np.ones(size, np.float16)).with_line_size(line)
+    wg_into_lines.launch(client, (1, 1, 1), (128, 1, 1), client.tensor(a.ravel()),
+                         client.tensor(b.ravel()), out, offset, stride)
+    got = out.numpy().ravel()
+    tile = got[offset:offset + 64 * stride].reshape(64, stride)[:, :64]
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(tile.astype(np.float32), want, atol=3e-3)
+    np.testing.assert_array_equal(got[-line:], 2.0)  # the line access
+    src = wg_into_lines.source("cuda", cube_dim=(128, 1, 1), line_sizes={"out": line})
+    assert "__floats2half2_rn(" in src and "__half* const cube_p" in src
+
+
 def test_odd_strides_and_offsets_store_f16_and_f32_alike(client):
     for stride, offset in ((67, 0), (80, 5), (65, 3)):
         got, want = _run_product(client, 64, 16, 1, False, out_stride=stride,
@@ -537,6 +577,16 @@ def test_store_into_shared_memory_compiles_for_sm_90a(tmp_path, lines, checked):
     src = wg_through_shared.source("cuda", cube_dim=(128, 1, 1), checked=checked,
                                    lines=lines)
     assert "__floats2half2_rn(" in src
+    output = _nvcc_sm90a(src, tmp_path)
+    assert "0 bytes spill stores" in output, output
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="no nvcc")
+def test_store_into_a_line_tensor_compiles_for_sm_90a(tmp_path):
+    src = wg_into_lines.source("cuda", cube_dim=(128, 1, 1), checked=True,
+                               line_sizes={"out": 8})
+    assert "*reinterpret_cast<uint4*>(" in src  # the line store: out stays a Line tensor
     output = _nvcc_sm90a(src, tmp_path)
     assert "0 bytes spill stores" in output, output
 
