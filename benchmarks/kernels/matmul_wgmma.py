@@ -144,10 +144,11 @@ CONFIGS = [_config(2, 256, 32), _config(2, 128, 64), _config(2, 128, 32),
            _config(1, 128, 64, True)]
 # Pipelined (`asynchronous`): `stages` shared copies filled by cp.async straight from
 # global memory (stages - 2 slices in flight ahead of the multiply, one copy read by the
-# multiplies still running; stages - 1 with `refill_after_wait`), no staging registers, so bn = 256 with bk = 64 fits too (about
-# 190 registers, no spills). Shared memory per cube: stages * (bm + bn) * bk * 2 bytes, 80 to
-# 192 KB, beyond 48 KB through the cuda runtime's opt-in (autotuning skips what the
-# device cannot give); 96 KB or less lets two cubes share an SM.
+# multiplies still running; stages - 1 with `refill_after_wait`), no staging registers,
+# so bn = 256 with bk = 64 fits too (about 190 registers, no spills). Shared memory per
+# cube: stages * (bm + bn) * bk * 2 bytes, 80 to 192 KB, beyond 48 KB through the cuda
+# runtime's opt-in (autotuning skips what the device cannot give); 96 KB or less lets
+# two cubes share an SM.
 PIPELINED = [_config(2, 128, 64, stages=3, asynchronous=True),
              _config(2, 128, 64, stages=4, asynchronous=True),
              _config(2, 128, 64, stages=5, asynchronous=True),
@@ -222,8 +223,9 @@ def copy_tile_out(c: Tensor[Line[Float]], tile: cubepy.Array[Line[Float]], row0:
                   pitch: Comptime[int], units: Comptime[int]):
     """Copies the `rows` x `cols` tile held in `tile` (lines of 8, rows `pitch` elements
     apart) to c at (row0, col0), c being `n` elements wide: consecutive units on
-    consecutive lines of c's rows (coalesced: a plane writes 32 lines of one row). Lines
-    of c of other sizes than 8 are gathered element by element."""
+    consecutive lines of c's rows (coalesced: a plane writes 512 contiguous bytes of
+    f16 with cols = 256, two rows of 256 with 128). Lines of c of other sizes than 8 are
+    gathered from the tile element by element."""
     size = c.line_size()
     per_row = cols // size
     for p in unroll(range(rows * per_row // units)):
