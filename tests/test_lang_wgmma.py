@@ -207,6 +207,99 @@ def test_fill_accumulates_and_store_converts_to_f16(client):
 
 
 @cube(launch=True)
+def wg_through_shared(a: Array[f16], b: Array[f16], out: Array[f16], offset: u32,
+                      stride: u32, lines: Comptime[bool]):
+    """The product stored into shared memory at `offset` with row `stride` (f16
+    elements; in a SharedMemory of Line[f16] of 8 with `lines`), then copied to out."""
+    a_s = SharedMemory(f16, 64 * 16)
+    b_s = SharedMemory(f16, 16 * 64)
+    acc = cmma.WarpgroupAccumulator(64, f32)
+    cmma.fill(acc, 0.0)
+    for i in range(UNIT_POS, 1024, 128):
+        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
+        b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
+    sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    if lines:
+        tile_lines = SharedMemory(cubepy.Line[f16], 64 * 72 // 8 + 1, 8)
+        cmma.store(tile_lines, offset, acc, stride, ROW)
+        sync_cube()
+        for i in range(UNIT_POS, 64 * 64, 128):
+            at = offset + i // 64 * stride + i % 64
+            out[i] = tile_lines[at // 8][at % 8]
+    else:
+        tile = SharedMemory(f16, 64 * 72 + 8)
+        cmma.store(tile, offset, acc, stride, ROW)
+        sync_cube()
+        for i in range(UNIT_POS, 64 * 64, 128):
+            out[i] = tile[offset + i // 64 * stride + i % 64]
+
+
+# even strides and aligned offsets take the pair stores on CUDA; an odd stride or an odd
+# offset the element stores: the same values either way
+@pytest.mark.parametrize("lines", [False, True], ids=["elements", "lines"])
+@pytest.mark.parametrize("offset,stride", [(0, 72), (8, 64), (3, 72), (0, 65), (5, 67)])
+def test_store_into_shared_memory(client, lines, offset, stride):
+    a, b = _halves(64, 16), _halves(16, 64)
+    out = client.zeros(64 * 64, f16)
+    wg_through_shared.launch(client, (1, 1, 1), (128, 1, 1), client.tensor(a.ravel()),
+                             client.tensor(b.ravel()), out, offset, stride, lines=lines)
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(out.numpy().reshape(64, 64).astype(np.float32), want,
+                               atol=3e-3)
+
+
+@cube(launch=True)
+def wg_into_lines(a: Array[f16], b: Array[f16], out: cubepy.Tensor[cubepy.Line[f16]],
+                  offset: u32, stride: u32):
+    """The product stored into a Line tensor (offset and stride in elements), and one
+    line access of it, so that it stays a Line tensor."""
+    a_s = SharedMemory(f16, 64 * 16)
+    b_s = SharedMemory(f16, 16 * 64)
+    acc = cmma.WarpgroupAccumulator(64, f32)
+    cmma.fill(acc, 0.0)
+    for i in range(UNIT_POS, 1024, 128):
+        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
+        b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
+    sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    cmma.store(out, offset, acc, stride, ROW)
+    sync_cube()
+    if UNIT_POS == 0:
+        out[len(out) - 1] = out[len(out) - 1] * 2.0  # the last line, past the tile
+
+
+@pytest.mark.parametrize("line", [4, 8])
+@pytest.mark.parametrize("offset,stride", [(8, 72), (5, 67)])
+def test_store_into_a_line_tensor(client, line, offset, stride):
+    a, b = _halves(64, 16), _halves(16, 64)
+    size = -(-(offset + 64 * stride + 8) // 8) * 8  # a whole line of 8 past the tile
+    out = client.tensor(np.ones(size, np.float16)).with_line_size(line)
+    wg_into_lines.launch(client, (1, 1, 1), (128, 1, 1), client.tensor(a.ravel()),
+                         client.tensor(b.ravel()), out, offset, stride)
+    got = out.numpy().ravel()
+    tile = got[offset:offset + 64 * stride].reshape(64, stride)[:, :64]
+    want = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(tile.astype(np.float32), want, atol=3e-3)
+    np.testing.assert_array_equal(got[-line:], 2.0)  # the line access
+    src = wg_into_lines.source("cuda", cube_dim=(128, 1, 1), line_sizes={"out": line})
+    assert "__floats2half2_rn(" in src and "__half* const cube_p" in src
+
+
+def test_odd_strides_and_offsets_store_f16_and_f32_alike(client):
+    for stride, offset in ((67, 0), (80, 5), (65, 3)):
+        got, want = _run_product(client, 64, 16, 1, False, out_stride=stride,
+                                 out_offset=offset)
+        np.testing.assert_allclose(got, want, atol=2e-3)
+
+
+@cube(launch=True)
 def plain_row_major(a: Array[f16], b: Array[f16], out: Array[f32]):
     """A and B stored row major (not with wg_offset): not the layout wgmma reads."""
     a_s = SharedMemory(f16, 64 * 16)
@@ -323,6 +416,44 @@ def test_cuda_source_builds_descriptors_from_the_layout():
     assert "p, 1, 1, 0, 0;" in col  # K-major B
 
 
+def _store_block(src: str) -> str:
+    return src[src.index("const unsigned cube_t"):]
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
+def test_store_writes_column_pairs_where_aligned(checked):
+    src = _store_block(wg_product.source("cuda", cube_dim=(128, 1, 1), checked=checked,
+                                         n=64, k=16, groups=1, b_rows_n=False))
+    # two row pointers (rows r and r + 8 of this unit), stores at constant offsets
+    rows = re.findall(r"float\* const (cube_q[01]\d+) = ", src)
+    assert len(rows) == 2, src
+    # f32: float2 where the stride is even and the tile 8-byte aligned, else elements
+    test = re.search(r"if \(\((cube_st\d+) & 1u\) == 0u && \(\(unsigned long long\)"
+                     r"\(const void\*\)(cube_p\d+) & 7ull\) == 0ull\) \{", src)
+    assert test, src
+    pairs, fallback = src[test.end():].split("    } else {\n", 1)
+    for q in rows:
+        assert f"*reinterpret_cast<float2*>({q} + 8 * cube_j" in pairs
+        assert re.search(rf"{q}\[8 \* cube_j\d+ \+ 1\] = acc\[", fallback)
+    assert pairs.count("make_float2(acc[") == 2 and "float2" not in fallback
+    assert fallback.count("= acc[") == 4  # one element a store
+    if checked:  # a pair wholly in the room, else its first element alone
+        assert len(re.findall(r"if \(8 \* cube_j\d+ \+ 1 < cube_room[01]\d+\) \*", pairs)) == 2
+        assert len(re.findall(r"else if \(8 \* cube_j\d+ < cube_room[01]\d+\)", pairs)) == 2
+        assert fallback.count("< cube_room") == 4
+
+
+def test_store_pairs_f16_and_bf16():
+    f16_src = _store_block(wg_through_shared.source("cuda", cube_dim=(128, 1, 1),
+                                                    checked=False, lines=False))
+    assert "*reinterpret_cast<__half2*>(" in f16_src and "__floats2half2_rn(" in f16_src
+    assert "& 3ull) == 0ull" in f16_src  # a pair of halves: 4 bytes
+    assert "__float2half_rn(" in f16_src  # the element fallback
+    bf_src = _store_block(bf16_product.source("cuda", cube_dim=(128, 1, 1)))
+    assert "*reinterpret_cast<__nv_bfloat162*>(" in bf_src
+    assert "__floats2bfloat162_rn(" in bf_src and "& 3ull) == 0ull" in bf_src
+
+
 @cube(launch=True)
 def big_tiles(a: Array[f16], out: Array[f32]):
     small = SharedMemory(f32, 8)  # 32 bytes before the tiles
@@ -436,6 +567,28 @@ def test_bf16_compiles_for_sm_90a(tmp_path):
 def test_bf16_is_not_on_the_cpu():
     with pytest.raises(CompileError, match="the cpu runtime has no bf16"):
         bf16_product.ir(cube_dim=(128, 1, 1), target="cpu")
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="no nvcc")
+@pytest.mark.parametrize("lines", [False, True], ids=["elements", "lines"])
+@pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
+def test_store_into_shared_memory_compiles_for_sm_90a(tmp_path, lines, checked):
+    src = wg_through_shared.source("cuda", cube_dim=(128, 1, 1), checked=checked,
+                                   lines=lines)
+    assert "__floats2half2_rn(" in src
+    output = _nvcc_sm90a(src, tmp_path)
+    assert "0 bytes spill stores" in output, output
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="no nvcc")
+def test_store_into_a_line_tensor_compiles_for_sm_90a(tmp_path):
+    src = wg_into_lines.source("cuda", cube_dim=(128, 1, 1), checked=True,
+                               line_sizes={"out": 8})
+    assert "*reinterpret_cast<uint4*>(" in src  # the line store: out stays a Line tensor
+    output = _nvcc_sm90a(src, tmp_path)
+    assert "0 bytes spill stores" in output, output
 
 
 @cube(launch=True)

@@ -57,7 +57,8 @@ def test_rejects_sizes_off_the_tile():
 def _source(cfg: dict, dtype, checked: bool = False) -> str:
     spec = {k: v for k, v in cfg.items() if k != "cube_dim"}
     return mw.matmul_wgmma.kernel.source("cuda", cube_dim=tuple(cfg["cube_dim"]),
-                                         checked=checked, line_sizes={"a": 8, "b": 8},
+                                         checked=checked,
+                                         line_sizes={"a": 8, "b": 8, "c": 8},
                                          Float=dtype, **spec)
 
 
@@ -118,6 +119,98 @@ def test_swizzled_configs_are_the_pipelined_bk_64_ones():
     for cfg in mw.SWIZZLED:
         assert cfg["asynchronous"] and cfg["bk"] == 64 and cfg["groups"] == 2
     assert all(cfg["swizzle"] == 0 for cfg in mw.CONFIGS if cfg not in mw.SWIZZLED)
+
+
+def test_epilogue_shared_configs_are_the_best_swizzled_ones():
+    assert len(mw.EPILOGUE_SHARED) == 4
+    for cfg in mw.EPILOGUE_SHARED:
+        assert cfg in mw.CONFIGS and cfg in mw.PIPELINED and cfg in mw.SWIZZLED
+        plain = dict(cfg, epilogue_shared=False)
+        assert plain in mw.SWIZZLED  # the same config with the direct store
+    assert {(c["bn"], c["stages"]) for c in mw.EPILOGUE_SHARED} == \
+        {(256, 4), (256, 3), (128, 3), (128, 4)}
+    assert sum(c["epilogue_shared"] for c in mw.CONFIGS) == 4
+
+
+def test_other_configs_compile_alike_whatever_c_line_size():
+    # c is a Line tensor; a config storing the accumulator straight to c gives the same
+    # code with c seen as lines of 8 (as run() does) or 1
+    for cfg in (mw.CONFIGS[0], mw.SWIZZLED[3]):
+        assert not cfg["epilogue_shared"]
+        spec = {k: v for k, v in cfg.items() if k != "cube_dim"}
+        srcs = [mw.matmul_wgmma.kernel.source("cuda", cube_dim=tuple(cfg["cube_dim"]),
+                                              checked=False, Float=f16, **spec,
+                                              line_sizes={"a": 8, "b": 8, "c": line})
+                for line in (1, 8)]
+        assert srcs[0] == srcs[1]
+
+
+def test_shared_epilogue_goes_through_the_copies_of_b_as_lines():
+    cfg = mw._config(2, 256, 64, stages=4, asynchronous=True, swizzle=128,
+                     epilogue_shared=True)
+    assert cfg in mw.EPILOGUE_SHARED
+    src = _source(cfg, f16)
+    plain = _source(dict(cfg, epilogue_shared=False), f16)
+    tail = src[src.index("wgmma.wait_group.sync.aligned 0;"):]
+    # the copies past the end land, everyone's multiplies are done: then b_s is free
+    assert tail.index("cp.async.wait_group 0;") < tail.index("__syncthreads();")
+    store = tail[tail.index("__syncthreads();"):]
+    assert "__half* const cube_p" in store and "= b_s + wg * 64u * 264u;" in store
+    assert "const unsigned cube_st" in store and "= 264u;" in store  # bn + 8
+    assert store.count("__floats2half2_rn(") == 2
+    copy = store[store.index("__syncthreads();", store.index("__floats2half2_rn(")):]
+    # 128 x 256 halves in 16-byte lines: 16 per unit, read from b_s, written to c
+    assert copy.count("*reinterpret_cast<uint4*>(&c[") == 16
+    assert copy.count("*reinterpret_cast<const uint4*>(&b_s[") == 16
+    assert copy.count("__syncthreads();") == 1
+    # no shared memory beyond the pipeline's
+    assert re.findall(r"cube_smem_1k \+ \d+", src) == re.findall(r"cube_smem_1k \+ \d+",
+                                                                   plain)
+
+
+# two shared copies of 64 x 128 (16384 halves) are less than the 128 x 136 tile: an
+# array of its own; through registers (not asynchronous)
+OWN_TILE = mw._config(2, 128, 64, epilogue_shared=True)
+
+
+def test_shared_epilogue_with_a_tile_of_its_own_on_cpu():
+    mw.example(cubepy.client("cpu"), k=192, seed=7, config=OWN_TILE)
+    src = _source(OWN_TILE, f16)
+    # after the two copies of A (2 x 16 KB) and of B (2 x 16 KB)
+    assert "__half* const tile = reinterpret_cast<__half*>(cube_smem + 65536);" in src
+    assert "= tile + wg * 64u * 136u;" in src
+    assert "cp.async.wait_group" not in src
+
+
+@pytest.mark.parametrize("line", [1, 4])
+def test_shared_epilogue_writes_c_of_other_line_sizes_on_cpu(line):
+    client = cubepy.client("cpu")
+    rng = np.random.default_rng(line)
+    m, n, k = 256, 256, 128
+    a_h = rng.standard_normal((m, k)).astype(np.float16)
+    b_h = rng.standard_normal((k, n)).astype(np.float16)
+    c = client.zeros((m, n), f16).with_line_size(line)
+    cfg = mw.EPILOGUE_SHARED[2]
+    spec = {key: v for key, v in cfg.items() if key != "cube_dim"}
+    mw.matmul_wgmma.kernel.launch_unchecked(
+        client, mw.cube_count(m, n)(cfg), cfg["cube_dim"],
+        client.tensor(a_h).with_line_size(8), client.tensor(b_h).with_line_size(8), c,
+        **spec)
+    np.testing.assert_allclose(c.numpy().astype(np.float64), mw.reference(a_h, b_h),
+                               rtol=1e-2, atol=2e-2 * k ** 0.5)
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="no nvcc")
+def test_shared_epilogue_with_a_tile_of_its_own_compiles_without_spills(tmp_path):
+    path = os.path.join(str(tmp_path), "matmul_wgmma.cu")
+    with open(path, "w") as fh:
+        fh.write(_source(OWN_TILE, f16))
+    r = subprocess.run([NVCC, "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", os.devnull,
+                        path], capture_output=True, text=True, timeout=600)
+    output = r.stdout + r.stderr
+    assert r.returncode == 0 and "warning" not in output.lower(), output
+    assert "0 bytes spill stores, 0 bytes spill loads" in output, output
 
 
 @pytest.mark.nvcc

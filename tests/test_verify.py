@@ -59,6 +59,20 @@ def test_warpgroup_nodes_are_checked():
         verify(dataclasses.replace(k, matrices=(wide,), body=ir.Block(())))
 
 
+@pytest.mark.parametrize("target", [None, "cuda", "cpu"])
+def test_warpgroup_store_into_a_line_buffer_verifies(target):
+    # each unit stores its own elements (offset and stride in elements): a Line tensor
+    # is as good as a plain one, where a plane fragment's store must take a plain one
+    k = every_warpgroup_kernel()
+    lines = dataclasses.replace(k, params=(dataclasses.replace(k.params[0], line_size=8),))
+    run_verified(lines, target)
+    m = every_matrix_kernel()
+    line_params = tuple(dataclasses.replace(p, line_size=4) if p.name == "out" else p
+                        for p in m.params)
+    with pytest.raises(IRVerifyError, match="with buffer out"):
+        verify(dataclasses.replace(m, params=line_params))
+
+
 def _corpus_cases():
     import corpus
     for case_id, kern, cube_dim, options, targets in corpus.SOURCE_CASES:

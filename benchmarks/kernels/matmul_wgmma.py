@@ -36,6 +36,15 @@ bn / 64 blocks, 16-byte chunk c of row r at chunk c ^ (r % 8)) and read through
 swizzled descriptors: the interleaved core matrices' shared reads by wgmma conflict,
 the swizzled ones do not.
 
+The epilogue: each unit stores its accumulator's pairs of adjacent columns straight to
+C (4-byte stores, a plane's 32 units touching 8 rows), or, with `epilogue_shared`, the
+cube waits for its copies and multiplies (`pipeline.wait(0)`, a barrier), each
+warpgroup stores its 64 x bn accumulator into shared memory (the copies of B, when
+`stages * bk * bn` elements hold the bm x (bn + 8) tile, else an array of its own; rows
+bn + 8 elements apart, so the 8 rows one store instruction touches lie in different
+banks), a barrier, and the units copy the tile to C as 16-byte lines, consecutive units
+on consecutive lines of a row (a plane writes 512 contiguous bytes with bn = 256).
+
 Staging order: unit slot `idx` stores line (row, chunk) with row = 8 * (idx / (8 * chunks))
 + idx % 8 and chunk = (idx / 8) % chunks, so the 8 units of a shared-store phase write
 the 8 rows of one core matrix (128 contiguous bytes, no bank conflict) and a plane reads
@@ -119,10 +128,11 @@ def copy_slices(a: Tensor[Line[Float]], b: Tensor[Line[Float]], a_s: cubepy.Arra
 
 def _config(groups: int, bn: int, bk: int, ahead: bool = False, stages: int = 2,
             asynchronous: bool = False, refill_after_wait: bool = False,
-            swizzle: int = 0) -> dict:
+            swizzle: int = 0, epilogue_shared: bool = False) -> dict:
     return {"cube_dim": CubeDim(WARPGROUP * groups), "groups": groups, "bn": bn, "bk": bk,
             "ahead": ahead, "stages": stages, "asynchronous": asynchronous,
-            "refill_after_wait": refill_after_wait, "swizzle": swizzle}
+            "refill_after_wait": refill_after_wait, "swizzle": swizzle,
+            "epilogue_shared": epilogue_shared}
 
 
 # bm = 64 * groups. Each fits CUDA's 48 KB of static shared memory and compiles without
@@ -134,10 +144,11 @@ CONFIGS = [_config(2, 256, 32), _config(2, 128, 64), _config(2, 128, 32),
            _config(1, 128, 64, True)]
 # Pipelined (`asynchronous`): `stages` shared copies filled by cp.async straight from
 # global memory (stages - 2 slices in flight ahead of the multiply, one copy read by the
-# multiplies still running; stages - 1 with `refill_after_wait`), no staging registers, so bn = 256 with bk = 64 fits too (255
-# registers, no spills). Shared memory per cube: stages * (bm + bn) * bk * 2 bytes, 80 to
-# 192 KB, beyond 48 KB through the cuda runtime's opt-in (autotuning skips what the
-# device cannot give); 96 KB or less lets two cubes share an SM.
+# multiplies still running; stages - 1 with `refill_after_wait`), no staging registers,
+# so bn = 256 with bk = 64 fits too (about 190 registers, no spills). Shared memory per
+# cube: stages * (bm + bn) * bk * 2 bytes, 80 to 192 KB, beyond 48 KB through the cuda
+# runtime's opt-in (autotuning skips what the device cannot give); 96 KB or less lets
+# two cubes share an SM.
 PIPELINED = [_config(2, 128, 64, stages=3, asynchronous=True),
              _config(2, 128, 64, stages=4, asynchronous=True),
              _config(2, 128, 64, stages=5, asynchronous=True),
@@ -165,6 +176,20 @@ SWIZZLED = [_config(2, 128, 64, stages=3, asynchronous=True, swizzle=128),
                     swizzle=128)]
 PIPELINED += SWIZZLED
 CONFIGS += PIPELINED
+# The swizzled pipelined ones with the shared-memory epilogue (`epilogue_shared`): the
+# tile goes out through the pipeline's shared copies of B as coalesced 16-byte lines
+# (no more shared memory; 200 registers with bn = 256, 116-118 with 128, no spills).
+EPILOGUE_SHARED = [_config(2, 256, 64, stages=4, asynchronous=True, swizzle=128,
+                           epilogue_shared=True),
+                   _config(2, 256, 64, stages=3, asynchronous=True, swizzle=128,
+                           epilogue_shared=True),
+                   _config(2, 128, 64, stages=3, asynchronous=True, swizzle=128,
+                           epilogue_shared=True),
+                   _config(2, 128, 64, stages=4, asynchronous=True, swizzle=128,
+                           epilogue_shared=True)]
+SWIZZLED += EPILOGUE_SHARED
+PIPELINED += EPILOGUE_SHARED
+CONFIGS += EPILOGUE_SHARED
 
 
 @cube
@@ -192,13 +217,40 @@ def stage_slices(a_s: cubepy.Array[Line[Float]], b_s: cubepy.Array[Line[Float]],
         stage_line(b_s, copy * (bk * bn // 8), pb[p], bk, bn, units, p)
 
 
+@cube
+def copy_tile_out(c: Tensor[Line[Float]], tile: cubepy.Array[Line[Float]], row0: u32,
+                  col0: u32, n: u32, rows: Comptime[int], cols: Comptime[int],
+                  pitch: Comptime[int], units: Comptime[int]):
+    """Copies the `rows` x `cols` tile held in `tile` (lines of 8, rows `pitch` elements
+    apart) to c at (row0, col0), c being `n` elements wide: consecutive units on
+    consecutive lines of c's rows (coalesced: a plane writes 512 contiguous bytes of
+    f16 with cols = 256, two rows of 256 with 128). Lines of c of other sizes than 8 are
+    gathered from the tile element by element."""
+    size = c.line_size()
+    per_row = cols // size
+    for p in unroll(range(rows * per_row // units)):
+        idx = p * units + UNIT_POS
+        row = idx // per_row
+        col = idx % per_row * size
+        at = row * pitch + col
+        if size == 8:
+            c[((row0 + row) * n + col0 + col) // 8] = tile[at // 8]
+        else:
+            v = Line.fill(tile[at // 8][at % 8], size)
+            for e in unroll(range(1, size)):
+                v[e] = tile[(at + e) // 8][(at + e) % 8]
+            c[((row0 + row) * n + col0 + col) // size] = v
+
+
 @cubepy.autotune(configs=CONFIGS, key=["a", "b"])
 @cube(launch=True)
-def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float],
+def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Line[Float]],
                  groups: Comptime[int], bn: Comptime[int], bk: Comptime[int],
                  ahead: Comptime[bool], stages: Comptime[int], asynchronous: Comptime[bool],
-                 refill_after_wait: Comptime[bool], swizzle: Comptime[int]):
-    """c = a @ b for row-major f16/bf16 matrices (a and b with line size 8, c with 1),
+                 refill_after_wait: Comptime[bool], swizzle: Comptime[int],
+                 epilogue_shared: Comptime[bool]):
+    """c = a @ b for row-major f16/bf16 matrices (a and b with line size 8, c with 8 or
+    any: the accumulator store counts elements; the shared epilogue's lines are c's),
     f32 accumulation, `groups` warpgroups per cube each computing 64 x bn of C, K in
     steps of `bk` (32 or 64). `ahead`: the lines of step s + 2 are loaded during step s
     and staged during step s + 1 (a whole step to arrive, registers held across the
@@ -208,7 +260,10 @@ def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float
     are issued, `stages - 2` slices in flight, or `stages - 1` with
     `refill_after_wait` (a second barrier per step; the module docstring has both).
     `swizzle` (asynchronous with bk = 64 only): 0 for wgmma's core-matrix layout, 128
-    for its 128-byte swizzle."""
+    for its 128-byte swizzle. `epilogue_shared`: each warpgroup stores its accumulator
+    into shared memory (the copies of B when large enough), then the cube copies the
+    tile to c as lines (coalesced), instead of each unit storing its own pairs of
+    elements straight to c."""
     k_len = a.shape(1)
     n = b.shape(1)
     bm = 64 * groups
@@ -297,7 +352,25 @@ def matmul_wgmma(a: Tensor[Line[Float]], b: Tensor[Line[Float]], c: Tensor[Float
                     load_slices(a, b, pa, pb, row0, col0, k0 + 2 * bk, bm, bn, bk, units)
             cmma.wg_wait(0)
             sync_cube()
-    cmma.store(c, (row0 + wg * 64) * n + col0, acc, n, cmma.ROW_MAJOR)
+    # the shared epilogue's rows bn + 8 elements apart: the 8 rows of one store
+    # instruction start 16 bytes further on in the banks each, so its 8 x 16 bytes (4
+    # units' pairs a row) fall in different banks
+    pitch = bn + 8
+    if epilogue_shared:
+        if asynchronous:
+            pipeline.wait(0)  # the copies past the end still write the shared copies
+        sync_cube()  # and every warpgroup's multiplies are done reading them
+        if stages * b_elems >= bm * pitch:  # the tile in the copies of B
+            cmma.store(b_s, wg * 64 * pitch, acc, pitch, cmma.ROW_MAJOR)
+            sync_cube()
+            copy_tile_out(c, b_s, row0, col0, n, bm, bn, pitch, units)
+        else:
+            tile = SharedMemory(Line[Float], bm * pitch // 8, 8)
+            cmma.store(tile, wg * 64 * pitch, acc, pitch, cmma.ROW_MAJOR)
+            sync_cube()
+            copy_tile_out(c, tile, row0, col0, n, bm, bn, pitch, units)
+    else:
+        cmma.store(c, (row0 + wg * 64) * n + col0, acc, n, cmma.ROW_MAJOR)
 
 
 def cube_count(m: int, n: int):
@@ -306,14 +379,15 @@ def cube_count(m: int, n: int):
 
 
 def run(client, a, b, c, config: dict | None = None) -> None:
-    """c = a @ b on the device (a and b with line size 8, c with 1) with the autotuned
-    config, or `config`. M and N must be multiples of 256 (covers every config), K a
-    positive multiple of 64."""
+    """c = a @ b on the device (a and b with line size 8; c is seen with 8) with the
+    autotuned config, or `config`. M and N must be multiples of 256 (covers every
+    config), K a positive multiple of 64."""
     m, k = a.shape
     n = b.shape[1]
     if m % 256 or n % 256 or k % BK or k == 0:
         raise ValueError(f"matmul_wgmma: M = {m} and N = {n} must be multiples of 256, "
                          f"K = {k} a positive multiple of {BK}")
+    c = c.with_line_size(8)  # the shared epilogue's 16-byte lines
     if config is not None:
         comptimes = {key: v for key, v in config.items() if key != "cube_dim"}
         matmul_wgmma.kernel.launch_unchecked(client, cube_count(m, n)(config),

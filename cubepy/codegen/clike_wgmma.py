@@ -43,39 +43,72 @@ def fill(em: CEmitter, s: n.MatrixFill) -> None:
             f"{name}[{i}] = {em.expr(s.value)};")
 
 
+_PAIRS = {"f16": ("__half2", "__floats2half2_rn({}, {})"),
+          "bf16": ("__nv_bfloat162", "__floats2bfloat162_rn({}, {})"),
+          "f32": ("float2", "make_float2({}, {})")}
+_PAIR_BYTES = {"f16": 4, "bf16": 4, "f32": 8}
+
+
 def store(em: CEmitter, s: n.MatrixStore) -> None:
-    """Each unit writes its n / 2 values, converted to the buffer's type. A checked
-    launch drops the elements past the buffer's end, as the cpu runtime does."""
+    """Each unit writes its n / 2 values, converted to the buffer's type: its two
+    adjacent columns (c = 0, 1) as one 2-element store where the row stride is even and
+    the tile's first element is aligned to the pair (tested at run time once per store),
+    else element by element. Addresses are two row pointers (rows r and r + 8) plus
+    constant offsets, which the stores take as immediates. A checked launch drops the
+    elements past the buffer's end, as the cpu runtime does: a pair reaching past it is
+    stored element by element."""
     from .clike_cmma import _pointer
     d = s.frag.matrix
     acc = em.matrix_name(d)
     elem = s.buffer.elem.name
-    t, r0, c0, p, st = (em.fresh(x) for x in ("t", "r0", "c0", "p", "st"))
-    j, i = em.fresh("j"), em.fresh("i")
+    t, p, st = em.fresh("t"), em.fresh("p"), em.fresh("st")
+    rows = [em.fresh("q0"), em.fresh("q1")]  # this unit's first element of rows r, r + 8
     em.line("{")
     em.line(f"    const unsigned {t} = {_unit_in_warpgroup(em)};")
-    em.line(f"    const unsigned {r0} = ({t} >> 5) * 16u + (({t} & 31u) >> 2);")
-    em.line(f"    const unsigned {c0} = ({t} & 3u) * 2u;")
     em.line(f"    const unsigned {st} = {em.expr(s.stride)};")
     em.line(f"    {_ELEMS[elem]}* const {p} = {_pointer(em, s.buffer, s.offset)};")
-    limit = None
+    first = f"(({t} >> 5) * 16u + (({t} & 31u) >> 2)) * {st} + ({t} & 3u) * 2u"
+    em.line(f"    {_ELEMS[elem]}* const {rows[0]} = {p} + {first};")
+    em.line(f"    {_ELEMS[elem]}* const {rows[1]} = {rows[0]} + 8u * {st};")
+    rooms = None
     if em.checked:
         from .cuda_cmma_staging import _limit
         size = _limit(em, s.buffer)
-        limit = em.fresh("room")  # elements from the tile's first to the buffer's end
-        em.line(f"    const long long {limit} = (long long)({size}) - "
-                f"(long long)({em.expr(s.offset)});")
-    em.line("    #pragma unroll")
-    em.line(f"    for (int {j} = 0; {j} < {d.n // 8}; ++{j}) {{")
+        # elements from each row's first to the buffer's end
+        rooms = [em.fresh("room0"), em.fresh("room1")]
+        em.line(f"    const long long {rooms[0]} = (long long)({size}) - "
+                f"(long long)({em.expr(s.offset)}) - (long long)({rows[0]} - {p});")
+        em.line(f"    const long long {rooms[1]} = {rooms[0]} - 8ll * {st};")
+    convert = _CONVERT[elem]
+    pair_type, make_pair = _PAIRS[elem]
+    # every pair starts at an even column of an even-strided row: aligned with the tile
+    em.line(f"    if (({st} & 1u) == 0u && ((unsigned long long)(const void*){p} & "
+            f"{_PAIR_BYTES[elem] - 1}ull) == 0ull) {{")
+    j = em.fresh("j")
     em.line("        #pragma unroll")
-    em.line(f"        for (int {i} = 0; {i} < 4; ++{i}) {{")
-    at = f"({r0} + 8u * ({i} >> 1)) * {st} + 8u * {j} + {c0} + ({i} & 1)"
-    value = _CONVERT[elem].format(f"{acc}[{j} * 4 + {i}]")
-    if limit is None:
-        em.line(f"            {p}[{at}] = {value};")
-    else:
-        em.line(f"            const unsigned at_ = {at};")
-        em.line(f"            if ((long long)at_ < {limit}) {p}[at_] = {value};")
+    em.line(f"        for (int {j} = 0; {j} < {d.n // 8}; ++{j}) {{")
+    for h, q in enumerate(rows):
+        v0, v1 = f"{acc}[{j} * 4 + {2 * h}]", f"{acc}[{j} * 4 + {2 * h + 1}]"
+        pair = (f"*reinterpret_cast<{pair_type}*>({q} + 8 * {j}) = "
+                f"{make_pair.format(v0, v1)};")
+        if rooms is None:
+            em.line(f"            {pair}")
+        else:
+            em.line(f"            if (8 * {j} + 1 < {rooms[h]}) {pair}")
+            em.line(f"            else if (8 * {j} < {rooms[h]}) "
+                    f"{q}[8 * {j}] = {convert.format(v0)};  // the last one")
+    em.line("        }")
+    em.line("    } else {")
+    j = em.fresh("j")
+    em.line("        #pragma unroll")
+    em.line(f"        for (int {j} = 0; {j} < {d.n // 8}; ++{j}) {{")
+    for h, q in enumerate(rows):
+        for c in range(2):
+            store_one = f"{q}[8 * {j} + {c}] = {convert.format(f'{acc}[{j} * 4 + {2 * h + c}]')};"
+            if rooms is None:
+                em.line(f"            {store_one}")
+            else:
+                em.line(f"            if (8 * {j} + {c} < {rooms[h]}) {store_one}")
     em.line("        }")
     em.line("    }")
     em.line("}")

@@ -302,11 +302,13 @@ class _Verifier:
             d = self.frag(s.frag, s, *(("accumulator",) if acc else ("a", "b"))
                           + (("warpgroup",) if store else ()))
             self.buffer(s.buffer, s)
-            # a warpgroup accumulator's store converts to the buffer's type
+            # a warpgroup accumulator's store converts to the buffer's type, and its
+            # units store their own elements: into a Line buffer too (offset and stride
+            # in elements), where wmma's fragment stores need a plain one
             converts = d.warpgroup and s.buffer.elem.name in ("f32", "f16", "bf16") \
                 and s.layout == "row_major"
             if s.buffer.space == "local" or (s.buffer.elem is not d.storage and not converts) \
-                    or self.line_sizes.get(s.buffer.name, 1) > 1:
+                    or (self.line_sizes.get(s.buffer.name, 1) > 1 and not d.warpgroup):
                 self.fail(s, f"matrix {d.name} with buffer {s.buffer.name}")
             self.index(s.offset, s)
             self.index(s.stride, s)
