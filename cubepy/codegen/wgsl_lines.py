@@ -62,8 +62,10 @@ def vector_widths(kernel: n.Kernel) -> dict[tuple[str, str], int]:
             sizes.setdefault((s.buffer.space, s.buffer.name), set()).add(count)
         elif isinstance(s, n.AtomicOp):
             atomic.add((s.buffer.space, s.buffer.name))
-        elif isinstance(s, n.Store):
+        elif isinstance(s, (n.Store, n.MatrixStore)):
             element_stores.add((s.buffer.space, s.buffer.name))
+        elif isinstance(s, n.AsyncCopy):  # element stores where it is no native copy
+            element_stores.add((s.dst.space, s.dst.name))
     elems = {("global", p.name): p.dtype for p in kernel.params if p.kind != "scalar"}
     elems.update({("shared", d.buffer.name): d.buffer.elem for d in kernel.shared})
     shared_sizes = {d.buffer.name: d.size for d in kernel.shared}
