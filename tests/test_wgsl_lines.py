@@ -338,3 +338,106 @@ def test_wgpu_buffers_are_whole_vectors(runtime):
     t = c.tensor(np.arange(5, dtype=np.float32))
     assert t.handle.size == 32
     np.testing.assert_array_equal(t.numpy(), np.arange(5, dtype=np.float32))
+
+
+# ----------------------------------------------------------------------------- f16 words
+
+@cube(launch=True)
+def gather_elements(x: Array[Line[Numeric]], picked: Array[Numeric],
+                    y: Array[Line[Numeric]]):
+    """Whole lines of x into y, and single elements of x (a runtime element of another
+    unit's line, and element 5 of line 1) into picked."""
+    i = ABSOLUTE_POS
+    y[i] = x[i]
+    picked[i * u32(2)] = x[(i * u32(7)) % u32(len(x))][i % u32(8)]
+    picked[i * u32(2) + u32(1)] = x[1][5]
+
+
+# every class of f16: zeros, infinities, NaNs (quiet, signalling, negative), the smallest
+# and largest subnormals, the smallest normal, the largest finite, ordinary values
+_SPECIAL_BITS = [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE55, 0x0001, 0x8001,
+                 0x03FF, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xB555, 0x2E66, 0x0200]
+
+
+def _special_f16(size: int, seed: int) -> np.ndarray:
+    """`size` f16: every special value at several positions of a line, random bits in
+    between (which hold further NaNs and subnormals)."""
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 1 << 16, size, dtype=np.uint16)
+    special = np.array(_SPECIAL_BITS, np.uint16)
+    where = rng.permutation(size)[:min(size, 3 * len(special))]
+    bits[where] = np.resize(special, len(where))
+    return bits.view(np.float16)
+
+
+def _assert_same_f16(got: np.ndarray, expect: np.ndarray) -> None:
+    """Bit for bit, but for NaNs: a NaN stays a NaN (its payload may change)."""
+    nan = np.isnan(expect)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got.view(np.uint16)[~nan], expect.view(np.uint16)[~nan])
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_f16_special_values_copy_exactly(runtime_client, checked):
+    c = runtime_client
+    if f16 not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks f16")
+    x = _special_f16(64 * 8, 1)
+    cubes = 5 if checked else 4  # checked: 80 units for 64 lines
+    got = _run(c, copy_lines, {"x": x}, {"y": np.zeros(64 * 8, np.float16)}, 8, cubes, 16,
+               checked)["y"]
+    _assert_same_f16(got, x)
+
+
+@pytest.mark.parametrize("length", [8 * 3 + 5, 8 * 3 + 1, 8 * 3 + 7])
+def test_f16_partial_line_keeps_the_words_past_the_end(runtime_client, length):
+    """A checked launch over a buffer that ends inside a word (length odd) or a line:
+    the tail's half-word stores leave each word's other half, past the end, as it was."""
+    c = runtime_client
+    if f16 not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks f16")
+    x_all = _special_f16(4 * 8, 2)
+    sentinel = np.array(0x7E77, np.uint16).view(np.float16)  # a NaN with a payload
+    y_all = np.full(4 * 8, sentinel)
+    base_x, base_y = c.tensor(x_all), c.tensor(y_all)
+    x, y = (DeviceTensor(c, _prefix(c, base.handle, length, f16), (4,), (1,), f16,
+                         length, 8) for base in (base_x, base_y))
+    copy_lines.launch(c, CubeCount(1), CubeDim(8), x, y)
+    got = base_y.numpy()
+    _assert_same_f16(got[:length], x_all[:length])
+    np.testing.assert_array_equal(got[length:].view(np.uint16), y_all[length:].view(np.uint16))
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_f16_element_reads_of_word_groups(runtime_client, checked):
+    c = runtime_client
+    if f16 not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks f16")
+    lines = 40 if checked else 64  # checked: 64 units for 40 lines
+    x = _special_f16(lines * 8, 3)
+    X = c.tensor(x).with_line_size(8)
+    picked = c.tensor(np.zeros(2 * lines, np.float16))
+    Y = c.tensor(np.zeros(lines * 8, np.float16)).with_line_size(8)
+    launch = gather_elements.launch if checked else gather_elements.launch_unchecked
+    launch(c, CubeCount(2), CubeDim(32), X, picked, Y)
+    assert "x: array<vec4<u32>>;" in _source(gather_elements, checked, Numeric=f16,
+                                              line_sizes={"x": 8, "y": 8})
+    i = np.arange(lines)
+    expect = np.empty(2 * lines, np.float16)
+    expect[0::2] = x.reshape(lines, 8)[(i * 7) % lines, i % 8]
+    expect[1::2] = x[8 + 5]
+    _assert_same_f16(picked.numpy(), expect)
+    _assert_same_f16(Y.numpy(), x)
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_f16_lines_through_shared_memory(runtime_client, checked):
+    """A tile that memcpy_async fills element by element keeps f16 vectors; out is
+    written as word groups. (Word groups in a workgroup array: shared_shift, above.)"""
+    c = runtime_client
+    if f16 not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks f16")
+    x = _special_f16(64 * 8, 4)
+    got = _run(c, staged_reverse, {"a": x}, {"out": np.zeros(64 * 8, np.float16)}, 8, 2,
+               32, checked)["out"]
+    _assert_same_f16(got.reshape(2, 32, 8), x.reshape(2, 32, 8)[:, ::-1])
