@@ -15,12 +15,15 @@ converts through f32 with `unpack2x16float` / `pack2x16float` (naga types
 `bitcast<vec2<f16>>(u32)` as f32, so it cannot reinterpret the bits). f16 -> f32 -> f16
 gives back every f16 but a NaN's payload: a NaN stays a NaN, its payload bits may
 change. An element read unpacks its word. An element store would be a read-modify-write
-of a 32-bit word whose other half may belong to another unit's line, so an f16 buffer
-takes this form only when every store to it is a whole-line store of 8 and it is never
-used atomically; the buffer is otherwise `array<vec4<f16>>` (two vectors a line).
-Buffers that are only read take it whatever their element reads. The one element store
-such a buffer meets is a checked launch's tail path for a line partly past the end: both
-halves of each word it rewrites lie in that same line, written by that same unit.
+of a 32-bit word whose other half may belong to another unit's line, racing with that
+unit's store, so an f16 buffer takes this form only when every write to it is a
+whole-line store of 8 (no element store, no memcpy_async or matrix store into it) and
+it is never used atomically; the buffer is otherwise `array<vec4<f16>>` (two vectors a
+line). Buffers that are only read take it whatever their element reads. The one
+element store such a buffer meets is a checked launch's tail path for a line partly
+past the end (wgsl_memory.write_slot): both halves of each word it rewrites lie in that
+same line, written by that same unit one element after the other, and the store
+replaces only its own 16 bits, so the half past the end keeps its bits.
 
 The wgpu runtime rounds every buffer up to 16 bytes, so that each element below
 `buffer_len` lies inside the array of vectors, and bounds stay counted in elements. A
