@@ -1,6 +1,8 @@
 """WGSL vector accesses for lines: a buffer or shared array whose lines are read or
 written whole is an `array<vec4<T>>` (vec2 for lines of 2; a line of 8 is two vec4),
-each whole line one access, element accesses a vector's component. Results must be
+each whole line one access, element accesses a vector's component. A line of 8 f16 is
+one `vec4<u32>` (two f16 to a word) unless element stores could split a word between
+units. Results must be
 those of the element path on every runtime: the cpu runtime, numpy, and the same kernel
 on wgpu with its lines forced element by element (a misaligned specialisation)."""
 from __future__ import annotations
@@ -13,7 +15,7 @@ import pytest
 
 import cubepy
 from cubepy import (ABSOLUTE_POS, UNIT_POS, Array, CubeCount, CubeDim, Line, Numeric, Tensor,
-                    atomic_add, cube, f16, f32, i32, select, u32)
+                    atomic_add, cube, f16, f32, i32, pipeline, select, u32)
 from cubepy.runtime.base import DeviceTensor
 
 from conftest import RUNTIME_PARAMS
@@ -67,7 +69,7 @@ def _source(kernel, checked: bool = False, misaligned=(), cube_dim=(32, 1, 1),
 @pytest.mark.parametrize("dtype,n,vector,accesses", [
     (f32, 4, "vec4<f32>", 1), (f32, 2, "vec2<f32>", 1), (f32, 8, "vec4<f32>", 2),
     (i32, 4, "vec4<i32>", 1), (u32, 2, "vec2<u32>", 1),
-    (f16, 8, "vec4<f16>", 2), (f16, 4, "vec4<f16>", 1), (f16, 2, "vec2<f16>", 1),
+    (f16, 4, "vec4<f16>", 1), (f16, 2, "vec2<f16>", 1),
 ], ids=lambda v: getattr(v, "name", str(v)))
 @pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
 def test_line_buffers_are_arrays_of_vectors(dtype, n, vector, accesses, checked):
@@ -97,8 +99,13 @@ def test_element_reads_of_a_vector_buffer_index_a_component():
     assert ": vec4<f32> = x[" in src  # the whole line
     assert "let second: f32 = x[x_line_1][1];" in src  # x[i][1]: line, component
     assert "select(v_3, x[x_line_2][3], second > 0.0f)" in src
-    eight = _source(mixed_access, False, Numeric=f16, line_sizes={"x": 8, "out": 8})
-    assert "select(v_5, x[(x_line_2 * 2u) + 1u][1], second > 0.0h)" in eight
+    eight = _source(mixed_access, False, Numeric=f32, line_sizes={"x": 8, "out": 8})
+    assert "select(v_5, x[(x_line_2 * 2u) + 1u][1], second > 0.0f)" in eight
+    halves = _source(mixed_access, False, Numeric=f16, line_sizes={"x": 8, "out": 8})
+    # x[i][1]: half 1 of word 0; element 5 of line i + 1: half 1 of word 2
+    assert "let second: f16 = f16(unpack2x16float(x[x_line_1][0])[1]);" in halves
+    assert ("select(v_5, f16(unpack2x16float(x[x_line_2][2])[1]), second > 0.0h)"
+            in halves)
 
 
 def test_shared_line_array_is_an_array_of_vectors():
@@ -109,6 +116,67 @@ def test_shared_line_array_is_an_array_of_vectors():
     two = _source(shared_shift, True, Numeric=u32, line_sizes={"x": 2, "out": 2})
     assert "var<workgroup> tile: array<vec2<u32>, 32>;" in two
     assert "if (i < 64u) { return tile[i / 2][i % 2]; }" in two  # bound in elements
+
+
+@cube(launch=True)
+def staged_reverse(a: Array[Line[Numeric]], out: Array[Line[Numeric]]):
+    """The tile is filled by memcpy_async, which WGSL makes element stores, and read
+    whole; out is written whole."""
+    tile = cubepy.SharedMemory(Line[Numeric], 32, a.line_size())
+    pipeline.memcpy_async(tile, UNIT_POS, a, ABSOLUTE_POS)
+    pipeline.commit()
+    pipeline.wait(0)
+    cubepy.sync_cube()
+    out[ABSOLUTE_POS] = tile[u32(31) - UNIT_POS]
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
+def test_f16_lines_of_8_are_one_word_group(checked):
+    src = _source(copy_lines, checked, Numeric=f16, line_sizes={"x": 8, "y": 8})
+    assert src.startswith("enable f16;")
+    assert "var<storage, read> x: array<vec4<u32>>;" in src
+    assert "var<storage, read_write> y: array<vec4<u32>>;" in src
+    assert "f16>" not in src  # no f16 vector anywhere
+    assert src.count(": vec4<u32> = x[y_line];") == 1  # one 16-byte load a line
+    for word in "xyzw":
+        assert f"= unpack2x16float(cube_line1.{word});" in src
+    assert "x_0 = f16(cube_halves2.x);" in src and "x_7 = f16(cube_halves5.y);" in src
+    assert src.count("y[y_line] = vec4<u32>(") == 1  # one 16-byte store a line
+    assert ("vec4<u32>(pack2x16float(vec2<f32>(f32(x_0), f32(x_1))), "
+            "pack2x16float(vec2<f32>(f32(x_2), f32(x_3))), ") in src
+    if checked:  # the tail: elements counted as before, one word's half each
+        assert "if ((y_line * 8u) + 7u < info.x_buffer_len) {" in src
+        assert ("if (i < info.x_buffer_len) { return "
+                "f16(unpack2x16float(x[i / 8][(i % 8) / 2])[i % 2]); }") in src
+        assert ("y[i / 8][(i % 8) / 2] = (y[i / 8][(i % 8) / 2] & ~(0xffffu << "
+                "((u32(i) % 2u) * 16u))) | ((pack2x16float(vec2<f32>(f32(v), 0.0f)) & "
+                "0xffffu) << ((u32(i) % 2u) * 16u));") in src
+    else:
+        assert "} else {" not in src
+
+
+def test_f16_shared_lines_of_8_are_one_word_group():
+    src = _source(shared_shift, True, Numeric=f16, line_sizes={"x": 8, "out": 8})
+    assert "var<workgroup> tile: array<vec4<u32>, 32>;" in src  # 256 f16
+    assert "tile[tile_line] = vec4<u32>(pack2x16float(" in src
+    assert "if (i < 256u) { return f16(unpack2x16float(tile[i / 8][(i % 8) / 2])" in src
+
+
+def test_element_stores_keep_f16_vectors():
+    """An element store into a word group would rewrite a word whose other half may be
+    another unit's: the tile, filled element by element, keeps two vec4<f16> a line;
+    out, only written whole, is one word group."""
+    src = _source(staged_reverse, False, Numeric=f16, line_sizes={"a": 8, "out": 8})
+    assert "var<workgroup> tile: array<vec4<f16>, 64>;" in src
+    assert "tile[(tile_item * 2u) + 1u][3] = a[(a_item * 8u) + 7u];" in src
+    assert ": vec4<f16> = tile[(tile_line * 2u) + 1u];" in src
+    assert "var<storage, read_write> out: array<vec4<u32>>;" in src
+    assert "out[out_line] = vec4<u32>(pack2x16float(vec2<f32>(f32(tile_0), " in src
+    assert "unpack2x16float" not in src  # no word group is read
+    f32_src = _source(staged_reverse, False, Numeric=f32, line_sizes={"a": 4, "out": 4})
+    assert "tile: array<vec4<f32>, 32>;" in f32_src and "out: array<vec4<f32>>;" in f32_src
+    four = _source(copy_lines, False, Numeric=f16, line_sizes={"x": 4, "y": 4})
+    assert "x: array<vec4<f16>>;" in four and "unpack2x16float" not in four
 
 
 def test_misaligned_and_atomic_buffers_stay_arrays_of_scalars():
@@ -123,10 +191,12 @@ def test_misaligned_and_atomic_buffers_stay_arrays_of_scalars():
 @pytest.mark.parametrize("kernel,dtype,n", [
     (copy_lines, f32, 4), (copy_lines, f16, 8), (copy_lines, i32, 2), (copy_lines, f16, 2),
     (mixed_access, f32, 4), (mixed_access, f16, 8), (shared_shift, f32, 4),
-    (shared_shift, u32, 2)], ids=lambda v: getattr(v, "name", getattr(v, "__name__", str(v))))
+    (shared_shift, u32, 2), (shared_shift, f16, 8), (staged_reverse, f16, 8)],
+    ids=lambda v: getattr(v, "name", getattr(v, "__name__", str(v))))
 @pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
 def test_vector_sources_compile(tmp_path, kernel, dtype, n, checked):
-    names = ("x", "y") if kernel is copy_lines else ("x", "out")
+    names = {copy_lines: ("x", "y"), staged_reverse: ("a", "out")}.get(kernel,
+                                                                      ("x", "out"))
     sources = validate_sources(kernel, tmp_path, cube_dim=(32, 1, 1), checked=checked,
                                Numeric=dtype, line_sizes=dict.fromkeys(names, n))
     assert "array<vec" in sources["wgsl"]
@@ -268,3 +338,106 @@ def test_wgpu_buffers_are_whole_vectors(runtime):
     t = c.tensor(np.arange(5, dtype=np.float32))
     assert t.handle.size == 32
     np.testing.assert_array_equal(t.numpy(), np.arange(5, dtype=np.float32))
+
+
+# ----------------------------------------------------------------------------- f16 words
+
+@cube(launch=True)
+def gather_elements(x: Array[Line[Numeric]], picked: Array[Numeric],
+                    y: Array[Line[Numeric]]):
+    """Whole lines of x into y, and single elements of x (a runtime element of another
+    unit's line, and element 5 of line 1) into picked."""
+    i = ABSOLUTE_POS
+    y[i] = x[i]
+    picked[i * u32(2)] = x[(i * u32(7)) % u32(len(x))][i % u32(8)]
+    picked[i * u32(2) + u32(1)] = x[1][5]
+
+
+# every class of f16: zeros, infinities, NaNs (quiet, signalling, negative), the smallest
+# and largest subnormals, the smallest normal, the largest finite, ordinary values
+_SPECIAL_BITS = [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE55, 0x0001, 0x8001,
+                 0x03FF, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x3C00, 0xB555, 0x2E66, 0x0200]
+
+
+def _special_f16(size: int, seed: int) -> np.ndarray:
+    """`size` f16: every special value at several positions of a line, random bits in
+    between (which hold further NaNs and subnormals)."""
+    rng = np.random.default_rng(seed)
+    bits = rng.integers(0, 1 << 16, size, dtype=np.uint16)
+    special = np.array(_SPECIAL_BITS, np.uint16)
+    where = rng.permutation(size)[:min(size, 3 * len(special))]
+    bits[where] = np.resize(special, len(where))
+    return bits.view(np.float16)
+
+
+def _assert_same_f16(got: np.ndarray, expect: np.ndarray) -> None:
+    """Bit for bit, but for NaNs: a NaN stays a NaN (its payload may change)."""
+    nan = np.isnan(expect)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got.view(np.uint16)[~nan], expect.view(np.uint16)[~nan])
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_f16_special_values_copy_exactly(runtime_client, checked):
+    c = runtime_client
+    if f16 not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks f16")
+    x = _special_f16(64 * 8, 1)
+    cubes = 5 if checked else 4  # checked: 80 units for 64 lines
+    got = _run(c, copy_lines, {"x": x}, {"y": np.zeros(64 * 8, np.float16)}, 8, cubes, 16,
+               checked)["y"]
+    _assert_same_f16(got, x)
+
+
+@pytest.mark.parametrize("length", [8 * 3 + 5, 8 * 3 + 1, 8 * 3 + 7])
+def test_f16_partial_line_keeps_the_words_past_the_end(runtime_client, length):
+    """A checked launch over a buffer that ends inside a word (length odd) or a line:
+    the tail's half-word stores leave each word's other half, past the end, as it was."""
+    c = runtime_client
+    if f16 not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks f16")
+    x_all = _special_f16(4 * 8, 2)
+    sentinel = np.array(0x7E77, np.uint16).view(np.float16)  # a NaN with a payload
+    y_all = np.full(4 * 8, sentinel)
+    base_x, base_y = c.tensor(x_all), c.tensor(y_all)
+    x, y = (DeviceTensor(c, _prefix(c, base.handle, length, f16), (4,), (1,), f16,
+                         length, 8) for base in (base_x, base_y))
+    copy_lines.launch(c, CubeCount(1), CubeDim(8), x, y)
+    got = base_y.numpy()
+    _assert_same_f16(got[:length], x_all[:length])
+    np.testing.assert_array_equal(got[length:].view(np.uint16), y_all[length:].view(np.uint16))
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_f16_element_reads_of_word_groups(runtime_client, checked):
+    c = runtime_client
+    if f16 not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks f16")
+    lines = 40 if checked else 64  # checked: 64 units for 40 lines
+    x = _special_f16(lines * 8, 3)
+    X = c.tensor(x).with_line_size(8)
+    picked = c.tensor(np.zeros(2 * lines, np.float16))
+    Y = c.tensor(np.zeros(lines * 8, np.float16)).with_line_size(8)
+    launch = gather_elements.launch if checked else gather_elements.launch_unchecked
+    launch(c, CubeCount(2), CubeDim(32), X, picked, Y)
+    assert "x: array<vec4<u32>>;" in _source(gather_elements, checked, Numeric=f16,
+                                              line_sizes={"x": 8, "y": 8})
+    i = np.arange(lines)
+    expect = np.empty(2 * lines, np.float16)
+    expect[0::2] = x.reshape(lines, 8)[(i * 7) % lines, i % 8]
+    expect[1::2] = x[8 + 5]
+    _assert_same_f16(picked.numpy(), expect)
+    _assert_same_f16(Y.numpy(), x)
+
+
+@pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
+def test_f16_lines_through_shared_memory(runtime_client, checked):
+    """A tile that memcpy_async fills element by element keeps f16 vectors; out is
+    written as word groups. (Word groups in a workgroup array: shared_shift, above.)"""
+    c = runtime_client
+    if f16 not in c.limits.dtypes:
+        pytest.skip(f"{c.runtime} lacks f16")
+    x = _special_f16(64 * 8, 4)
+    got = _run(c, staged_reverse, {"a": x}, {"out": np.zeros(64 * 8, np.float16)}, 8, 2,
+               32, checked)["out"]
+    _assert_same_f16(got.reshape(2, 32, 8), x.reshape(2, 32, 8)[:, ::-1])

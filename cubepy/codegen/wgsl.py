@@ -14,7 +14,8 @@ logical count (uniform for the whole workgroup, so barriers stay valid) and deri
 logical CUBE_POS_X/Y/Z from it. Only the positions a kernel uses are computed.
 
 A buffer or shared array whose lines are read or written whole is an array of vectors
-(`array<vec4<f32>>`), each line one access (wgsl_lines.py).
+(`array<vec4<f32>>`), each line one access; 8 f16 lines are one `vec4<u32>` when no
+element store could split a word between units (wgsl_lines.py).
 
 Statements keep the user's names (mangled, see names.py) and are preceded by a
 `// <line>: <python source>` comment. Expressions are in wgsl_expr.py, buffer accesses
@@ -263,7 +264,8 @@ class _WgslEmitter(BracedWalker):
         value = self.expr(s.value, True)
         if self.checked:
             self.line(f"{store_helper(self.prelude, view)}({self.index(s.index)}, {value});")
-        elif view.width > 1 and (slot := element_slot(self, view, s.index)) is not None:
+        elif (view.width > 1 and not view.f16_words
+              and (slot := element_slot(self, view, s.index)) is not None):
             self.line(f"{slot} = {value};")
         else:
             self.line(write_slot(view, self.expr(s.index, True), value))

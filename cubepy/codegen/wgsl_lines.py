@@ -3,14 +3,27 @@
 A storage buffer or workgroup array whose lines are read or written whole is declared
 as an array of vectors, `array<vec4<f32>>` instead of `array<f32>`, and a line is then
 `buf[line]`: one access instead of one per element. Vectors hold at most 4 components,
-so a line of 8 (8 f16, 8 f32) is two vectors, `buf[line * 2u]` and `buf[line * 2u + 1u]`.
-(8 f16 in one `vec4<u32>` would need `bitcast<vec2<f16>>(u32)`, which naga rejects, or
-`unpack2x16float`, which goes through f32, and would make an element store a
-read-modify-write of the other half of its word.)
+so a line of 8 f32 is two vectors, `buf[line * 2u]` and `buf[line * 2u + 1u]`.
 Element accesses to such a buffer index a vector's component (`buf[i / 4][i % 4]`,
 wgsl_memory.element_slot); atomics never meet one (scalarize_lines keeps the lines of
 a buffer used atomically element by element, and so does a misaligned specialisation,
 which wgpu never makes: it binds every buffer from its start).
+
+A line of 8 f16 is one 16-byte access instead of two 8-byte ones: the buffer is
+`array<vec4<u32>>`, two f16 to a word, low half first (the order of memory), and a line
+converts through f32 with `unpack2x16float` / `pack2x16float` (naga types
+`bitcast<vec2<f16>>(u32)` as f32, so it cannot reinterpret the bits). f16 -> f32 -> f16
+gives back every f16 but a NaN's payload: a NaN stays a NaN, its payload bits may
+change. An element read unpacks its word. An element store would be a read-modify-write
+of a 32-bit word whose other half may belong to another unit's line, racing with that
+unit's store, so an f16 buffer takes this form only when every write to it is a
+whole-line store of 8 (no element store, no memcpy_async or matrix store into it) and
+it is never used atomically; the buffer is otherwise `array<vec4<f16>>` (two vectors a
+line). Buffers that are only read take it whatever their element reads. The one
+element store such a buffer meets is a checked launch's tail path for a line partly
+past the end (wgsl_memory.write_slot): both halves of each word it rewrites lie in that
+same line, written by that same unit one element after the other, and the store
+replaces only its own 16 bits, so the half past the end keeps its bits.
 
 The wgpu runtime rounds every buffer up to 16 bytes, so that each element below
 `buffer_len` lies inside the array of vectors, and bounds stay counted in elements. A
@@ -28,7 +41,7 @@ from ..ir.passes.line_access import element_accesses
 from ..ir.passes.lines import line_element_index
 from ..ir.visit import walk_stmts
 from .wgsl_expr import wgsl_type
-from .wgsl_memory import BufferView, store_helper
+from .wgsl_memory import F16_WORDS, BufferView, f16_half, f16_pair, store_helper
 
 if TYPE_CHECKING:
     from .wgsl import _WgslEmitter
@@ -39,18 +52,23 @@ XYZW = "xyzw"
 
 
 def vector_widths(kernel: n.Kernel) -> dict[tuple[str, str], int]:
-    """(space, name) -> the components of one stored vector, for every buffer and
+    """(space, name) -> the elements of one stored vector, for every buffer and
     shared array all of whose whole-line accesses have one line size that whole
-    vectors cover. The others stay arrays of scalars (their lines go element by
-    element)."""
+    vectors cover: 8 for an f16 buffer stored as `vec4<u32>` word groups, else at most
+    4. The others stay arrays of scalars (their lines go element by element)."""
     sizes: dict[tuple[str, str], set[int]] = {}
     atomic: set[tuple[str, str]] = set()
+    element_stores: set[tuple[str, str]] = set()
     for s in walk_stmts(kernel.body):
         if isinstance(s, (n.LoadLine, n.StoreLine)):
             count = len(s.parts) if isinstance(s, n.LoadLine) else len(s.values)
             sizes.setdefault((s.buffer.space, s.buffer.name), set()).add(count)
         elif isinstance(s, n.AtomicOp):
             atomic.add((s.buffer.space, s.buffer.name))
+        elif isinstance(s, (n.Store, n.MatrixStore)):
+            element_stores.add((s.buffer.space, s.buffer.name))
+        elif isinstance(s, n.AsyncCopy):  # element stores where it is no native copy
+            element_stores.add((s.dst.space, s.dst.name))
     elems = {("global", p.name): p.dtype for p in kernel.params if p.kind != "scalar"}
     elems.update({("shared", d.buffer.name): d.buffer.elem for d in kernel.shared})
     shared_sizes = {d.buffer.name: d.size for d in kernel.shared}
@@ -64,7 +82,10 @@ def vector_widths(kernel: n.Kernel) -> dict[tuple[str, str], int]:
             continue
         if key[0] == "shared" and shared_sizes[key[1]] % width:
             continue
-        widths[key] = width
+        words = (elems[key].name == "f16" and size == F16_WORDS
+                 and key not in element_stores
+                 and not (key[0] == "shared" and shared_sizes[key[1]] % F16_WORDS))
+        widths[key] = F16_WORDS if words else width
     return widths
 
 
@@ -79,6 +100,9 @@ def load_line(em: "_WgslEmitter", s: n.LoadLine) -> None:
         return
 
     def vector() -> None:
+        if view.f16_words:
+            _load_words(em, s, view)
+            return
         for first in range(0, size, width):
             tmp = em.fresh("line")
             em.line(f"let {tmp}: {view.store_type} = "
@@ -110,6 +134,11 @@ def store_line(em: "_WgslEmitter", s: n.StoreLine) -> None:
             values[k] = tmp
 
     def vector() -> None:
+        if view.f16_words:
+            words = [f16_pair(values[k], values[k + 1]) for k in range(0, size, 2)]
+            em.line(f"{view.name}[{em.expr(s.line, True)}] = "
+                    f"vec4<u32>({', '.join(words)});")
+            return
         for first in range(0, size, width):
             em.line(f"{view.name}[{_vector_index(em, s.line, size, first, width)}] = "
                     f"{view.store_type}({', '.join(values[first:first + width])});")
@@ -122,10 +151,25 @@ def store_line(em: "_WgslEmitter", s: n.StoreLine) -> None:
     _checked_or_not(em, s, size, vector, elements)
 
 
+def _load_words(em: "_WgslEmitter", s: n.LoadLine, view: BufferView) -> None:
+    """A line of 8 f16 from one `vec4<u32>`: each word unpacked to two f32, each part
+    the f16 of its f32."""
+    group = em.fresh("line")
+    em.line(f"let {group}: vec4<u32> = {view.name}[{em.expr(s.line, True)}];")
+    for word in range(F16_WORDS // 2):
+        pair = em.fresh("halves")
+        em.line(f"let {pair}: vec2<f32> = unpack2x16float({group}.{XYZW[word]});")
+        for half in range(2):
+            em.line(f"{em.var_name(s.parts[2 * word + half])} = "
+                    f"f16({pair}.{XYZW[half]});")
+
+
 def element_slot(em: "_WgslEmitter", view: BufferView, index: n.Expr) -> str | None:
     """The unchecked memory of element `index` of a vector buffer as `buf[j][k]`, when
     `index` is `line * m + k` with m a multiple of the vector width (an element of a
-    line, `x[i][1]`); None for other indices (wgsl_memory.element_slot divides them)."""
+    line, `x[i][1]`); None for other indices (wgsl_memory.element_slot divides them).
+    For f16 word groups: the element's value, read from its word (they are never
+    stored element by element unchecked)."""
     first = 0
     if isinstance(index, n.Binary) and index.op == "add" and isinstance(index.rhs, n.Const):
         first, index = int(index.rhs.value), index.lhs
@@ -135,6 +179,9 @@ def element_slot(em: "_WgslEmitter", view: BufferView, index: n.Expr) -> str | N
         return None
     vector = _vector_index(em, index.lhs, int(index.rhs.value), first - first % view.width,
                            view.width)
+    if view.f16_words:
+        k = first % F16_WORDS
+        return f16_half(f"{view.name}[{vector}][{k // 2}]", str(k % 2))
     return f"{view.name}[{vector}][{first % view.width}]"
 
 

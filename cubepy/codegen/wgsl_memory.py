@@ -6,7 +6,10 @@ pointers to functions.
 
 Element `i` of a buffer stored as `array<vec4<T>>` is the component `buf[i / 4][i % 4]`
 (WGSL indexes a vector in memory by a runtime value, for reads and writes alike), so
-element accesses keep their meaning and their bounds (counted in elements).
+element accesses keep their meaning and their bounds (counted in elements). An f16
+buffer stored as 16-byte word groups (`array<vec4<u32>>`, wgsl_lines.py) holds element
+`i` in half `i % 2` of word `(i % 8) / 2` of group `i / 8`: a read unpacks that word, a
+write replaces its 16 bits and keeps the other half's bits.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from .wgsl_expr import WGSL_TYPES, literal
 from .wgsl_prelude import PreludeBuilder
 
 ZERO = {name: literal(0, dtype_from_name(name)) for name in WGSL_TYPES}  # 0.0f, 0i, false
+F16_WORDS = 8  # the f16 of one `vec4<u32>` word group
 
 
 @dataclass(frozen=True)
@@ -28,7 +32,8 @@ class BufferView:
     storage: "plain", "bool" (array<u32>), "atomic" (atomic<i32|u32>) or "atomic_f32"
     (atomic<u32> holding f32 bits). `bound` is the WGSL expression of its length in
     elements in a checked launch (the info field or the shared array's size). `width`
-    (plain storage only): the elements of one stored vector, 1 for scalars.
+    (plain storage only): the elements of one stored vector, 1 for scalars; an f16
+    buffer of width 8 is stored as `vec4<u32>` word groups (see `f16_words`).
     """
 
     name: str  # mangled WGSL name
@@ -39,7 +44,14 @@ class BufferView:
     width: int = 1
 
     @property
+    def f16_words(self) -> bool:
+        """Whether each 8 f16 are one `vec4<u32>`, two f16 to a word (low half first)."""
+        return self.elem == "f16" and self.width == F16_WORDS
+
+    @property
     def store_type(self) -> str:
+        if self.f16_words:
+            return "vec4<u32>"
         if self.width > 1:
             return f"vec{self.width}<{self.elem}>"
         if self.storage == "bool":
@@ -59,12 +71,26 @@ def storage_kind(elem: DType, atomic: bool) -> str:
 
 def element_slot(b: BufferView, idx: str) -> str:
     """The memory of element `idx`: `buf[idx]`, or a vector's component `buf[idx / 4][idx
-    % 4]` (untyped literals, which fit an i32 or a u32 index alike)."""
+    % 4]` (untyped literals, which fit an i32 or a u32 index alike); for f16 word groups,
+    the u32 word holding it."""
     if b.width == 1:
         return f"{b.name}[{idx}]"
     if not _simple(idx):
         idx = f"({idx})"
+    if b.f16_words:
+        return f"{b.name}[{idx} / {F16_WORDS}][({idx} % {F16_WORDS}) / 2]"
     return f"{b.name}[{idx} / {b.width}][{idx} % {b.width}]"
+
+
+def f16_half(word: str, half: str) -> str:
+    """Half `half` (0: the low 16 bits) of the u32 `word` as an f16. Through f32, which
+    holds every f16 exactly (a NaN stays a NaN; its payload bits may change)."""
+    return f"f16(unpack2x16float({word})[{half}])"
+
+
+def f16_pair(low: str, high: str) -> str:
+    """Two f16 values as one u32 word, `low` in the low 16 bits."""
+    return f"pack2x16float(vec2<f32>(f32({low}), f32({high})))"
 
 
 def _simple(text: str) -> bool:
@@ -72,9 +98,15 @@ def _simple(text: str) -> bool:
     return text.replace("_", "a").isalnum()
 
 
+def _grouped(text: str) -> str:
+    return text if _simple(text) else f"({text})"
+
+
 def read_slot(b: BufferView, idx: str) -> str:
     """An unchecked read of element `idx`."""
     slot = element_slot(b, idx)
+    if b.f16_words:
+        return f16_half(slot, f"{_grouped(idx)} % 2")
     if b.storage == "bool":
         return f"({slot} != 0u)"
     if b.storage == "atomic":
@@ -87,6 +119,12 @@ def read_slot(b: BufferView, idx: str) -> str:
 def write_slot(b: BufferView, idx: str, value: str) -> str:
     """An unchecked store statement of `value` into element `idx`."""
     slot = element_slot(b, idx)
+    if b.f16_words:
+        # Only the unit that writes the rest of the word's line comes here (wgsl_lines.py):
+        # a read-modify-write of the word, the other half's bits kept as they are.
+        shift = f"((u32({idx}) % 2u) * 16u)"
+        bits = f"(pack2x16float(vec2<f32>(f32({value}), 0.0f)) & 0xffffu)"
+        return f"{slot} = ({slot} & ~(0xffffu << {shift})) | ({bits} << {shift});"
     if b.storage == "bool":
         return f"{slot} = select(0u, 1u, {value});"
     if b.storage == "atomic":
