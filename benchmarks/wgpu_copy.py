@@ -2,7 +2,9 @@
 
 `vec4<f32>` loads and stores, a grid-stride loop over a fixed number of workgroups, and
 the pass's own timestamp writes (when the adapter has `timestamp-query`; else wall time
-around submit and wait).
+around submit and wait). Before each timed pass the command buffer clears a 256 MiB
+scratch buffer, as `cubepy.bench` and the CUDA peers do, so the copy starts with a cold
+L2 (a same-size copy of a few MiB would otherwise read from L2).
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import time
 import numpy as np
 
 from cubepy import BenchResult
+from cubepy.timing import FLUSH_BYTES
 
 SHADER = """
 @group(0) @binding(0) var<storage, read> src: array<vec4<f32>>;
@@ -46,6 +49,11 @@ class WgpuCopy:
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST
         self.src = self.device.create_buffer(size=nbytes, usage=usage)
         self.dst = self.device.create_buffer(size=nbytes, usage=usage)
+        # (not on a software adapter, which has no L2 to clear, as cubepy.bench)
+        software = str(adapter.info.get("adapter_type", "")).lower() == "cpu"
+        self.scratch = None if software else self.device.create_buffer(
+            size=min(FLUSH_BYTES, limits["max-buffer-size"] // 4 * 4),
+            usage=wgpu.BufferUsage.COPY_DST)
         module = self.device.create_shader_module(code=SHADER)
         self.pipeline = self.device.create_compute_pipeline(
             layout="auto", compute={"module": module, "entry_point": "main"})
@@ -63,6 +71,8 @@ class WgpuCopy:
 
     def _run_once(self) -> float:
         encoder = self.device.create_command_encoder()
+        if self.scratch is not None:
+            encoder.clear_buffer(self.scratch)  # a cold L2 for the timed pass
         writes = ({"query_set": self.queries, "beginning_of_pass_write_index": 0,
                    "end_of_pass_write_index": 1} if self.timestamps else None)
         cpass = encoder.begin_compute_pass(timestamp_writes=writes)
