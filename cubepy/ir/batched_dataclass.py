@@ -119,7 +119,7 @@ def _process(cls: _T, eq: bool, kw_only: bool) -> _T:
 
 
 def _own_field(cls: type, name: str, ty: Any, kw_only: bool) -> Field:
-    if isinstance(ty, str) and ty.strip().split("[")[0].split(".")[-1].strip() in (
+    if isinstance(ty, str) and ty.strip("'\" ").split("[")[0].split(".")[-1].strip() in (
             "ClassVar", "InitVar", "KW_ONLY"):
         raise TypeError(f"{cls.__name__}.{name}: ClassVar, InitVar and KW_ONLY are not "
                         "supported by batched dataclasses")
@@ -269,7 +269,7 @@ def _build(batch: list[tuple[type, list[Field], list[Field]]]) -> None:
         # resolves the field types there); the defaults of the fields.
         init = FunctionType(code, sys.modules[cls.__module__].__dict__, "__init__",
                             tuple(f.default for f in positional if f.default is not MISSING)
-                            or None, _SETATTR_CELL)
+                            or None, _SETATTR_CELL if code.co_freevars else None)
         init.__kwdefaults__ = {f.name: f.default for f in keyword
                                if f.default is not MISSING} or None
         init.__qualname__ = f"{cls.__qualname__}.__init__"

@@ -1,0 +1,248 @@
+"""cubepy/ir/batched_dataclass.py makes the same classes as dataclasses.dataclass: each
+module that uses it is run a second time with the real decorator, and every class of the
+two runs is compared (fields, params, signature, docstring, repr, eq/hash, frozenness,
+replace). The comparison also reads the private details of dataclasses the helper sets
+(`Field._field_type`, `__dataclass_params__`), so a Python that changes them fails here."""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import sys
+import types
+from dataclasses import FrozenInstanceError, field
+from typing import ClassVar
+
+import pytest
+
+from cubepy.ir import batched_dataclass
+from cubepy.ir.batched_dataclass import build_pending
+
+# The modules whose classes are made by batched_dataclass, and the import line of each
+# that the reference run swaps for the real decorator.
+MODULES = {"cubepy.ir.nodes": "from .batched_dataclass import build_pending, dataclass"}
+FIELD_ATTRS = ("name", "type", "default", "default_factory", "init", "repr", "hash",
+               "compare", "metadata", "kw_only", "_field_type")
+
+
+def reference_module(name: str, import_line: str) -> types.ModuleType:
+    """Module `name` run again with dataclasses.dataclass in place of the batched one."""
+    module = importlib.import_module(name)
+    source = inspect.getsource(module)
+    assert source.count(import_line) == 1, f"{name} no longer imports {import_line!r}"
+    source = source.replace(import_line,
+                            "from dataclasses import dataclass\nbuild_pending = lambda: None")
+    twin = types.ModuleType(name + "_reference")
+    twin.__package__ = module.__package__
+    sys.modules[twin.__name__] = twin
+    try:
+        exec(compile(source, module.__file__, "exec"), twin.__dict__)
+    finally:
+        del sys.modules[twin.__name__]
+    return twin
+
+
+def class_pairs(name: str, import_line: str):
+    module = importlib.import_module(name)
+    twin = reference_module(name, import_line)
+    pairs = [(obj, getattr(twin, key)) for key, obj in vars(module).items()
+             if isinstance(obj, type) and obj.__module__ == name
+             and dataclasses.is_dataclass(obj)]
+    assert pairs
+    return pairs
+
+
+def sample_args(cls, tag: str):
+    """Distinct hashable values for every field: positional ones as args, kw_only ones
+    as keywords."""
+    fields = dataclasses.fields(cls)
+    args = [f"{tag}.{f.name}" for f in fields if not f.kw_only]
+    kwargs = {f.name: f"{tag}.{f.name}" for f in fields if f.kw_only}
+    return args, kwargs
+
+
+def same_value(mine, theirs) -> bool:
+    """Equal, or the same repr for instances of the two runs' classes (a default Block())."""
+    return mine == theirs or (type(mine).__qualname__ == type(theirs).__qualname__
+                              and repr(mine) == repr(theirs))
+
+
+def assert_same_class(ours, ref) -> None:
+    name = ours.__qualname__
+    assert ours is not ref and name == ref.__qualname__
+    assert dataclasses.is_dataclass(ours)
+    assert sorted(vars(ours)) == sorted(vars(ref)), name
+    ours_fields, ref_fields = dataclasses.fields(ours), dataclasses.fields(ref)
+    assert [f.name for f in ours_fields] == [f.name for f in ref_fields], name
+    for mine, theirs in zip(ours_fields, ref_fields):
+        for attr in FIELD_ATTRS:
+            assert same_value(getattr(mine, attr), getattr(theirs, attr)), \
+                (name, mine.name, attr)
+        assert same_value(getattr(ours, mine.name, None), getattr(ref, mine.name, None)), \
+            (name, mine.name, "class attribute")
+    assert repr(ours.__dataclass_params__) == repr(ref.__dataclass_params__), name
+    assert str(inspect.signature(ours)) == str(inspect.signature(ref)), name
+    assert ours.__init__.__annotations__ == ref.__init__.__annotations__, name
+    assert ours.__doc__ == ref.__doc__, name
+    assert ours.__match_args__ == ref.__match_args__, name
+    assert ours.__init__.__qualname__ == f"{name}.__init__"
+
+    args, kwargs = sample_args(ours, "a")
+    a, a_ref = ours(*args, **kwargs), ref(*args, **kwargs)
+    assert repr(a) == repr(a_ref)
+    same, same_ref = ours(*args, **kwargs), ref(*args, **kwargs)
+    assert (a == same) is (a_ref == same_ref) and (a != same) is (a_ref != same_ref)
+    assert (hash(a) == hash(same)) is (hash(a_ref) == hash(same_ref))
+    if "__hash__" in vars(ref) and a_ref == same_ref:  # hashed by value: the same value
+        assert hash(a) == hash(a_ref)
+    assert a != a_ref and a_ref != a  # another class, even with the same fields
+    for f in dataclasses.fields(ours):
+        other = dataclasses.replace(a, **{f.name: "other"})
+        other_ref = dataclasses.replace(a_ref, **{f.name: "other"})
+        assert type(other) is ours and getattr(other, f.name) == "other"
+        assert (other == a) is (other_ref == a_ref), (name, f.name)
+    for f in dataclasses.fields(ours):
+        with pytest.raises(FrozenInstanceError, match=f"cannot assign to field '{f.name}'"):
+            setattr(a, f.name, "changed")
+        with pytest.raises(FrozenInstanceError, match=f"cannot delete field '{f.name}'"):
+            delattr(a, f.name)
+    with pytest.raises(FrozenInstanceError):
+        a.not_a_field = 1
+    required = [f for f in dataclasses.fields(ours) if f.default is dataclasses.MISSING]
+    if required:  # the same message for a missing argument (the field names are right)
+        with pytest.raises(TypeError) as mine:
+            ours()
+        with pytest.raises(TypeError) as theirs:
+            ref()
+        assert str(mine.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_module_classes_match_real_dataclasses(module):
+    for ours, ref in class_pairs(module, MODULES[module]):
+        assert_same_class(ours, ref)
+
+
+def test_ir_nodes_behave_as_the_passes_use_them():
+    from cubepy.ir import nodes as ir
+    from cubepy.ir.types import f32, u32
+    one = ir.Const(ty=u32, value=1)
+    add = ir.Binary(ty=u32, op="+", lhs=one, rhs=ir.Const(ty=u32, value=2),
+                    loc=ir.Loc("k.py", 3))
+    assert add == ir.Binary(ty=u32, op="+", lhs=one, rhs=ir.Const(ty=u32, value=2))
+    assert len({add, dataclasses.replace(add, loc=ir.NO_LOC)}) == 1  # loc not compared
+    assert dataclasses.replace(add, op="*") != add
+    assert [f.name for f in dataclasses.fields(add)] == ["ty", "loc", "op", "lhs", "rhs"]
+    assert ir.If(cond=one).then == ir.Block()
+    assert ir.Var("x", f32) == ir.Var(name="x", ty=f32)
+    with pytest.raises(TypeError):
+        ir.Const(u32, 1)  # keyword-only, as declared
+    with pytest.raises(FrozenInstanceError):
+        add.op = "-"
+
+
+# ----------------------------------------------------------------------------- the helper
+
+def _define(decorator):
+    """Classes covering the options the helper takes, made with `decorator`."""
+    @decorator(frozen=True)
+    class Point:
+        x: int
+        y: int = 0
+        tag: str = field(default="p", compare=False)
+        hidden: int = field(default=1, repr=False)
+
+    @decorator(frozen=True, kw_only=True)
+    class Point3(Point):
+        z: int
+        y: int = 5  # a default overridden in a subclass keeps the field's position
+
+    @decorator(frozen=True)
+    class Mixed:
+        a: int
+        b: int = field(default=2, kw_only=True)
+        c: int = 3
+
+    @decorator(frozen=True, eq=False)
+    class ByIdentity:
+        name: str
+
+    @decorator(frozen=True)
+    class OwnEq:
+        v: int
+
+        def __eq__(self, other):
+            return isinstance(other, OwnEq)
+
+    @decorator(frozen=True)
+    class OwnHash:
+        v: int
+
+        def __hash__(self):
+            return 7
+
+    @decorator(frozen=True)
+    class Checked:
+        """Has its own docstring."""
+        v: int
+
+        def __post_init__(self):
+            if self.v == -1:
+                raise ValueError("negative")
+
+    @decorator(frozen=True)
+    class Empty:
+        pass
+
+    return [Point, Point3, Mixed, ByIdentity, OwnEq, OwnHash, Checked, Empty]
+
+
+def test_helper_options_match_real_dataclasses():
+    ours = _define(batched_dataclass.dataclass)
+    build_pending()
+    for mine, theirs in zip(ours, _define(dataclasses.dataclass)):
+        assert_same_class(mine, theirs)
+    point, point3, mixed, _, own_eq, own_hash, checked, _ = ours
+    assert point3(x=1, z=2).y == 5 and point3(x=1, z=2) == point3(x=1, y=5, z=2)
+    assert mixed(1, 4, b=9) == mixed(a=1, c=4, b=9)
+    assert own_eq(1) == own_eq(2) and hash(own_hash(1)) == 7
+    with pytest.raises(ValueError, match="negative"):
+        checked(-1)
+
+
+def test_first_instance_before_build_pending_builds_the_batch():
+    @batched_dataclass.dataclass(frozen=True)
+    class Early:
+        v: int = 0
+
+    @batched_dataclass.dataclass(frozen=True, kw_only=True)
+    class Later:
+        e: Early = Early()  # a default made while the batch is still pending
+
+    assert Later().e == Early(0) and Later(e=Early(3)).e.v == 3
+    assert str(inspect.signature(Early)) == "(v: 'int' = 0) -> None"
+
+
+def test_unsupported_options_are_refused():
+    with pytest.raises(TypeError, match="frozen"):
+        @batched_dataclass.dataclass(frozen=False)
+        class Mutable:
+            v: int
+    with pytest.raises(TypeError, match="default_factory"):
+        @batched_dataclass.dataclass(frozen=True)
+        class Factory:
+            v: list = field(default_factory=list)
+    with pytest.raises(TypeError, match="ClassVar"):
+        @batched_dataclass.dataclass(frozen=True)
+        class WithClassVar:
+            v: ClassVar[int] = 1
+    with pytest.raises(TypeError, match="non-default argument 'b'"):
+        @batched_dataclass.dataclass(frozen=True)
+        class Order:
+            a: int = 0
+            b: int
+    with pytest.raises(ValueError, match="mutable default"):
+        @batched_dataclass.dataclass(frozen=True)
+        class MutableDefault:
+            v: object = {}
+    build_pending()
