@@ -1,4 +1,4 @@
-"""Frozen dataclasses whose `__init__`s are compiled together, in one batch.
+"""Frozen dataclasses whose methods are compiled for many classes at once.
 
 `dataclasses.dataclass` compiles five or six small functions per class, one `exec` each
 (about 1 ms a class), and the IR's fifty node classes made that most of the import cost
@@ -7,11 +7,14 @@ classes for the options the IR uses (frozen, eq, kw_only; fields with a default,
 `compare` or `repr`): the same `dataclasses.Field` objects in `__dataclass_fields__`, so
 `dataclasses.fields`, `replace` and `is_dataclass` work; the same `__init__` signature,
 `__repr__` text, `__eq__` and `__hash__` (the tuple of the compared fields),
-`FrozenInstanceError` on assignment, `__match_args__` and `__doc__`. Only `__init__`
-needs compiling, to stay as fast as the one dataclasses writes: it is compiled for every
-class decorated since the last batch by one `compile()`, in `build_pending()` (a module
-calls it after its classes) or on the first instantiation of any of them (a class may be
-used as a default value inside its own module). The other methods are closures.
+`FrozenInstanceError` on assignment, `__match_args__` and `__doc__`.
+
+`__init__`, `__eq__` and `__hash__` are the code dataclasses writes (so as fast), but
+compiled once per shape (how many fields) and copied per class with the field names
+swapped in (`CodeType.replace`), for every class decorated since the last batch: in
+`build_pending()`, which a module calls after its classes, or on the first instantiation
+of any of them (a class may be a default value inside its own module). `__repr__` and
+the frozen `__setattr__`/`__delattr__` are closures (not hot).
 
 It reads two private details of `dataclasses` that have no public spelling: a field's
 `_field_type` (set to `dataclasses._FIELD`, as `fields()` filters on it) and the
@@ -26,14 +29,26 @@ import reprlib
 import sys
 import threading
 from dataclasses import MISSING, Field, FrozenInstanceError
-from operator import attrgetter
 from types import CellType, CodeType, FunctionType
-from typing import Any, Callable, Optional, TypeVar, dataclass_transform
+from typing import Any, Callable, NamedTuple, Optional, TypeVar, dataclass_transform
 
 _T = TypeVar("_T", bound=type)
 
 _lock = threading.Lock()
-_pending: list[tuple[type, list[Field], list[Field]]] = []
+
+
+class _Job(NamedTuple):
+    """A class waiting for its compiled methods."""
+    cls: type
+    positional: list[Field]
+    keyword: list[Field]
+    init: bool  # which methods it gets (those the class does not define)
+    eq: bool
+    hash: bool
+    compared: list[str]  # the fields __eq__ and __hash__ take
+
+
+_pending: list[_Job] = []
 # Set by dataclasses.dataclass on 3.13+ (copy.replace); absent before.
 _REPLACE: Optional[Callable[..., Any]] = getattr(dataclasses, "_replace", None)
 
@@ -94,16 +109,15 @@ def _process(cls: _T, eq: bool, kw_only: bool) -> _T:
     keyword = [f for f in field_list if f.kw_only]
     _check_defaults_order(cls, positional)
 
-    if "__init__" not in own:
+    compared = [f.name for f in field_list if f.compare]
+    explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
+    job = _Job(cls, positional, keyword, "__init__" not in own,
+               eq and "__eq__" not in own, eq and not explicit_hash, compared)
+    if job.init:
         cls.__init__ = _pending_init  # type: ignore[misc]
-        _pending.append((cls, positional, keyword))
+    if job.init or job.eq or job.hash:
+        _pending.append(job)
     _set_new(cls, "__repr__", _repr_fn(cls, [f.name for f in field_list if f.repr]))
-    if eq:
-        compared = [f.name for f in field_list if f.compare]
-        _set_new(cls, "__eq__", _eq_fn(cls, compared))
-        explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
-        if not explicit_hash:
-            cls.__hash__ = _hash_fn(cls, compared)  # type: ignore[assignment]
     names = tuple(f.name for f in field_list)
     for method in ("__setattr__", "__delattr__"):
         if method in own:
@@ -134,6 +148,8 @@ def _own_field(cls: type, name: str, ty: Any, kw_only: bool) -> Field:
     if f.default is not MISSING and f.default.__class__.__hash__ is None:
         raise ValueError(f"mutable default {type(f.default)} for field {name} is not "
                          "allowed: use default_factory")
+    if name in ("self", "_setattr"):  # the names of __init__'s own variables
+        raise TypeError(f"{cls.__name__}: a batched dataclass field may not be named {name}")
     f.name = name
     f.type = ty
     f._field_type = dataclasses._FIELD  # type: ignore[attr-defined]  # what fields() keeps
@@ -197,36 +213,6 @@ def _repr_fn(cls: type, names: list[str]) -> Callable[[Any], str]:
     return reprlib.recursive_repr()(__repr__)
 
 
-def _key_fn(names: list[str]) -> Callable[[Any], tuple]:
-    """The tuple of the compared fields of an instance, as dataclasses compares them."""
-    if not names:
-        return lambda self: ()
-    if len(names) == 1:
-        name = names[0]
-        return lambda self: (getattr(self, name),)
-    return attrgetter(*names)
-
-
-def _eq_fn(cls: type, names: list[str]) -> Callable[[Any, Any], Any]:
-    key = _key_fn(names)
-
-    def __eq__(self: Any, other: Any) -> Any:
-        if other.__class__ is self.__class__:
-            return key(self) == key(other)
-        return NotImplemented
-    __eq__.__qualname__ = f"{cls.__qualname__}.__eq__"
-    return __eq__
-
-
-def _hash_fn(cls: type, names: list[str]) -> Callable[[Any], int]:
-    key = _key_fn(names)
-
-    def __hash__(self: Any) -> int:
-        return hash(key(self))
-    __hash__.__qualname__ = f"{cls.__qualname__}.__hash__"
-    return __hash__
-
-
 def _frozen_setattr(cls: type, names: tuple[str, ...]) -> Callable[[Any, str, Any], None]:
     def __setattr__(self: Any, name: str, value: Any) -> None:
         if type(self) is cls or name in names:
@@ -251,37 +237,63 @@ def _pending_init(self: Any, *args: Any, **kwargs: Any) -> None:
     type(self).__init__(self, *args, **kwargs)
 
 
-def _build(batch: list[tuple[type, list[Field], list[Field]]]) -> None:
-    shapes = {(len(pos), len(kw), hasattr(cls, "__post_init__")) for cls, pos, kw in batch}
-    templates = _templates(sorted(shapes - _template_code.keys()))
-    _template_code.update(templates)
-    for cls, positional, keyword in batch:
-        template = _template_code[(len(positional), len(keyword),
-                                   hasattr(cls, "__post_init__"))]
-        names = [f.name for f in positional + keyword]
-        rename = {_placeholder(i): name for i, name in enumerate(names)}
-        code = template.replace(
-            co_varnames=tuple(rename.get(v, v) for v in template.co_varnames),
-            co_consts=tuple(rename.get(c, c) if isinstance(c, str) else c
-                            for c in template.co_consts),
-            co_name="__init__", co_qualname=f"{cls.__qualname__}.__init__")
-        # The module's globals, as dataclasses gives them (get_type_hints of __init__
-        # resolves the field types there); the defaults of the fields.
-        init = FunctionType(code, sys.modules[cls.__module__].__dict__, "__init__",
-                            tuple(f.default for f in positional if f.default is not MISSING)
-                            or None, _SETATTR_CELL if code.co_freevars else None)
-        init.__kwdefaults__ = {f.name: f.default for f in keyword
-                               if f.default is not MISSING} or None
-        init.__qualname__ = f"{cls.__qualname__}.__init__"
-        init.__annotations__ = {**{f.name: f.type for f in positional + keyword},
-                                "return": None}
-        cls.__init__ = init  # type: ignore[misc]
+def _build(batch: list[_Job]) -> None:
+    shapes = {shape for job in batch for shape in _shapes(job)}
+    _template_code.update(_templates(sorted(shapes - _template_code.keys())))
+    for job in batch:
+        cls, positional, keyword = job.cls, job.positional, job.keyword
+        for shape in _shapes(job):
+            kind = shape[0]
+            names = ([f.name for f in positional + keyword] if kind == "__init__"
+                     else job.compared)
+            method = _instantiate(cls, _template_code[shape], names)
+            if kind == "__init__":
+                method.__defaults__ = tuple(f.default for f in positional
+                                            if f.default is not MISSING) or None
+                method.__kwdefaults__ = {f.name: f.default for f in keyword
+                                         if f.default is not MISSING} or None
+                method.__annotations__ = {**{f.name: f.type for f in positional + keyword},
+                                          "return": None}
+            setattr(cls, kind, method)
 
 
-# One compiled __init__ per shape (positional and keyword field counts, __post_init__),
-# its fields named by placeholders that each class's copy renames (code.replace): the
-# fifty node classes have a dozen shapes, and compiling is what costs.
-_template_code: dict[tuple[int, int, bool], CodeType] = {}
+def _shapes(job: _Job) -> list[tuple]:
+    """The templates a class's methods are copies of: __init__ by its numbers of
+    positional and keyword fields (and whether it calls __post_init__), __eq__ and
+    __hash__ by their number of compared fields."""
+    shapes: list[tuple] = []
+    if job.init:
+        shapes.append(("__init__", len(job.positional), len(job.keyword),
+                       hasattr(job.cls, "__post_init__")))
+    if job.eq:
+        shapes.append(("__eq__", len(job.compared)))
+    if job.hash:
+        shapes.append(("__hash__", len(job.compared)))
+    return shapes
+
+
+def _instantiate(cls: type, template: CodeType, names: list[str]) -> FunctionType:
+    """The template's function for `cls`: its placeholders renamed to the field names
+    (arguments, the attribute names and the strings of the code) and the globals of the
+    class's module, as dataclasses gives them (get_type_hints of __init__ reads them)."""
+    rename = {_placeholder(i): name for i, name in enumerate(names)}
+    kind = template.co_name
+    code = template.replace(
+        co_varnames=tuple(rename.get(v, v) for v in template.co_varnames),
+        co_names=tuple(rename.get(v, v) for v in template.co_names),
+        co_consts=tuple(rename.get(c, c) if isinstance(c, str) else c
+                        for c in template.co_consts),
+        co_qualname=f"{cls.__qualname__}.{kind}")
+    method = FunctionType(code, sys.modules[cls.__module__].__dict__, kind, None,
+                          _SETATTR_CELL if code.co_freevars else None)
+    method.__qualname__ = f"{cls.__qualname__}.{kind}"
+    return method
+
+
+# One compiled method per shape (_shapes), its fields named by placeholders that each
+# class's copy renames (code.replace): the fifty node classes have a dozen shapes, and
+# compiling is what costs. The code is the code dataclasses writes.
+_template_code: dict[tuple, CodeType] = {}
 # object.__setattr__, as dataclasses' __init__ assigns a frozen field: instances keep
 # their values inline (no __dict__ is made), so reading a field stays as fast.
 _SETATTR_CELL = (CellType(object.__setattr__),)
@@ -291,21 +303,33 @@ def _placeholder(i: int) -> str:
     return f"_batched_field_{i}_"
 
 
-def _templates(shapes: list[tuple[int, int, bool]]) -> dict[tuple[int, int, bool], CodeType]:
+def _template_source(shape: tuple) -> list[str]:
+    kind = shape[0]
+    if kind == "__init__":
+        _, n_pos, n_kw, post_init = shape
+        names = [_placeholder(i) for i in range(n_pos + n_kw)]
+        params = ["self"] + names[:n_pos] + (["*"] + names[n_pos:] if n_kw else [])
+        lines = [f" def __init__({', '.join(params)}):"]
+        lines += [f"  _setattr(self, {name!r}, {name})" for name in names]
+        lines += ["  self.__post_init__()"] if post_init else []
+        return lines + ["  pass"]
+    names = [_placeholder(i) for i in range(shape[1])]
+    mine = "(" + "".join(f"self.{n}," for n in names) + ")"
+    if kind == "__hash__":
+        return [" def __hash__(self):", f"  return hash({mine})"]
+    theirs = "(" + "".join(f"other.{n}," for n in names) + ")"
+    return [" def __eq__(self, other):", "  if other.__class__ is self.__class__:",
+            f"   return {mine}=={theirs}", "  return NotImplemented"]
+
+
+def _templates(shapes: list[tuple]) -> dict[tuple, CodeType]:
+    """Compiles the templates of `shapes`, all in one compile()."""
     if not shapes:
         return {}
     lines = []
-    for n_pos, n_kw, post_init in shapes:
-        names = [_placeholder(i) for i in range(n_pos + n_kw)]
-        params = ["self"] + names[:n_pos] + (["*"] + names[n_pos:] if n_kw else [])
-        lines += [f"def make_{n_pos}_{n_kw}_{int(post_init)}(_setattr):",
-                  f" def __init__({', '.join(params)}):"]
-        lines += [f"  _setattr(self, {name!r}, {name})" for name in names]
-        if post_init:
-            lines.append("  self.__post_init__()")
-        lines += ["  pass", " return __init__"]
+    for i, shape in enumerate(shapes):
+        lines += [f"def make{i}(_setattr):", *_template_source(shape), f" return {shape[0]}"]
     namespace: dict[str, Any] = {}
-    exec(compile("\n".join(lines), "<batched dataclass __init__>", "exec"), namespace)
-    return {(n_pos, n_kw, post_init):
-            namespace[f"make_{n_pos}_{n_kw}_{int(post_init)}"](object.__setattr__).__code__
-            for n_pos, n_kw, post_init in shapes}
+    exec(compile("\n".join(lines), "<batched dataclass>", "exec"), namespace)
+    return {shape: namespace[f"make{i}"](object.__setattr__).__code__
+            for i, shape in enumerate(shapes)}
