@@ -246,3 +246,37 @@ def test_unsupported_options_are_refused():
         class MutableDefault:
             v: object = {}
     build_pending()
+
+
+MYPY_SAMPLE = """\
+import dataclasses
+from cubepy.ir import nodes as ir
+from cubepy.ir.types import u32
+c = ir.Const(ty=u32, value=1)
+k = dataclasses.replace(ir.Var(name="x", ty=u32), name="y")
+ir.Const(u32, 1)
+c.value = 2
+ir.Var("x", u32, 3)
+"""
+
+
+def test_mypy_sees_the_node_fields_constructors_and_frozenness(tmp_path):
+    """mypy reads the batched decorator as dataclasses.dataclass (dataclass_transform):
+    keyword-only and positional constructors, read-only fields."""
+    pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[test]')")
+    import subprocess
+    from pathlib import Path
+    sample = tmp_path / "nodes_sample.py"
+    sample.write_text(MYPY_SAMPLE)
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-error-summary",
+         "--cache-dir", str(tmp_path / "cache"), str(sample)],
+        cwd=root, capture_output=True, text=True, timeout=600)
+    errors = sorted(line.split(":")[1] + ": " + line.split("error: ")[1]
+                    for line in done.stdout.splitlines() if ": error: " in line)
+    assert errors == [
+        '6: Argument 2 to "Const" has incompatible type "int"; expected "Loc"  [arg-type]',
+        '6: Too many positional arguments for "Const"  [call-arg]',
+        '7: Property "value" defined in "Const" is read-only  [misc]',
+        '8: Too many arguments for "Var"  [call-arg]'], done.stdout + done.stderr
