@@ -20,7 +20,9 @@ from cubepy.ir.batched_dataclass import build_pending
 
 # The modules whose classes are made by batched_dataclass, and the import line of each
 # that the reference run swaps for the real decorator.
-MODULES = {"cubepy.ir.nodes": "from .batched_dataclass import build_pending, dataclass"}
+MODULES = {"cubepy.ir.nodes": "from .batched_dataclass import build_pending, dataclass",
+           "cubepy.frontend.values": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.lang": "from .ir.batched_dataclass import build_pending, dataclass"}
 FIELD_ATTRS = ("name", "type", "default", "default_factory", "init", "repr", "hash",
                "compare", "metadata", "kw_only", "_field_type")
 
