@@ -17,7 +17,7 @@ of any of them (a class may be a default value inside its own module). `__repr__
 the frozen `__setattr__`/`__delattr__` are closures (not hot).
 
 It reads two private details of `dataclasses` that have no public spelling: a field's
-`_field_type` (set to `dataclasses._FIELD`, as `fields()` filters on it) and the
+`_field_type` (`dataclasses._FIELD`, which `fields()` keeps, or `_FIELD_CLASSVAR`) and the
 `_DataclassParams` record of `__dataclass_params__`; tests/test_batched_dataclass.py
 compares every class made here with the one `dataclasses.dataclass` makes, so a Python
 that changes either fails loudly there.
@@ -28,6 +28,7 @@ import dataclasses
 import reprlib
 import sys
 import threading
+import typing
 from dataclasses import MISSING, Field, FrozenInstanceError
 from types import CellType, CodeType, FunctionType
 from typing import Any, Callable, NamedTuple, Optional, TypeVar, dataclass_transform
@@ -104,7 +105,7 @@ def _process(cls: _T, eq: bool, kw_only: bool) -> _T:
                 setattr(cls, name, fields[name].default)
     cls.__dataclass_params__ = _params(eq, kw_only)  # type: ignore[attr-defined]
     cls.__dataclass_fields__ = fields  # type: ignore[attr-defined]
-    field_list = list(fields.values())
+    field_list = [f for f in fields.values() if f._field_type is dataclasses._FIELD]
     positional = [f for f in field_list if not f.kw_only]
     keyword = [f for f in field_list if f.kw_only]
     _check_defaults_order(cls, positional)
@@ -132,16 +133,29 @@ def _process(cls: _T, eq: bool, kw_only: bool) -> _T:
     return cls
 
 
+def _annotation_name(ty: Any) -> str:
+    """`ClassVar` for `ClassVar[...]`, `typing.ClassVar` or a string of either."""
+    if isinstance(ty, str):
+        return ty.strip("'\" ").split("[")[0].split(".")[-1].strip()
+    return getattr(typing.get_origin(ty) or ty, "_name", None) or type(ty).__name__
+
+
 def _own_field(cls: type, name: str, ty: Any, kw_only: bool) -> Field:
-    if isinstance(ty, str) and ty.strip("'\" ").split("[")[0].split(".")[-1].strip() in (
-            "ClassVar", "InitVar", "KW_ONLY"):
-        raise TypeError(f"{cls.__name__}.{name}: ClassVar, InitVar and KW_ONLY are not "
-                        "supported by batched dataclasses")
+    kind = _annotation_name(ty)
+    if kind in ("InitVar", "KW_ONLY"):
+        raise TypeError(f"{cls.__name__}.{name}: InitVar and KW_ONLY are not supported by "
+                        "batched dataclasses")
     default = getattr(cls, name, MISSING)
     if isinstance(default, Field):
         f = default
     else:
         f = dataclasses.field(default=default)
+    if kind == "ClassVar":  # a pseudo-field, which fields() leaves out (not in __init__)
+        if f.default_factory is not MISSING:
+            raise TypeError(f"field {name} cannot have a default factory")
+        f.name, f.type = name, ty
+        f._field_type = dataclasses._FIELD_CLASSVAR  # type: ignore[attr-defined]
+        return f
     if f.default_factory is not MISSING or not f.init:
         raise TypeError(f"{cls.__name__}.{name}: default_factory and init=False are not "
                         "supported by batched dataclasses")
