@@ -5,9 +5,11 @@ replace). The comparison also reads the private details of dataclasses the helpe
 (`Field._field_type`, `__dataclass_params__`), so a Python that changes them fails here."""
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib
 import inspect
+import pickle
 import sys
 import types
 import typing
@@ -152,6 +154,9 @@ def test_ir_nodes_behave_as_the_passes_use_them():
         ir.Const(u32, 1)  # keyword-only, as declared
     with pytest.raises(FrozenInstanceError):
         add.op = "-"
+    assert pickle.loads(pickle.dumps(add)) == add and copy.deepcopy(add) == add
+    assert ir.Binary.__init__.__module__ == "cubepy.ir.nodes"
+    assert typing.get_type_hints(ir.Var.__init__)["ty"] is ir.DType  # the module's globals
 
 
 def test_interned_types_stay_interned_and_frozen():
