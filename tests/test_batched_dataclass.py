@@ -226,13 +226,20 @@ def _define(decorator):
     class Empty:
         pass
 
+    @decorator(frozen=True)
+    class PartlyHashed:
+        a: int
+        b: int = field(default=0, hash=False)
+        c: int = field(default=0, compare=False, hash=True)
+
     @decorator(frozen=True, eq=False)
     class Interned:
         name: str
         registry: ClassVar[dict] = {}
         plain: typing.ClassVar[int] = 3
 
-    return [Point, Point3, Mixed, ByIdentity, OwnEq, OwnHash, Checked, Empty, Interned]
+    return [Point, Point3, Mixed, ByIdentity, OwnEq, OwnHash, Checked, Empty, Interned,
+            PartlyHashed]
 
 
 def test_helper_options_match_real_dataclasses():
@@ -240,7 +247,7 @@ def test_helper_options_match_real_dataclasses():
     build_pending()
     for mine, theirs in zip(ours, _define(dataclasses.dataclass)):
         assert_same_class(mine, theirs)
-    point, point3, mixed, _, own_eq, own_hash, checked, _, interned = ours
+    point, point3, mixed, _, own_eq, own_hash, checked, _, interned, partly = ours
     assert point3(x=1, z=2).y == 5 and point3(x=1, z=2) == point3(x=1, y=5, z=2)
     assert mixed(1, 4, b=9) == mixed(a=1, c=4, b=9)
     assert own_eq(1) == own_eq(2) and hash(own_hash(1)) == 7
@@ -248,6 +255,7 @@ def test_helper_options_match_real_dataclasses():
         checked(-1)
     assert [f.name for f in dataclasses.fields(interned)] == ["name"]
     assert interned.registry == {} and interned("x").plain == 3
+    assert hash(partly(1, 2, 3)) == hash((1, 3)) and partly(1, 2, 3) != partly(1, 5, 3)
 
 
 def test_first_instance_before_build_pending_builds_the_batch():
@@ -261,6 +269,19 @@ def test_first_instance_before_build_pending_builds_the_batch():
 
     assert Later().e == Early(0) and Later(e=Early(3)).e.v == 3
     assert str(inspect.signature(Early)) == "(v: 'int' = 0) -> None"
+
+
+def test_methods_called_before_build_pending_build_the_batch():
+    @batched_dataclass.dataclass(frozen=True)
+    class OwnInit:
+        v: int
+
+        def __init__(self, v):
+            object.__setattr__(self, "v", v * 2)
+
+    a = OwnInit(1)  # its own __init__: nothing built yet
+    assert a == OwnInit(1) and a != OwnInit(2) and hash(a) == hash((2,))
+    assert OwnInit.__eq__ is not batched_dataclass._pending_eq  # built by that first ==
 
 
 def test_unsupported_options_are_refused():

@@ -46,7 +46,8 @@ class _Job(NamedTuple):
     init: bool  # which methods it gets (those the class does not define)
     eq: bool
     hash: bool
-    compared: list[str]  # the fields __eq__ and __hash__ take
+    compared: list[str]  # the fields __eq__ takes
+    hashed: list[str]  # the fields __hash__ takes
 
 
 _pending: list[_Job] = []
@@ -57,9 +58,8 @@ _REPLACE: Optional[Callable[..., Any]] = getattr(dataclasses, "_replace", None)
 @dataclass_transform(field_specifiers=(dataclasses.field, Field))
 def dataclass(cls: Optional[_T] = None, /, *, frozen: bool = True, eq: bool = True,
               kw_only: bool = False) -> Any:
-    """`dataclasses.dataclass(frozen=True, eq=eq, kw_only=kw_only)`, with `__init__`
-    compiled in a batch (module docstring). Only frozen classes: their instances never
-    change, which is what lets them share one compile."""
+    """`dataclasses.dataclass(frozen=True, eq=eq, kw_only=kw_only)`, its methods compiled
+    with other classes' (module docstring). Frozen classes only, the kind the IR uses."""
     if not frozen:
         raise TypeError("batched_dataclass makes frozen dataclasses only")
 
@@ -70,7 +70,7 @@ def dataclass(cls: Optional[_T] = None, /, *, frozen: bool = True, eq: bool = Tr
 
 
 def build_pending() -> None:
-    """Compiles the `__init__`s of every class decorated and not built yet, in one go."""
+    """Compiles the methods of every class decorated and not built yet, in one go."""
     with _lock:
         batch = _pending[:]
         del _pending[:]
@@ -110,12 +110,18 @@ def _process(cls: _T, eq: bool, kw_only: bool) -> _T:
     keyword = [f for f in field_list if f.kw_only]
     _check_defaults_order(cls, positional)
 
-    compared = [f.name for f in field_list if f.compare]
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     job = _Job(cls, positional, keyword, "__init__" not in own,
-               eq and "__eq__" not in own, eq and not explicit_hash, compared)
+               eq and "__eq__" not in own, eq and not explicit_hash,
+               [f.name for f in field_list if f.compare],
+               [f.name for f in field_list if (f.compare if f.hash is None else f.hash)])
+    # Until the batch is built, each method builds it when first called.
     if job.init:
         cls.__init__ = _pending_init  # type: ignore[misc]
+    if job.eq:
+        cls.__eq__ = _pending_eq  # type: ignore[assignment]
+    if job.hash:
+        cls.__hash__ = _pending_hash  # type: ignore[assignment]
     if job.init or job.eq or job.hash:
         _pending.append(job)
     _set_new(cls, "__repr__", _repr_fn(cls, [f.name for f in field_list if f.repr]))
@@ -251,6 +257,16 @@ def _pending_init(self: Any, *args: Any, **kwargs: Any) -> None:
     type(self).__init__(self, *args, **kwargs)
 
 
+def _pending_eq(self: Any, other: Any) -> Any:
+    build_pending()
+    return type(self).__eq__(self, other)
+
+
+def _pending_hash(self: Any) -> int:
+    build_pending()
+    return type(self).__hash__(self)
+
+
 def _build(batch: list[_Job]) -> None:
     shapes = {shape for job in batch for shape in _shapes(job)}
     _template_code.update(_templates(sorted(shapes - _template_code.keys())))
@@ -259,7 +275,7 @@ def _build(batch: list[_Job]) -> None:
         for shape in _shapes(job):
             kind = shape[0]
             names = ([f.name for f in positional + keyword] if kind == "__init__"
-                     else job.compared)
+                     else job.compared if kind == "__eq__" else job.hashed)
             method = _instantiate(cls, _template_code[shape], names)
             if kind == "__init__":
                 method.__defaults__ = tuple(f.default for f in positional
@@ -282,7 +298,7 @@ def _shapes(job: _Job) -> list[tuple]:
     if job.eq:
         shapes.append(("__eq__", len(job.compared)))
     if job.hash:
-        shapes.append(("__hash__", len(job.compared)))
+        shapes.append(("__hash__", len(job.hashed)))
     return shapes
 
 
