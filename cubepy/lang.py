@@ -6,9 +6,9 @@ intrinsic outside a @cube function raises a TypeError.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from .ir.batched_dataclass import build_pending, dataclass
 from .ir.types import DType, Generic, f32
 
 
@@ -104,6 +104,7 @@ class BuiltinVar:
         return self.name.upper()
 
 
+build_pending()  # the methods of the dataclasses above, compiled in one batch
 ABSOLUTE_POS = BuiltinVar("absolute_pos")
 ABSOLUTE_POS_X = BuiltinVar("absolute_pos_x")
 ABSOLUTE_POS_Y = BuiltinVar("absolute_pos_y")

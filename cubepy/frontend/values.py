@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import builtins
 import math as pymath
-from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..cmma import CMMA_INTRINSICS
 from ..pipeline import PIPELINE_INTRINSICS
+from ..ir.batched_dataclass import build_pending, dataclass
 from ..ir.nodes import BufferRef, MatrixDecl
 from ..ir.types import LineType
 from ..lang import INTRINSICS, Line, tf32
@@ -100,6 +100,9 @@ class Dead:
     """A loop variable after its loop (reading it is an error)."""
 
     name: str
+
+
+build_pending()  # the methods of the dataclasses above, compiled in one batch
 
 
 def is_number(v: Any) -> bool:

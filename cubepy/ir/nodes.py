@@ -14,8 +14,10 @@ Design (see docs/ARCHITECTURE.md):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional, Union
+
+from .batched_dataclass import build_pending, dataclass
 
 from .ops import (OPS, AtomicOp, BinaryOp, BitOp, CompareOp, LogicalOp, MathFn, PlaneOp, SyncOp,
                   UnaryOp)
@@ -626,3 +628,6 @@ class WarpgroupSync(Stmt):
 
 MATRIX_STMTS = (MatrixFill, MatrixLoad, MatrixStore, MatrixExecute, MatrixCast,
                 WarpgroupMma, WarpgroupSync)
+
+
+build_pending()  # the __init__s of the classes above, compiled in one batch

@@ -6,10 +6,11 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+
+from .batched_dataclass import build_pending, dataclass
 
 FLOAT, INT, UINT, BOOL = "float", "int", "uint", "bool"
 
@@ -215,3 +216,6 @@ def type_from_name(name: str) -> "DType | LineType":
 
 
 Type = DType  # the type of every value after scalarize_lines (LineType only before it)
+
+
+build_pending()  # the methods of the dataclasses above not yet built by a first instance

@@ -6,11 +6,24 @@ from typing import Callable, Iterator
 
 from . import nodes as n
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def field_names(node) -> tuple[str, ...]:
+    """The names of the fields of a node's class, as dataclasses.fields gives them, found
+    once per class: the walks below ask for every node a pass visits, and
+    dataclasses.fields filters the class's fields anew at each call."""
+    cls = type(node)
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
 
 def child_exprs(node) -> Iterator[n.Expr]:
     """The expressions directly held by a statement or expression (not nested blocks)."""
-    for f in dataclasses.fields(node):
-        value = getattr(node, f.name)
+    for name in field_names(node):
+        value = getattr(node, name)
         if isinstance(value, n.Expr):
             yield value
         elif isinstance(value, tuple):
@@ -20,8 +33,8 @@ def child_exprs(node) -> Iterator[n.Expr]:
 
 
 def child_blocks(stmt: n.Stmt) -> Iterator[n.Block]:
-    for f in dataclasses.fields(stmt):
-        value = getattr(stmt, f.name)
+    for name in field_names(stmt):
+        value = getattr(stmt, name)
         if isinstance(value, n.Block):
             yield value
 
@@ -51,12 +64,12 @@ def walk_all_exprs(block: n.Block) -> Iterator[n.Expr]:
 def map_expr(expr: n.Expr, fn: Callable[[n.Expr], n.Expr]) -> n.Expr:
     """Rebuilds `expr` bottom-up: children first, then `fn` on the rebuilt node."""
     changes = {}
-    for f in dataclasses.fields(expr):
-        value = getattr(expr, f.name)
+    for name in field_names(expr):
+        value = getattr(expr, name)
         if isinstance(value, n.Expr):
-            changes[f.name] = map_expr(value, fn)
+            changes[name] = map_expr(value, fn)
         elif isinstance(value, tuple) and value and isinstance(value[0], n.Expr):
-            changes[f.name] = tuple(map_expr(v, fn) for v in value)
+            changes[name] = tuple(map_expr(v, fn) for v in value)
     if changes:
         expr = dataclasses.replace(expr, **changes)
     return fn(expr)
@@ -66,19 +79,19 @@ def map_stmt_exprs(stmt: n.Stmt, fn: Callable[[n.Expr], n.Expr]) -> n.Stmt:
     """A copy of `stmt` with `map_expr(e, fn)` applied to its own expressions (nested
     blocks untouched)."""
     changes = {}
-    for f in dataclasses.fields(stmt):
-        value = getattr(stmt, f.name)
+    for name in field_names(stmt):
+        value = getattr(stmt, name)
         if isinstance(value, n.Expr):
-            changes[f.name] = map_expr(value, fn)
+            changes[name] = map_expr(value, fn)
         elif isinstance(value, tuple) and value and isinstance(value[0], n.Expr):
-            changes[f.name] = tuple(map_expr(v, fn) for v in value)  # StoreLine's values
+            changes[name] = tuple(map_expr(v, fn) for v in value)  # StoreLine's values
     return dataclasses.replace(stmt, **changes) if changes else stmt
 
 
 def map_blocks(stmt: n.Stmt, fn: Callable[[n.Block], n.Block]) -> n.Stmt:
     """A copy of `stmt` with `fn` applied to each nested block."""
-    changes = {f.name: fn(getattr(stmt, f.name)) for f in dataclasses.fields(stmt)
-               if isinstance(getattr(stmt, f.name), n.Block)}
+    changes = {name: fn(getattr(stmt, name)) for name in field_names(stmt)
+               if isinstance(getattr(stmt, name), n.Block)}
     return dataclasses.replace(stmt, **changes) if changes else stmt
 
 

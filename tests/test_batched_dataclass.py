@@ -1,0 +1,343 @@
+"""cubepy/ir/batched_dataclass.py makes the same classes as dataclasses.dataclass: each
+module that uses it is run a second time with the real decorator, and every class of the
+two runs is compared (fields, params, signature, docstring, repr, eq/hash, frozenness,
+replace). The comparison also reads the private details of dataclasses the helper sets
+(`Field._field_type`, `__dataclass_params__`), so a Python that changes them fails here."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib
+import inspect
+import pickle
+import sys
+import types
+import typing
+from dataclasses import FrozenInstanceError, InitVar, field
+from typing import ClassVar
+
+import pytest
+
+from cubepy.ir import batched_dataclass
+from cubepy.ir.batched_dataclass import build_pending
+
+# The modules whose classes are made by batched_dataclass, and the import line of each
+# that the reference run swaps for the real decorator.
+MODULES = {"cubepy.ir.types": "from .batched_dataclass import build_pending, dataclass",
+           "cubepy.ir.nodes": "from .batched_dataclass import build_pending, dataclass",
+           "cubepy.frontend.values": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.lang": "from .ir.batched_dataclass import build_pending, dataclass"}
+FIELD_ATTRS = ("name", "type", "default", "default_factory", "init", "repr", "hash",
+               "compare", "metadata", "kw_only", "_field_type")
+
+
+def reference_module(name: str, import_line: str) -> types.ModuleType:
+    """Module `name` run again with dataclasses.dataclass in place of the batched one."""
+    module = importlib.import_module(name)
+    source = inspect.getsource(module)
+    assert source.count(import_line) == 1, f"{name} no longer imports {import_line!r}"
+    source = source.replace(import_line,
+                            "from dataclasses import dataclass\nbuild_pending = lambda: None")
+    twin = types.ModuleType(name + "_reference")
+    twin.__package__ = module.__package__
+    sys.modules[twin.__name__] = twin
+    try:
+        exec(compile(source, module.__file__, "exec"), twin.__dict__)
+    finally:
+        del sys.modules[twin.__name__]
+    return twin
+
+
+def class_pairs(name: str, import_line: str):
+    module = importlib.import_module(name)
+    twin = reference_module(name, import_line)
+    pairs = [(obj, getattr(twin, key)) for key, obj in vars(module).items()
+             if isinstance(obj, type) and obj.__module__ == name
+             and dataclasses.is_dataclass(obj)]
+    assert pairs
+    return pairs
+
+
+def sample_args(cls, tag: str):
+    """Distinct hashable values for every field: positional ones as args, kw_only ones
+    as keywords."""
+    fields = dataclasses.fields(cls)
+    args = [f"{tag}.{f.name}" for f in fields if not f.kw_only]
+    kwargs = {f.name: f"{tag}.{f.name}" for f in fields if f.kw_only}
+    return args, kwargs
+
+
+def same_value(mine, theirs) -> bool:
+    """Equal, or the same repr for instances of the two runs' classes (a default Block())."""
+    return mine == theirs or (type(mine).__qualname__ == type(theirs).__qualname__
+                              and repr(mine) == repr(theirs))
+
+
+def assert_same_class(ours, ref) -> None:
+    name = ours.__qualname__
+    assert ours is not ref and name == ref.__qualname__
+    assert dataclasses.is_dataclass(ours)
+    assert sorted(vars(ours)) == sorted(vars(ref)), name
+    # All of __dataclass_fields__: the ClassVar pseudo-fields too, which fields() skips.
+    ours_fields = list(ours.__dataclass_fields__.values())
+    ref_fields = list(ref.__dataclass_fields__.values())
+    assert [f.name for f in ours_fields] == [f.name for f in ref_fields], name
+    for mine, theirs in zip(ours_fields, ref_fields):
+        # A ClassVar's value is state (an interning registry): only its type must match.
+        state = mine._field_type is dataclasses._FIELD_CLASSVAR
+        for attr in FIELD_ATTRS:
+            mine_value, their_value = getattr(mine, attr), getattr(theirs, attr)
+            if state and attr == "default":
+                mine_value, their_value = type(mine_value), type(their_value)
+            assert same_value(mine_value, their_value), (name, mine.name, attr)
+        if not state:
+            assert same_value(getattr(ours, mine.name, None), getattr(ref, mine.name, None)), \
+                (name, mine.name, "class attribute")
+    assert repr(ours.__dataclass_params__) == repr(ref.__dataclass_params__), name
+    assert str(inspect.signature(ours)) == str(inspect.signature(ref)), name
+    assert ours.__init__.__annotations__ == ref.__init__.__annotations__, name
+    assert ours.__doc__ == ref.__doc__, name
+    assert ours.__match_args__ == ref.__match_args__, name
+    assert ours.__init__.__qualname__ == f"{name}.__init__"
+
+    if "__new__" in vars(ours):  # takes real values (LineType): its own test below
+        return
+    args, kwargs = sample_args(ours, "a")
+    a, a_ref = ours(*args, **kwargs), ref(*args, **kwargs)
+    assert repr(a) == repr(a_ref)
+    same, same_ref = ours(*args, **kwargs), ref(*args, **kwargs)
+    assert (a == same) is (a_ref == same_ref) and (a != same) is (a_ref != same_ref)
+    assert (hash(a) == hash(same)) is (hash(a_ref) == hash(same_ref))
+    if "__hash__" in vars(ref) and a_ref == same_ref:  # hashed by value: the same value
+        assert hash(a) == hash(a_ref)
+    assert a != a_ref and a_ref != a  # another class, even with the same fields
+    for f in dataclasses.fields(ours):
+        other = dataclasses.replace(a, **{f.name: "other"})
+        other_ref = dataclasses.replace(a_ref, **{f.name: "other"})
+        assert type(other) is ours and getattr(other, f.name) == "other"
+        assert (other == a) is (other_ref == a_ref), (name, f.name)
+    for f in dataclasses.fields(ours):
+        with pytest.raises(FrozenInstanceError, match=f"cannot assign to field '{f.name}'"):
+            setattr(a, f.name, "changed")
+        with pytest.raises(FrozenInstanceError, match=f"cannot delete field '{f.name}'"):
+            delattr(a, f.name)
+    with pytest.raises(FrozenInstanceError):
+        a.not_a_field = 1
+    required = [f for f in dataclasses.fields(ours) if f.default is dataclasses.MISSING]
+    if required:  # the same message for a missing argument (the field names are right)
+        with pytest.raises(TypeError) as mine:
+            ours()
+        with pytest.raises(TypeError) as theirs:
+            ref()
+        assert str(mine.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_module_classes_match_real_dataclasses(module):
+    for ours, ref in class_pairs(module, MODULES[module]):
+        assert_same_class(ours, ref)
+
+
+def test_ir_nodes_behave_as_the_passes_use_them():
+    from cubepy.ir import nodes as ir
+    from cubepy.ir.types import f32, u32
+    one = ir.Const(ty=u32, value=1)
+    add = ir.Binary(ty=u32, op="+", lhs=one, rhs=ir.Const(ty=u32, value=2),
+                    loc=ir.Loc("k.py", 3))
+    assert add == ir.Binary(ty=u32, op="+", lhs=one, rhs=ir.Const(ty=u32, value=2))
+    assert len({add, dataclasses.replace(add, loc=ir.NO_LOC)}) == 1  # loc not compared
+    assert dataclasses.replace(add, op="*") != add
+    assert [f.name for f in dataclasses.fields(add)] == ["ty", "loc", "op", "lhs", "rhs"]
+    assert ir.If(cond=one).then == ir.Block()
+    assert ir.Var("x", f32) == ir.Var(name="x", ty=f32)
+    with pytest.raises(TypeError):
+        ir.Const(u32, 1)  # keyword-only, as declared
+    with pytest.raises(FrozenInstanceError):
+        add.op = "-"
+    assert pickle.loads(pickle.dumps(add)) == add and copy.deepcopy(add) == add
+    assert ir.Binary.__init__.__module__ == "cubepy.ir.nodes"
+    assert typing.get_type_hints(ir.Var.__init__)["ty"] is ir.DType  # the module's globals
+
+
+def test_interned_types_stay_interned_and_frozen():
+    from cubepy.ir.types import DType, LineType, f16, f32
+    line = LineType(f32, 4)
+    assert line is LineType(f32, 4) and line == LineType(f32, 4) and line != LineType(f32, 2)
+    assert dataclasses.replace(line, elem=f16) is LineType(f16, 4)
+    assert [f.name for f in dataclasses.fields(line)] == ["elem", "size"]
+    assert [f.name for f in dataclasses.fields(DType)] == ["name", "kind", "bits"]
+    assert hash(line) == object.__hash__(line) and f32 == f32 and f32 != f16
+    with pytest.raises(FrozenInstanceError):
+        line.size = 8
+    with pytest.raises(FrozenInstanceError):
+        f32.bits = 64
+
+
+# ----------------------------------------------------------------------------- the helper
+
+def _define(decorator):
+    """Classes covering the options the helper takes, made with `decorator`."""
+    @decorator(frozen=True)
+    class Point:
+        x: int
+        y: int = 0
+        tag: str = field(default="p", compare=False)
+        hidden: int = field(default=1, repr=False)
+
+    @decorator(frozen=True, kw_only=True)
+    class Point3(Point):
+        z: int
+        y: int = 5  # a default overridden in a subclass keeps the field's position
+
+    @decorator(frozen=True)
+    class Mixed:
+        a: int
+        b: int = field(default=2, kw_only=True)
+        c: int = 3
+
+    @decorator(frozen=True, eq=False)
+    class ByIdentity:
+        name: str
+
+    @decorator(frozen=True)
+    class OwnEq:
+        v: int
+
+        def __eq__(self, other):
+            return isinstance(other, OwnEq)
+
+    @decorator(frozen=True)
+    class OwnHash:
+        v: int
+
+        def __hash__(self):
+            return 7
+
+    @decorator(frozen=True)
+    class Checked:
+        """Has its own docstring."""
+        v: int
+
+        def __post_init__(self):
+            if self.v == -1:
+                raise ValueError("negative")
+
+    @decorator(frozen=True)
+    class Empty:
+        pass
+
+    @decorator(frozen=True)
+    class PartlyHashed:
+        a: int
+        b: int = field(default=0, hash=False)
+        c: int = field(default=0, compare=False, hash=True)
+
+    @decorator(frozen=True, eq=False)
+    class Interned:
+        name: str
+        registry: ClassVar[dict] = {}
+        plain: typing.ClassVar[int] = 3
+
+    return [Point, Point3, Mixed, ByIdentity, OwnEq, OwnHash, Checked, Empty, Interned,
+            PartlyHashed]
+
+
+def test_helper_options_match_real_dataclasses():
+    ours = _define(batched_dataclass.dataclass)
+    build_pending()
+    for mine, theirs in zip(ours, _define(dataclasses.dataclass)):
+        assert_same_class(mine, theirs)
+    point, point3, mixed, _, own_eq, own_hash, checked, _, interned, partly = ours
+    assert point3(x=1, z=2).y == 5 and point3(x=1, z=2) == point3(x=1, y=5, z=2)
+    assert mixed(1, 4, b=9) == mixed(a=1, c=4, b=9)
+    assert own_eq(1) == own_eq(2) and hash(own_hash(1)) == 7
+    with pytest.raises(ValueError, match="negative"):
+        checked(-1)
+    assert [f.name for f in dataclasses.fields(interned)] == ["name"]
+    assert interned.registry == {} and interned("x").plain == 3
+    assert hash(partly(1, 2, 3)) == hash((1, 3)) and partly(1, 2, 3) != partly(1, 5, 3)
+
+
+def test_first_instance_before_build_pending_builds_the_batch():
+    @batched_dataclass.dataclass(frozen=True)
+    class Early:
+        v: int = 0
+
+    @batched_dataclass.dataclass(frozen=True, kw_only=True)
+    class Later:
+        e: Early = Early()  # a default made while the batch is still pending
+
+    assert Later().e == Early(0) and Later(e=Early(3)).e.v == 3
+    assert str(inspect.signature(Early)) == "(v: 'int' = 0) -> None"
+
+
+def test_methods_called_before_build_pending_build_the_batch():
+    @batched_dataclass.dataclass(frozen=True)
+    class OwnInit:
+        v: int
+
+        def __init__(self, v):
+            object.__setattr__(self, "v", v * 2)
+
+    a = OwnInit(1)  # its own __init__: nothing built yet
+    assert a == OwnInit(1) and a != OwnInit(2) and hash(a) == hash((2,))
+    assert OwnInit.__eq__ is not batched_dataclass._pending_eq  # built by that first ==
+
+
+def test_unsupported_options_are_refused():
+    with pytest.raises(TypeError, match="frozen"):
+        @batched_dataclass.dataclass(frozen=False)
+        class Mutable:
+            v: int
+    with pytest.raises(TypeError, match="default_factory"):
+        @batched_dataclass.dataclass(frozen=True)
+        class Factory:
+            v: list = field(default_factory=list)
+    with pytest.raises(TypeError, match="InitVar"):
+        @batched_dataclass.dataclass(frozen=True)
+        class WithInitVar:
+            v: InitVar[int] = 1
+    with pytest.raises(TypeError, match="non-default argument 'b'"):
+        @batched_dataclass.dataclass(frozen=True)
+        class Order:
+            a: int = 0
+            b: int
+    with pytest.raises(ValueError, match="mutable default"):
+        @batched_dataclass.dataclass(frozen=True)
+        class MutableDefault:
+            v: object = {}
+    build_pending()
+
+
+MYPY_SAMPLE = """\
+import dataclasses
+from cubepy.ir import nodes as ir
+from cubepy.ir.types import u32
+c = ir.Const(ty=u32, value=1)
+k = dataclasses.replace(ir.Var(name="x", ty=u32), name="y")
+ir.Const(u32, 1)
+c.value = 2
+ir.Var("x", u32, 3)
+"""
+
+
+def test_mypy_sees_the_node_fields_constructors_and_frozenness(tmp_path):
+    """mypy reads the batched decorator as dataclasses.dataclass (dataclass_transform):
+    keyword-only and positional constructors, read-only fields."""
+    pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[test]')")
+    import subprocess
+    from pathlib import Path
+    sample = tmp_path / "nodes_sample.py"
+    sample.write_text(MYPY_SAMPLE)
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", "--no-error-summary",
+         "--cache-dir", str(tmp_path / "cache"), str(sample)],
+        cwd=root, capture_output=True, text=True, timeout=600)
+    errors = sorted(line.split(":")[1] + ": " + line.split("error: ")[1]
+                    for line in done.stdout.splitlines() if ": error: " in line)
+    assert errors == [
+        '6: Argument 2 to "Const" has incompatible type "int"; expected "Loc"  [arg-type]',
+        '6: Too many positional arguments for "Const"  [call-arg]',
+        '7: Property "value" defined in "Const" is read-only  [misc]',
+        '8: Too many arguments for "Var"  [call-arg]'], done.stdout + done.stderr
