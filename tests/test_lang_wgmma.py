@@ -179,16 +179,23 @@ def test_store_with_offset_and_stride(client):
     np.testing.assert_allclose(got, want, atol=2e-3)
 
 
+@cube
+def stage_64x16_by_16x64(a: Array[f16], b: Array[f16], a_s: Array[f16], b_s: Array[f16]):
+    """A (64 x 16) and B (16 x 64), row major in a and b, into wgmma's layout in shared
+    memory, seen by every unit."""
+    for i in range(UNIT_POS, 1024, 128):
+        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
+        b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
+    sync_cube()
+
+
 @cube(launch=True)
 def wg_product_f16(a: Array[f16], b: Array[f16], out: Array[f16]):
     a_s = SharedMemory(f16, 64 * 16)
     b_s = SharedMemory(f16, 16 * 64)
     acc = cmma.WarpgroupAccumulator(64, f32)
     cmma.fill(acc, 0.25)
-    for i in range(UNIT_POS, 1024, 128):
-        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
-        b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
-    sync_cube()
+    stage_64x16_by_16x64(a, b, a_s, b_s)
     cmma.wg_fence()
     cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
     cmma.wg_commit()
@@ -215,10 +222,7 @@ def wg_through_shared(a: Array[f16], b: Array[f16], out: Array[f16], offset: u32
     b_s = SharedMemory(f16, 16 * 64)
     acc = cmma.WarpgroupAccumulator(64, f32)
     cmma.fill(acc, 0.0)
-    for i in range(UNIT_POS, 1024, 128):
-        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
-        b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
-    sync_cube()
+    stage_64x16_by_16x64(a, b, a_s, b_s)
     cmma.wg_fence()
     cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
     cmma.wg_commit()
@@ -261,10 +265,7 @@ def wg_into_lines(a: Array[f16], b: Array[f16], out: cubepy.Tensor[cubepy.Line[f
     b_s = SharedMemory(f16, 16 * 64)
     acc = cmma.WarpgroupAccumulator(64, f32)
     cmma.fill(acc, 0.0)
-    for i in range(UNIT_POS, 1024, 128):
-        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
-        b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
-    sync_cube()
+    stage_64x16_by_16x64(a, b, a_s, b_s)
     cmma.wg_fence()
     cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
     cmma.wg_commit()
