@@ -150,11 +150,7 @@ class CEmitter(BracedWalker):
         if cond is None:
             self.line(line)
         else:
-            self.line(f"if ({cond}) {{")
-            self.depth += 1
-            self.line(line)
-            self.depth -= 1
-            self.line("}")
+            self.branch(cond, lambda: self.line(line))
 
     def stmt_loadline(self, s: n.LoadLine) -> None:
         clike_lines.load_line(self, s)
@@ -172,11 +168,7 @@ class CEmitter(BracedWalker):
             if cond is None:
                 self.line(f"{call};")
             else:
-                self.line(f"if ({cond}) {{")
-                self.depth += 1
-                self.line(f"{call};")
-                self.depth -= 1
-                self.line("}")
+                self.branch(cond, lambda: self.line(f"{call};"))
             return
         target = self.var(s.result)
         if cond is None:

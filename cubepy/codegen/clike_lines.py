@@ -135,12 +135,4 @@ def _checked_or_not(em: "CEmitter", s: n.LoadLine | n.StoreLine, size: int,
     if cond is None:
         vector()
         return
-    em.line(f"if ({cond}) {{")
-    em.depth += 1
-    vector()
-    em.depth -= 1
-    em.line("} else {")
-    em.depth += 1
-    elements()
-    em.depth -= 1
-    em.line("}")
+    em.branch(cond, vector, elements)

@@ -15,6 +15,8 @@ is lane masks, not braces, so its if/loop hooks are its own.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.names import NameTable
@@ -95,6 +97,20 @@ class BracedWalker(StatementWalker):
     def stmt_comment(self, s: n.Comment) -> None:
         for text in s.text.splitlines() or [""]:
             self.line(f"// {comment_text(text)}".rstrip())
+
+    def branch(self, cond: str, then: Callable[[], None],
+               orelse: Callable[[], None] | None = None) -> None:
+        """`if (cond) { then() } else { orelse() }`, each part one level deeper."""
+        self.line(f"if ({cond}) {{")
+        self.depth += 1
+        then()
+        self.depth -= 1
+        if orelse is not None:
+            self.line("} else {")
+            self.depth += 1
+            orelse()
+            self.depth -= 1
+        self.line("}")
 
     def stmt_if(self, s: n.If) -> None:
         self.line(f"if ({self.condition(s.cond)}) {{")

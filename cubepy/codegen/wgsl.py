@@ -82,12 +82,12 @@ class _WgslEmitter(BracedWalker):
         self.buffers = self._buffer_views()
         self.assign_counts = self._count_assignments()
         self.declared: set[str] = set()
-        self.storage_barriers = storage_barriers(kernel)
-        # barriers that need storageBarrier() only when a read-only parameter shares a
-        # written buffer (the alias variant): their line numbers in self.lines
-        self.alias_only = storage_barriers(kernel, promoted=True) - self.storage_barriers
+        # the barriers needing storageBarrier() in every launch, and those needing it
+        # only when a read-only parameter shares a written buffer (the alias variant),
+        # whose line numbers in self.lines are kept
+        self.storage_barriers, self.alias_only = storage_barriers(kernel)
         self.alias_barrier_lines: list[int] = []
-        self.expr = ExprEmitter(self.prelude, self._var_name, self._position, self._meta,
+        self.expr = ExprEmitter(self.prelude, self.var_name, self._position, self._meta,
                                 self._read)
 
     # -- setup ------------------------------------------------------------------------
@@ -166,7 +166,6 @@ class _WgslEmitter(BracedWalker):
             raise AssertionError(f"buffer {buf.name!r} is missing from the launch ABI")
         return view
 
-    _view = view
 
     def fresh(self, stem: str) -> str:
         """A new generator temporary (cube_ names never collide with user names)."""
@@ -177,7 +176,6 @@ class _WgslEmitter(BracedWalker):
         """The WGSL name of a variable."""
         return self.names.get(("var", var.name), var.name)
 
-    _var_name = var_name
 
     def _position(self, name: str, loc: n.Loc) -> str:
         if name not in _POSITIONS:
@@ -217,7 +215,7 @@ class _WgslEmitter(BracedWalker):
         compile_error(idx.loc, f"an index must be an integer, not {idx.ty.name}")
 
     def _read(self, e: n.Index) -> str:
-        view = self._view(e.buffer)
+        view = self.view(e.buffer)
         if self.checked:
             return f"{load_helper(self.prelude, view)}({self.index(e.index)})"
         if view.width > 1:
@@ -229,7 +227,7 @@ class _WgslEmitter(BracedWalker):
     # -- statements (walking, comments, if/while/break/continue/terminate: walker.py) --
     def declare(self, var: n.Var, value: str | None, loc: n.Loc) -> None:
         t = wgsl_type(var.ty, loc)
-        name = self._var_name(var)
+        name = self.var_name(var)
         self.declared.add(var.name)
         if value is None:
             self.line(f"var {name}: {t};")
@@ -257,10 +255,10 @@ class _WgslEmitter(BracedWalker):
         if s.declare or s.var.name not in self.declared:
             self.declare(s.var, value, s.loc)
         else:
-            self.line(f"{self._var_name(s.var)} = {value};")
+            self.line(f"{self.var_name(s.var)} = {value};")
 
     def stmt_store(self, s: n.Store) -> None:
-        view = self._view(s.buffer)
+        view = self.view(s.buffer)
         value = self.expr(s.value, True)
         if self.checked:
             self.line(f"{store_helper(self.prelude, view)}({self.index(s.index)}, {value});")
@@ -277,7 +275,7 @@ class _WgslEmitter(BracedWalker):
         store_line(self, s)
 
     def stmt_atomicop(self, s: n.AtomicOp) -> None:
-        view = self._view(s.buffer)
+        view = self.view(s.buffer)
         elem = s.buffer.elem.name
         if elem not in _ATOMIC_TYPES or (elem == "f32" and s.op in ("and", "or", "xor")):
             compile_error(s.loc, f"atomic {s.op} is not available on {elem} in WGSL "
@@ -295,7 +293,7 @@ class _WgslEmitter(BracedWalker):
         if s.result is None:
             self.line(f"{call};")
         elif s.result.name in self.declared:
-            self.line(f"{self._var_name(s.result)} = {call};")
+            self.line(f"{self.var_name(s.result)} = {call};")
         else:
             self.declare(s.result, call, s.loc)
 
@@ -318,7 +316,7 @@ class _WgslEmitter(BracedWalker):
     def stmt_for(self, s: n.For) -> None:
         t = wgsl_type(s.var.ty, s.loc)
         self.loop_count = self.temps.number()
-        name = self._var_name(s.var)
+        name = self.var_name(s.var)
         self.declared.add(s.var.name)
         start = self.expr(s.start, True)
         stop = self._hoist(s.stop, "end")
@@ -448,7 +446,7 @@ class _WgslEmitter(BracedWalker):
         # Scalar parameters are declared by the entry: name them and mark them declared.
         for p in k.params:
             if p.kind == "scalar":
-                self._var_name(n.Var(p.name, p.dtype))
+                self.var_name(n.Var(p.name, p.dtype))
                 self.declared.add(p.name)
         self.walk(k.body)
         self.preamble = self._preamble()

@@ -86,17 +86,23 @@ def _trace(block: n.Block, loops: tuple[int, ...], trace: _Trace) -> None:
             trace.loop_spans[inner[-1]] = (start, len(trace.events))
 
 
-def storage_barriers(kernel: n.Kernel, promoted: bool = False) -> set[int]:
+def storage_barriers(kernel: n.Kernel) -> tuple[set[int], set[int]]:
     """The ids of the kernel's sync_cube() Barrier statements that need storageBarrier()
-    (fence_cube always does; the caller handles it). `promoted`: every global buffer
-    may share a written one (the runtime's alias variant)."""
+    (fence_cube always does; the caller handles it): those every launch needs, and
+    those only the runtime's alias variant needs, where every global buffer may share a
+    written one."""
     trace = _Trace()
     _trace(kernel.body, (), trace)
     written = {e.access.buffer for e in trace.events if e.access and e.access.write}
     if not written:
-        return set()
-    writable = ({p.name for p in kernel.params if p.kind != "scalar"} if promoted
-                else written)
+        return set(), set()
+    always = _ordering_barriers(trace, written)
+    every_buffer = {p.name for p in kernel.params if p.kind != "scalar"}
+    return always, _ordering_barriers(trace, every_buffer) - always
+
+
+def _ordering_barriers(trace: _Trace, writable: set[str]) -> set[int]:
+    """The barriers with an access to `writable` on each side, one of them a write."""
     needed = set()
     for event in trace.events:
         if event.barrier is None:

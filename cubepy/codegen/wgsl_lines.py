@@ -94,9 +94,12 @@ def load_line(em: "_WgslEmitter", s: n.LoadLine) -> None:
     the end read 0)."""
     view = em.view(s.buffer)
     size, width = len(s.parts), view.width
-    if width == 1:
+
+    def elements() -> None:
         for x in element_accesses(s):
             em.stmt_assign(x)
+    if width == 1:
+        elements()
         return
 
     def vector() -> None:
@@ -109,10 +112,6 @@ def load_line(em: "_WgslEmitter", s: n.LoadLine) -> None:
                     f"{view.name}[{_vector_index(em, s.line, size, first, width)}];")
             for k in range(width):
                 em.line(f"{em.var_name(s.parts[first + k])} = {tmp}.{XYZW[k]};")
-
-    def elements() -> None:
-        for x in element_accesses(s):
-            em.stmt_assign(x)
     _checked_or_not(em, s, size, vector, elements)
 
 
@@ -206,13 +205,5 @@ def _checked_or_not(em: "_WgslEmitter", s: n.LoadLine | n.StoreLine, size: int,
         vector()
         return
     last = em.index(line_element_index(s.line, size, size - 1))
-    em.line(f"if ({last} < {em.view(s.buffer).bound}) {{")
-    em.depth += 1
-    vector()
-    em.depth -= 1
-    em.line("} else {")
-    em.depth += 1
-    elements()
-    em.depth -= 1
-    em.line("}")
+    em.branch(f"{last} < {em.view(s.buffer).bound}", vector, elements)
 

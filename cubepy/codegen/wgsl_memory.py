@@ -75,8 +75,7 @@ def element_slot(b: BufferView, idx: str) -> str:
     the u32 word holding it."""
     if b.width == 1:
         return f"{b.name}[{idx}]"
-    if not _simple(idx):
-        idx = f"({idx})"
+    idx = _grouped(idx)
     if b.f16_words:
         return f"{b.name}[{idx} / {F16_WORDS}][({idx} % {F16_WORDS}) / 2]"
     return f"{b.name}[{idx} / {b.width}][{idx} % {b.width}]"

@@ -14,6 +14,7 @@ import dataclasses
 
 from .. import nodes as ir
 from ..visit import walk_stmts
+from .lines import line_element_index
 from .rewrite import map_stmts
 
 
@@ -44,12 +45,4 @@ def plain_copy(s: ir.Stmt) -> list[ir.Stmt]:
 def element_index(line: ir.Expr, size: int, k: int) -> ir.Expr:
     """`line * size + k` in the line index's type (`line` itself for a copy of one
     element)."""
-    if size == 1:
-        return line
-    ty, loc = line.ty, line.loc
-    out = ir.Binary(ty=ty, op="mul", lhs=line, rhs=ir.Const(ty=ty, value=size, loc=loc),
-                    loc=loc)
-    if k:
-        out = ir.Binary(ty=ty, op="add", lhs=out, rhs=ir.Const(ty=ty, value=k, loc=loc),
-                        loc=loc)
-    return out
+    return line if size == 1 else line_element_index(line, size, k)
