@@ -30,16 +30,24 @@ def _wgpu_device():
     return _DEVICE[0]
 
 
-def check_cuda(source: str, workdir) -> None:
-    """Compiles CUDA C with nvcc for sm_90; fails on an error or a warning."""
-    path = os.path.join(str(workdir), "kernel.cu")
+def check_cuda(source: str, workdir, arch: str = "sm_90", name: str = "kernel") -> str:
+    """Compiles CUDA C with nvcc for `arch`, ptxas reporting each kernel's resources;
+    fails on an error or a warning. Returns nvcc's output (see `assert_no_spills`)."""
+    path = os.path.join(str(workdir), f"{name}.cu")
     with open(path, "w") as fh:
         fh.write(source)
-    r = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", os.devnull, path],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run([NVCC, f"-arch={arch}", "-cubin", "-Xptxas", "-v", "-o", os.devnull,
+                        path], capture_output=True, text=True, timeout=600)
     output = r.stdout + r.stderr
     assert r.returncode == 0 and "warning" not in output.lower(), \
-        f"nvcc rejected the source:\n{output}\n{source}"
+        f"nvcc rejected {name}:\n{output}\n{source}"
+    return output
+
+
+def assert_no_spills(output: str, name: str = "the kernel") -> None:
+    """ptxas (in `check_cuda`'s output) reports no register spills."""
+    assert "0 bytes spill stores, 0 bytes spill loads" in output, \
+        f"{name} spills registers:\n{output}"
 
 
 def check_metal(source: str, workdir) -> None:

@@ -3,8 +3,6 @@ at small sizes, and (cuda-marked, for a real GPU) at the benchmark's sizes."""
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 
 import numpy as np
@@ -14,6 +12,7 @@ import cubepy
 from cubepy import CubeCount, CubeDim, f16, f32
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from source_check import NVCC, assert_no_spills, check_cuda  # noqa: E402
 from benchmarks.kernels import (elementwise, layernorm, matmul, matmul_tc,  # noqa: E402
                                 reduce_sum, softmax)
 
@@ -177,8 +176,6 @@ def test_gallery_at_benchmark_sizes_on_cuda():
 
 
 # -- the CUDA the H200 will run, compiled here with nvcc --------------------------------
-NVCC = shutil.which("nvcc")
-
 
 CUDA_STATIC_SHARED = 48 * 1024  # bytes of __shared__ arrays a CUDA kernel may declare
 
@@ -253,14 +250,9 @@ def test_every_matmul_tc_config_compiles_for_sm90_without_spills(tmp_path, check
     for i, cfg in enumerate(matmul_tc.CONFIGS):
         if checked and not cfg["asynchronous"]:
             continue
-        path = tmp_path / f"matmul_tc_{i}.cu"
-        path.write_text(_matmul_tc_cuda(cfg, checked).artefact.source)
-        proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", os.devnull,
-                               "--resource-usage", str(path)], capture_output=True, text=True)
-        output = proc.stdout + proc.stderr
-        assert proc.returncode == 0, f"nvcc failed on config {i}:\n{output}"
-        assert "warning" not in output.lower(), f"nvcc warned on config {i}:\n{output}"
-        assert "0 bytes spill stores" in output, f"config {i} spills registers:\n{output}"
+        name = f"matmul_tc_{i}"
+        source = _matmul_tc_cuda(cfg, checked).artefact.source
+        assert_no_spills(check_cuda(source, tmp_path, name=name), name)
 
 
 def _cuda_sources(checked: bool) -> dict[str, str]:
@@ -292,11 +284,4 @@ def _cuda_sources(checked: bool) -> dict[str, str]:
 @pytest.mark.parametrize("checked", [True, False], ids=["checked", "unchecked"])
 def test_gallery_cuda_compiles_for_sm90_without_spills(tmp_path, checked):
     for name, source in _cuda_sources(checked).items():
-        path = tmp_path / f"{name}.cu"
-        path.write_text(source)
-        proc = subprocess.run([NVCC, "-arch=sm_90", "-cubin", "-o", os.devnull,
-                               "--resource-usage", str(path)], capture_output=True, text=True)
-        output = proc.stdout + proc.stderr
-        assert proc.returncode == 0, f"nvcc failed on {name}:\n{output}"
-        assert "warning" not in output.lower(), f"nvcc warned on {name}:\n{output}"
-        assert "0 bytes spill stores" in output, f"{name} spills registers:\n{output}"
+        assert_no_spills(check_cuda(source, tmp_path, name=name), name)

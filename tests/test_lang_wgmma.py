@@ -9,9 +9,7 @@ marked `# E:<tag>`).
 """
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 
 import numpy as np
 import pytest
@@ -22,7 +20,7 @@ from cubepy import (UNIT_POS, Array, CompileError, Comptime, LaunchError, Shared
 from cubepy import wgmma_layout as layout
 from cubepy.runtime.cuda_compile import CudaCompiler
 from error_markers import located_error_checker
-from source_check import NVCC
+from source_check import NVCC, assert_no_spills, check_cuda
 
 
 def _present(name: str) -> bool:
@@ -94,20 +92,23 @@ def test_descriptors_read_what_wg_offset_stored(rows):
 
 
 @cube(launch=True)
-def offsets(out: Array[u32], rows: Comptime[int], cols: Comptime[int]):
+def offsets(out: Array[u32], rows: Comptime[int], cols: Comptime[int],
+            swizzle: Comptime[int]):
     i = cubepy.ABSOLUTE_POS
     if i < rows * cols:
-        out[i] = cmma.wg_offset(i // cols, i % cols, rows)
+        out[i] = cmma.wg_offset(i // cols, i % cols, rows, swizzle)
 
 
-@pytest.mark.parametrize("rows,cols", [(64, 16), (16, 256), (128, 64)])
-def test_wg_offset_in_a_kernel(rows, cols):
+@pytest.mark.parametrize("rows,cols,swizzle", [(64, 16, 0), (16, 256, 0), (128, 64, 0),
+                                               (64, 64, 128), (16, 256, 128)])
+def test_wg_offset_in_a_kernel(rows, cols, swizzle):
+    """The kernel's offsets are wgmma_layout's, without and with the 128-byte swizzle."""
     client = cubepy.client("cpu")
     out = client.zeros(rows * cols, cubepy.u32)
     offsets.launch(client, (rows * cols // 64, 1, 1), (64, 1, 1), out, rows=rows,
-                   cols=cols)
+                   cols=cols, swizzle=swizzle)
     r, c = np.divmod(np.arange(rows * cols), cols)
-    np.testing.assert_array_equal(out.numpy(), layout.offset(r, c, rows))
+    np.testing.assert_array_equal(out.numpy(), layout.offset(r, c, rows, swizzle))
 
 
 # -- products -----------------------------------------------------------------------------
@@ -115,34 +116,40 @@ def test_wg_offset_in_a_kernel(rows, cols):
 @cube(launch=True)
 def wg_product(a: Array[f16], b: Array[f16], out: Array[f32], out_offset: u32,
                out_stride: u32, n: Comptime[int], k: Comptime[int], groups: Comptime[int],
-               b_rows_n: Comptime[bool]):
+               b_rows_n: Comptime[bool], swizzle: Comptime[int], store_swizzle: Comptime[int]):
     """out = a @ b: `groups` warpgroups, each 64 rows of a ((64 * groups) x k) times b
     (k x n), k / 16 multiplies in one commit group; B stored k x n (row major), or
-    n x k (col major) when b_rows_n."""
+    n x k (col major) when b_rows_n. The tiles are read with `swizzle` (0 or 128) and
+    stored with wg_offset(..., store_swizzle) (the same, or another to get it wrong)."""
     rows_a = 64 * groups
     a_s = SharedMemory(f16, rows_a * k)
     b_s = SharedMemory(f16, k * n)
     acc = cmma.WarpgroupAccumulator(n, f32)
     cmma.fill(acc, 0.0)
     for i in range(UNIT_POS, rows_a * k, 128 * groups):
-        a_s[cmma.wg_offset(i // k, i % k, rows_a)] = a[i]
+        a_s[cmma.wg_offset(i // k, i % k, rows_a, store_swizzle)] = a[i]
     for i in range(UNIT_POS, k * n, 128 * groups):
         if b_rows_n:
-            b_s[cmma.wg_offset(i % n, i // n, n)] = b[i]
+            b_s[cmma.wg_offset(i % n, i // n, n, store_swizzle)] = b[i]
         else:
-            b_s[cmma.wg_offset(i // n, i % n, k)] = b[i]
+            b_s[cmma.wg_offset(i // n, i % n, k, store_swizzle)] = b[i]
     sync_cube()
     wg = UNIT_POS // 128
     cmma.wg_fence()
     for s in unroll(range(k // 16)):
-        a_at = cmma.wg_offset(wg * 64, s * 16, rows_a)
+        a_at = cmma.wg_offset(wg * 64, s * 16, rows_a, swizzle)
         if b_rows_n:
-            cmma.wg_mma(acc, a_s, a_at, rows_a, b_s, cmma.wg_offset(0, s * 16, n), n, COL)
+            cmma.wg_mma(acc, a_s, a_at, rows_a, b_s, cmma.wg_offset(0, s * 16, n, swizzle),
+                        n, COL, swizzle)
         else:
-            cmma.wg_mma(acc, a_s, a_at, rows_a, b_s, cmma.wg_offset(s * 16, 0, k), k, ROW)
+            cmma.wg_mma(acc, a_s, a_at, rows_a, b_s, cmma.wg_offset(s * 16, 0, k, swizzle),
+                        k, ROW, swizzle)
     cmma.wg_commit()
     cmma.wg_wait(0)
     cmma.store(out, out_offset + wg * 64 * out_stride, acc, out_stride, ROW)
+
+
+NO_SWIZZLE = {"swizzle": 0, "store_swizzle": 0}  # wg_product's core-matrix layout
 
 
 def _halves(*shape) -> np.ndarray:
@@ -156,7 +163,7 @@ def _run_product(client, n, k, groups, b_col, out_stride=None, out_offset=0):
     out = client.zeros(out_offset + m * stride, f32)
     wg_product.launch(client, (1, 1, 1), (128 * groups, 1, 1), client.tensor(a.ravel()),
                       client.tensor(b.ravel()), out, out_offset, stride, n=n, k=k,
-                      groups=groups, b_rows_n=b_col)
+                      groups=groups, b_rows_n=b_col, **NO_SWIZZLE)
     got = out.numpy()[out_offset:].reshape(m, stride)[:, :n]
     return got, a.astype(np.float32) @ b.astype(np.float32)
 
@@ -180,13 +187,18 @@ def test_store_with_offset_and_stride(client):
 
 
 @cube
-def stage_64x16_by_16x64(a: Array[f16], b: Array[f16], a_s: Array[f16], b_s: Array[f16]):
-    """A (64 x 16) and B (16 x 64), row major in a and b, into wgmma's layout in shared
-    memory, seen by every unit."""
+def multiply_64x16_by_16x64(a: Array[f16], b: Array[f16], a_s: Array[f16], b_s: Array[f16],
+                            acc):
+    """acc += A (64 x 16) @ B (16 x 64), row major in a and b, staged into wgmma's layout
+    in shared memory; the multiply waited for."""
     for i in range(UNIT_POS, 1024, 128):
         a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
         b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
     sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
 
 
 @cube(launch=True)
@@ -195,11 +207,7 @@ def wg_product_f16(a: Array[f16], b: Array[f16], out: Array[f16]):
     b_s = SharedMemory(f16, 16 * 64)
     acc = cmma.WarpgroupAccumulator(64, f32)
     cmma.fill(acc, 0.25)
-    stage_64x16_by_16x64(a, b, a_s, b_s)
-    cmma.wg_fence()
-    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
-    cmma.wg_commit()
-    cmma.wg_wait(0)
+    multiply_64x16_by_16x64(a, b, a_s, b_s, acc)
     cmma.store(out, 0, acc, 64, ROW)
 
 
@@ -222,11 +230,7 @@ def wg_through_shared(a: Array[f16], b: Array[f16], out: Array[f16], offset: u32
     b_s = SharedMemory(f16, 16 * 64)
     acc = cmma.WarpgroupAccumulator(64, f32)
     cmma.fill(acc, 0.0)
-    stage_64x16_by_16x64(a, b, a_s, b_s)
-    cmma.wg_fence()
-    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
-    cmma.wg_commit()
-    cmma.wg_wait(0)
+    multiply_64x16_by_16x64(a, b, a_s, b_s, acc)
     if lines:
         tile_lines = SharedMemory(cubepy.Line[f16], 64 * 72 // 8 + 1, 8)
         cmma.store(tile_lines, offset, acc, stride, ROW)
@@ -265,11 +269,7 @@ def wg_into_lines(a: Array[f16], b: Array[f16], out: cubepy.Tensor[cubepy.Line[f
     b_s = SharedMemory(f16, 16 * 64)
     acc = cmma.WarpgroupAccumulator(64, f32)
     cmma.fill(acc, 0.0)
-    stage_64x16_by_16x64(a, b, a_s, b_s)
-    cmma.wg_fence()
-    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, ROW)
-    cmma.wg_commit()
-    cmma.wg_wait(0)
+    multiply_64x16_by_16x64(a, b, a_s, b_s, acc)
     cmma.store(out, offset, acc, stride, ROW)
     sync_cube()
     if UNIT_POS == 0:
@@ -394,7 +394,7 @@ def test_cpu_lets_a_later_group_multiply_into_a_running_accumulator():
 # -- CUDA source -----------------------------------------------------------------------------
 
 def _source(**spec) -> str:
-    spec = {"n": 128, "k": 32, "groups": 1, "b_rows_n": False, **spec}
+    spec = {"n": 128, "k": 32, "groups": 1, "b_rows_n": False, **NO_SWIZZLE, **spec}
     return wg_product.source("cuda", cube_dim=(128 * spec["groups"], 1, 1), checked=False,
                              **spec)
 
@@ -424,7 +424,8 @@ def _store_block(src: str) -> str:
 @pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
 def test_store_writes_column_pairs_where_aligned(checked):
     src = _store_block(wg_product.source("cuda", cube_dim=(128, 1, 1), checked=checked,
-                                         n=64, k=16, groups=1, b_rows_n=False))
+                                         n=64, k=16, groups=1, b_rows_n=False,
+                                         **NO_SWIZZLE))
     # two row pointers (rows r and r + 8 of this unit), stores at constant offsets
     rows = re.findall(r"float\* const (cube_q[01]\d+) = ", src)
     assert len(rows) == 2, src
@@ -482,7 +483,7 @@ def test_warpgroup_store_needs_no_wmma_alignment():
     from cubepy.ir.parser import parse_kernel
     from cubepy.ir.visit import matrix_buffers
     k = parse_kernel(wg_product.ir(cube_dim=(128, 1, 1), target="cuda", n=64, k=16,
-                                   groups=1, b_rows_n=False))
+                                   groups=1, b_rows_n=False, **NO_SWIZZLE))
     assert matrix_buffers(k, "global") == frozenset()  # no 32-byte launch check of out
 
 
@@ -515,15 +516,7 @@ def test_cuda_compile_uses_sm_90a_and_keys_the_cache_by_it(tmp_path, monkeypatch
 
 
 def _nvcc_sm90a(source: str, tmp_path) -> str:
-    path = os.path.join(str(tmp_path), "kernel.cu")
-    with open(path, "w") as fh:
-        fh.write(source)
-    r = subprocess.run([NVCC, "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", os.devnull,
-                        path], capture_output=True, text=True, timeout=300)
-    output = r.stdout + r.stderr
-    assert r.returncode == 0 and "warning" not in output.lower(), \
-        f"nvcc rejected the source:\n{output}\n{source}"
-    return output
+    return check_cuda(source, tmp_path, arch="sm_90a")
 
 
 @pytest.mark.nvcc
@@ -533,9 +526,9 @@ def _nvcc_sm90a(source: str, tmp_path) -> str:
 @pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
 def test_nvcc_accepts_for_sm_90a(tmp_path, n, b_col, checked):
     src = wg_product.source("cuda", cube_dim=(256, 1, 1), checked=checked, n=n, k=32,
-                            groups=2, b_rows_n=b_col)
+                            groups=2, b_rows_n=b_col, **NO_SWIZZLE)
     output = _nvcc_sm90a(src, tmp_path)
-    assert "0 bytes spill stores" in output, output
+    assert_no_spills(output)
 
 
 @cube(launch=True)
@@ -579,7 +572,7 @@ def test_store_into_shared_memory_compiles_for_sm_90a(tmp_path, lines, checked):
                                    lines=lines)
     assert "__floats2half2_rn(" in src
     output = _nvcc_sm90a(src, tmp_path)
-    assert "0 bytes spill stores" in output, output
+    assert_no_spills(output)
 
 
 @pytest.mark.nvcc
@@ -589,7 +582,7 @@ def test_store_into_a_line_tensor_compiles_for_sm_90a(tmp_path):
                                line_sizes={"out": 8})
     assert "*reinterpret_cast<uint4*>(" in src  # the line store: out stays a Line tensor
     output = _nvcc_sm90a(src, tmp_path)
-    assert "0 bytes spill stores" in output, output
+    assert_no_spills(output)
 
 
 @cube(launch=True)

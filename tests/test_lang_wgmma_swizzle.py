@@ -15,14 +15,13 @@ import numpy as np
 import pytest
 
 import cubepy
-from cubepy import (UNIT_POS, Array, Comptime, SharedMemory, cmma, cube, f16,
-                    f32, sync_cube, u32, unroll)
+from cubepy import UNIT_POS, Array, SharedMemory, cmma, cube, f16, f32, sync_cube, u32
 from cubepy import wgmma_layout as layout
 from error_markers import located_error_checker
 from source_check import NVCC
-from test_lang_wgmma import CLIENTS, _build_error, _nvcc_sm90a
+from test_lang_wgmma import CLIENTS, _build_error, _nvcc_sm90a, wg_product
 
-ROW, COL = cmma.ROW_MAJOR, cmma.COL_MAJOR
+ROW = cmma.ROW_MAJOR
 RNG = np.random.default_rng(29)
 _error_at = located_error_checker(__file__)
 
@@ -107,69 +106,16 @@ def test_the_interleaved_layout_is_not_what_the_swizzled_descriptor_reads():
     assert (got != m * 64 + k).any()  # nor the unswizzled rows of 128 bytes
 
 
-@cube(launch=True)
-def offsets(out: Array[u32], rows: Comptime[int], cols: Comptime[int]):
-    i = cubepy.ABSOLUTE_POS
-    if i < rows * cols:
-        out[i] = cmma.wg_offset(i // cols, i % cols, rows, 128)
-
-
-@pytest.mark.parametrize("rows,cols", [(64, 64), (16, 256)])
-def test_swizzled_wg_offset_in_a_kernel(rows, cols):
-    client = cubepy.client("cpu")
-    out = client.zeros(rows * cols, cubepy.u32)
-    offsets.launch(client, (rows * cols // 64, 1, 1), (64, 1, 1), out, rows=rows,
-                   cols=cols)
-    r, c = np.divmod(np.arange(rows * cols), cols)
-    np.testing.assert_array_equal(out.numpy(), layout.offset(r, c, rows, 128))
-
-
 # -- products -----------------------------------------------------------------------------
-
-@cube(launch=True)
-def sw_product(a: Array[f16], b: Array[f16], out: Array[f32], n: Comptime[int],
-               k: Comptime[int], groups: Comptime[int], b_rows_n: Comptime[bool],
-               store_swizzle: Comptime[int]):
-    """out = a @ b with both tiles read with the 128-byte swizzle, stored with
-    wg_offset(..., store_swizzle) (128 right, 0 wrong): `groups` warpgroups of 64 rows of
-    a ((64 * groups) x k) times b (k x n), k / 16 multiplies; B's tile stored k x n, or
-    n x k when b_rows_n."""
-    rows_a = 64 * groups
-    a_s = SharedMemory(f16, rows_a * k)
-    b_s = SharedMemory(f16, k * n)
-    acc = cmma.WarpgroupAccumulator(n, f32)
-    cmma.fill(acc, 0.0)
-    for i in range(UNIT_POS, rows_a * k, 128 * groups):
-        a_s[cmma.wg_offset(i // k, i % k, rows_a, store_swizzle)] = a[i]
-    for i in range(UNIT_POS, k * n, 128 * groups):
-        if b_rows_n:
-            b_s[cmma.wg_offset(i % n, i // n, n, store_swizzle)] = b[i]
-        else:
-            b_s[cmma.wg_offset(i // n, i % n, k, store_swizzle)] = b[i]
-    sync_cube()
-    wg = UNIT_POS // 128
-    cmma.wg_fence()
-    for s in unroll(range(k // 16)):
-        a_at = cmma.wg_offset(wg * 64, s * 16, rows_a, 128)
-        if b_rows_n:
-            cmma.wg_mma(acc, a_s, a_at, rows_a, b_s, cmma.wg_offset(0, s * 16, n, 128), n,
-                        COL, 128)
-        else:
-            cmma.wg_mma(acc, a_s, a_at, rows_a, b_s, cmma.wg_offset(s * 16, 0, k, 128), k,
-                        ROW, 128)
-    cmma.wg_commit()
-    cmma.wg_wait(0)
-    cmma.store(out, wg * 64 * n, acc, n, ROW)
-
 
 def _run(client, n, k, groups, b_col, store_swizzle=128):
     m = 64 * groups
     a = RNG.uniform(-1, 1, (m, k)).astype(np.float16)
     b = RNG.uniform(-1, 1, (k, n)).astype(np.float16)
     out = client.zeros(m * n, f32)
-    sw_product.launch(client, (1, 1, 1), (128 * groups, 1, 1), client.tensor(a.ravel()),
-                      client.tensor(b.ravel()), out, n=n, k=k, groups=groups,
-                      b_rows_n=b_col, store_swizzle=store_swizzle)
+    wg_product.launch(client, (1, 1, 1), (128 * groups, 1, 1), client.tensor(a.ravel()),
+                      client.tensor(b.ravel()), out, 0, n, n=n, k=k, groups=groups,
+                      b_rows_n=b_col, swizzle=128, store_swizzle=store_swizzle)
     return out.numpy().reshape(m, n), a.astype(np.float32) @ b.astype(np.float32)
 
 
@@ -202,9 +148,9 @@ def test_tiles_stored_unswizzled_give_another_product(b_col):
 # -- CUDA source --------------------------------------------------------------------------
 
 def _source(**spec) -> str:
-    spec = {"n": 128, "k": 64, "groups": 2, "b_rows_n": False, "store_swizzle": 128,
-            **spec}
-    return sw_product.source("cuda", cube_dim=(128 * spec["groups"], 1, 1), checked=False,
+    spec = {"n": 128, "k": 64, "groups": 2, "b_rows_n": False, "swizzle": 128,
+            "store_swizzle": 128, **spec}
+    return wg_product.source("cuda", cube_dim=(128 * spec["groups"], 1, 1), checked=False,
                              **spec)
 
 
@@ -267,8 +213,8 @@ def test_nvcc_accepts_swizzled_for_sm_90a(tmp_path, n, b_col):
 def test_ir_text_round_trips_the_swizzle():
     from cubepy.ir.parser import parse_kernel
     from cubepy.ir.printer import print_kernel
-    text = sw_product.ir(cube_dim=(128, 1, 1), target="cuda", n=64, k=16, groups=1,
-                         b_rows_n=False, store_swizzle=128)
+    text = wg_product.ir(cube_dim=(128, 1, 1), target="cuda", n=64, k=16, groups=1,
+                         b_rows_n=False, swizzle=128, store_swizzle=128)
     assert ", row_major, 128)" in text
     assert print_kernel(parse_kernel(text)) == text
 
@@ -290,8 +236,8 @@ def test_swizzle_is_0_or_128():
 def test_verifier_rejects_another_swizzle_in_ir_text():
     from cubepy.ir.parser import parse_kernel
     from cubepy.ir.verify import IRVerifyError, verify
-    text = sw_product.ir(cube_dim=(128, 1, 1), target="cuda", n=64, k=64, groups=1,
-                         b_rows_n=False, store_swizzle=128)
+    text = wg_product.ir(cube_dim=(128, 1, 1), target="cuda", n=64, k=64, groups=1,
+                         b_rows_n=False, swizzle=128, store_swizzle=128)
     kernel = parse_kernel(text.replace(", row_major, 128)", ", row_major, 64)"))
     with pytest.raises(IRVerifyError, match="swizzle 64"):
         verify(kernel)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 
 import cubepy
 from cubepy import ABSOLUTE_POS, Array, LaunchError, bf16, cube, f16, f32
-from source_check import NVCC
+from source_check import NVCC, assert_no_spills, check_cuda
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from benchmarks.kernels import matmul_wgmma as mw  # noqa: E402
@@ -203,14 +202,7 @@ def test_shared_epilogue_writes_c_of_other_line_sizes_on_cpu(line):
 @pytest.mark.nvcc
 @pytest.mark.skipif(NVCC is None, reason="no nvcc")
 def test_shared_epilogue_with_a_tile_of_its_own_compiles_without_spills(tmp_path):
-    path = os.path.join(str(tmp_path), "matmul_wgmma.cu")
-    with open(path, "w") as fh:
-        fh.write(_source(OWN_TILE, f16))
-    r = subprocess.run([NVCC, "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", os.devnull,
-                        path], capture_output=True, text=True, timeout=600)
-    output = r.stdout + r.stderr
-    assert r.returncode == 0 and "warning" not in output.lower(), output
-    assert "0 bytes spill stores, 0 bytes spill loads" in output, output
+    assert_no_spills(check_cuda(_source(OWN_TILE, f16), tmp_path, arch="sm_90a", name="matmul_wgmma"))
 
 
 @pytest.mark.nvcc
@@ -218,14 +210,7 @@ def test_shared_epilogue_with_a_tile_of_its_own_compiles_without_spills(tmp_path
 @pytest.mark.parametrize("dtype", [f16, bf16], ids=["f16", "bf16"])
 @pytest.mark.parametrize("index", range(len(mw.CONFIGS)))
 def test_every_config_compiles_for_sm_90a_without_spills(tmp_path, index, dtype):
-    path = os.path.join(str(tmp_path), "matmul_wgmma.cu")
-    with open(path, "w") as fh:
-        fh.write(_source(mw.CONFIGS[index], dtype))
-    r = subprocess.run([NVCC, "-arch=sm_90a", "-cubin", "-Xptxas", "-v", "-o", os.devnull,
-                        path], capture_output=True, text=True, timeout=600)
-    output = r.stdout + r.stderr
-    assert r.returncode == 0 and "warning" not in output.lower(), output
-    assert "0 bytes spill stores, 0 bytes spill loads" in output, output
+    assert_no_spills(check_cuda(_source(mw.CONFIGS[index], dtype), tmp_path, arch="sm_90a", name="matmul_wgmma"))
 
 
 # -- on a Hopper GPU ------------------------------------------------------------------------
