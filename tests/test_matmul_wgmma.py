@@ -128,7 +128,27 @@ def test_epilogue_shared_configs_are_the_best_swizzled_ones():
         assert plain in mw.SWIZZLED  # the same config with the direct store
     assert {(c["bn"], c["stages"]) for c in mw.EPILOGUE_SHARED} == \
         {(256, 4), (256, 3), (128, 3), (128, 4)}
-    assert sum(c["epilogue_shared"] for c in mw.CONFIGS) == 4
+    assert sum(c["epilogue_shared"] for c in mw.CONFIGS if not c["group_m"]) == 4
+
+
+def test_grouped_configs_are_ungrouped_ones_walking_tiles_in_groups():
+    assert mw.GROUPED and all(cfg in mw.CONFIGS and cfg in mw.SWIZZLED for cfg in mw.GROUPED)
+    for cfg in mw.GROUPED:
+        assert cfg["group_m"] > 1 and dict(cfg, group_m=0) in mw.CONFIGS
+    assert all(cfg["group_m"] == 0 for cfg in mw.CONFIGS if cfg not in mw.GROUPED)
+
+
+@pytest.mark.parametrize("group_m", [4, 8])
+def test_grouped_tiles_cover_c_once_with_a_partial_last_group_on_cpu(group_m):
+    # 768 rows = 6 rows of 128-row tiles: groups of 4 + 2, or one group of 6; 3 columns
+    mw.example(cubepy.client("cpu"), m=768, n=768, k=64,
+               config=dict(mw.GROUPED[0], group_m=group_m))
+
+
+def test_grouped_source_reads_the_cube_count_and_ungrouped_does_not():
+    grouped = _source(mw.GROUPED[0], f16)
+    assert "gridDim.x" in grouped and "gridDim.y" in grouped
+    assert "gridDim" not in _source(dict(mw.GROUPED[0], group_m=0), f16)
 
 
 def test_other_configs_compile_alike_whatever_c_line_size():
