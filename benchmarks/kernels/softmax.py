@@ -146,12 +146,13 @@ def register_plans(lines: int) -> list[tuple[int, int]]:
             and (lines // p) & (lines // p - 1) == 0]
 
 
-def plane_row_plans(lines: int, plane: int, max_units: int = 1024) -> list[tuple[int, int]]:
+def plane_row_plans(lines: int, plane: int, max_units: int = 1024,
+                    max_lines: int = MAX_PLANE_LINES) -> list[tuple[int, int]]:
     """Every (units per cube, lines per unit) where one plane of `plane` units holds a
     row of `lines` lines: cubes of 64, 128 or 256 units (at least one plane, at most
-    `max_units`), at most MAX_PLANE_LINES lines per unit; none when `lines` is not a
+    `max_units`), at most `max_lines` lines per unit; none when `lines` is not a
     multiple of `plane`."""
-    if plane < 1 or lines % plane or lines // plane > MAX_PLANE_LINES:
+    if plane < 1 or lines % plane or lines // plane > max_lines:
         return []
     return [(units, lines // plane) for units in (64, 128, 256)
             if units % plane == 0 and units <= max_units]
