@@ -10,6 +10,12 @@ When the row splits evenly into at most 8 lines per unit (every size the benchma
 runs), `layernorm_in_registers` reads it once into a LocalArray and computes the mean,
 the variance and the output from the registers: one read and one write of the row, the
 traffic of a copy.
+
+`layernorm_plane_rows` gives each row to one plane instead (CUBE_DIM / plane rows per cube,
+at most 16 lines per lane, statistics from `plane_sum` alone: no shared memory, no
+`sync_cube`), as softmax's `softmax_plane_rows`. `run` times softmax.candidate_plans (one
+plane or one cube per row) and the three-pass kernel once per shape, dtype and client on a
+GPU and keeps the fastest.
 """
 from __future__ import annotations
 

@@ -12,6 +12,14 @@ runs), `softmax_in_registers` reads it once into a LocalArray (registers, as Tri
 tutorial keeps its block): max, exponentials and sum come from the registers, and the
 row is written once, so the kernel moves the bytes of a copy. Other rows take the online
 kernel above, which reads the row twice (the second read hits L2).
+
+For short rows, `softmax_plane_rows` gives each row to one plane instead of one cube: a
+cube of CUBE_DIM units takes CUBE_DIM / plane rows, each lane holds `lines / plane` lines
+(at most 16) in registers, and `plane_max` / `plane_sum` give the row's maximum and sum,
+with no shared memory and no `sync_cube` (each cube's barriers cost more under Vulkan
+than under CUDA). `plane` is the client's plane size (`limits.plane_dim`). `run` times
+every candidate plan (`candidate_plans`) and the online kernel once per shape and client
+on a GPU and keeps the fastest; the cpu runtime takes the first candidate.
 """
 from __future__ import annotations
 
