@@ -46,8 +46,10 @@ def plans_for(client, lines: int) -> list[tuple]:
     return plans + [("plane", u, p) for u, p in longer if ("plane", u, p) not in plans]
 
 
-def softmax_runs(client, rows: int, cols: int) -> tuple[dict[str, Callable], Callable]:
-    """name -> launch for every softmax plan, and a check of `out` after one."""
+def softmax_runs(client, rows: int, cols: int) -> tuple[dict[str, Callable], Callable,
+                                                      Callable[[], str]]:
+    """name -> launch for every softmax plan, a check of `out` after one, and the plan
+    `run` chose (in words)."""
     rng = np.random.default_rng(cols)
     x_h = rng.standard_normal((rows, cols), dtype=np.float32)
     x, out = client.tensor(x_h), client.zeros((rows, cols), f32)

@@ -178,13 +178,16 @@ def test_plane_row_plans_follow_the_plane_size():
 
 
 def test_plans_use_the_clients_plane_size(runtime_client):
-    """run() picks among plans made for the client's reported plane size, and the
-    plane-per-row kernels see that size as PLANE_DIM (else their rows would overlap)."""
+    """run() picks among plans made for the client's reported plane size (the size the
+    kernels see as PLANE_DIM: tests/test_lang_planes.py), and gets every dtype right."""
     c = runtime_client
     plane = c.limits.plane_dim
     plans = softmax.candidate_plans(c, 4 * plane)
-    assert ("plane", 64, 4) in plans if 64 % plane == 0 else True
-    assert all(kind in ("plane", "cube") for kind, _, _ in plans)
+    plane_plans = [p for p in plans if p[0] == "plane"]
+    assert plane_plans == [("plane", u, 4) for u in (64, 128, 256)
+                           if u % plane == 0 and u <= c.limits.max_units_per_cube]
+    assert plane_plans and plans[:len(plane_plans)] == plane_plans
+    assert not [p for p in softmax.candidate_plans(c, 4 * plane + 1) if p[0] == "plane"]
     softmax.example(c, rows=10, cols=16 * plane)
     assert softmax.chosen_plan(c, c.zeros((10, 16 * plane), f32))
     for dtype in (f32, f16):
