@@ -281,6 +281,10 @@ def test_gallery_at_benchmark_sizes_on_cuda():
         matmul_tc.example(client, m=1024, n=768, k=512, config=cfg)
     softmax.example(client, rows=512, cols=16384)
     layernorm.example(client, rows=512, cols=8192, dtype=f16)
+    # the short rows, where the plane-per-row plans are candidates
+    softmax.example(client, rows=4096, cols=1024)
+    for dtype, cols in ((f16, 1024), (f16, 4096), (f32, 1024)):
+        layernorm.example(client, rows=4096, cols=cols, dtype=dtype)
     reduce_sum.example(client, n=1 << 26)
     elementwise.example(client, n=1 << 24, checked=False)
 
