@@ -195,6 +195,25 @@ def test_plans_use_the_clients_plane_size(runtime_client):
             layernorm.example(c, rows=10, cols=8 * 4 * plane, dtype=dtype)
 
 
+def test_a_plane_plan_for_another_plane_size_is_rejected(runtime_client, monkeypatch):
+    """The GPU plan selection checks each plane-per-row plan on a few rows first: made
+    for half the plane the kernel really runs with, its plane reductions span two rows,
+    and the check turns it down (as it would for a driver picking another subgroup size
+    than the client reports)."""
+    import dataclasses
+    c = runtime_client
+    plane = c.limits.plane_dim
+    has_f16 = f16 in c.limits.dtypes
+    x16 = c.zeros((3, 16 * plane), f16).with_line_size(8) if has_f16 else None
+    assert softmax.plane_plan_agrees(c, ("plane", 64, 2), 8 * plane, 4)
+    if has_f16:
+        assert layernorm.plane_plan_agrees(c, ("plane", 64, 2), x16)
+    monkeypatch.setattr(c, "limits", dataclasses.replace(c.limits, plane_dim=plane // 2))
+    assert not softmax.plane_plan_agrees(c, ("plane", 64, 4), 8 * plane, 4)
+    if has_f16:
+        assert not layernorm.plane_plan_agrees(c, ("plane", 64, 4), x16)
+
+
 @pytest.mark.parametrize("kernel,spec", [
     ("softmax", {"per_unit": 8, "plane": 32, "line_sizes": {"x": 4, "out": 4}}),
     ("layernorm_f16", {"Float": f16, "per_unit": 4, "plane": 32,
