@@ -19,7 +19,8 @@ cube of CUBE_DIM units takes CUBE_DIM / plane rows, each lane holds `lines / pla
 with no shared memory and no `sync_cube` (each cube's barriers cost more under Vulkan
 than under CUDA). `plane` is the client's plane size (`limits.plane_dim`). `run` times
 every candidate plan (`candidate_plans`) and the online kernel once per shape and client
-on a GPU and keeps the fastest; the cpu runtime takes the first candidate.
+on a GPU and keeps the fastest (after checking each plane plan on a few rows:
+`plane_plan_agrees`); the cpu runtime takes the first candidate.
 """
 from __future__ import annotations
 
