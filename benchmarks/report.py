@@ -90,7 +90,8 @@ def write_markdown(rows: list[dict], meta: dict, path: Path, charts: list[Path])
             out.append(f"| {r['kernel']} | {r['size']} | {r['impl']} | {r['runtime']} | "
                        f"| | | error: {r['error'].splitlines()[0][:80]} |")
             continue
-        out.append(f"| {r['kernel']} | {r['size']} | {r['impl']} | {r['runtime']} | "
+        impl = f"{r['impl']} ({r['plan']})" if r.get("plan") else r["impl"]
+        out.append(f"| {r['kernel']} | {r['size']} | {impl} | {r['runtime']} | "
                    f"{r['median_ms']:.4f} | {r['iqr_ms']:.4f} | {r['value']:.4g} "
                    f"{r['metric']} | {r['check']} |")
     targets = target_lines(rows)

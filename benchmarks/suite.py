@@ -41,7 +41,8 @@ class Case:
     inputs: Callable[[], tuple]
     metric: str  # "GB/s" or "TFLOP/s"
     amount: int  # bytes moved or floating-point operations
-    # (client, inputs) -> {impl name: (zero-argument launch, check)}, for cubepy
+    # (client, inputs) -> {impl name: (zero-argument launch, check[, plan])}, for cubepy;
+    # `plan()` names the kernel plan the launch took, for the report
     cubepy: Callable | None = None
     peers: Callable[..., dict] = field(default=lambda *inputs: {})
 
@@ -133,7 +134,8 @@ def _softmax_case(rows: int, cols: int) -> Case:
         def check():
             np.testing.assert_allclose(out.numpy()[:64], softmax.reference(x_h[:64]),
                                        rtol=1e-4, atol=1e-7)
-        return {"cubepy": (lambda: softmax.run(client, x, out, checked=False), check)}
+        return {"cubepy": (lambda: softmax.run(client, x, out, checked=False), check,
+                           lambda: softmax.chosen_plan(client, x))}
     return Case("softmax", f"{rows}x{cols}", inputs, "GB/s", 2 * 4 * rows * cols,
                 cubepy_runs, peers.softmax_peers)
 
@@ -159,7 +161,7 @@ def _layernorm_case(rows: int, cols: int, dtype) -> Case:
             np.testing.assert_allclose(y.numpy()[:64].astype(np.float64), want,
                                        rtol=tol, atol=tol)
         return {"cubepy": (lambda: layernorm.run(client, x, w, b, y, EPS, checked=False),
-                           check)}
+                           check, lambda: layernorm.chosen_plan(client, x))}
     return Case(f"layernorm_{dtype}", f"{rows}x{cols}", inputs, "GB/s",
                 2 * np.dtype(np_dtype).itemsize * rows * cols, cubepy_runs,
                 lambda x, w, b: peers.layernorm_peers(x, w, b, EPS))
@@ -245,7 +247,7 @@ def _run_cubepy(case: Case, client, inputs: tuple, warmup: int, reps: int,
         runs = case.cubepy(client, *inputs)
     except cubepy.CubepyError as e:
         return [_row(case, "cubepy", client.runtime, client.device, error=str(e))]
-    for impl, (launch, check) in runs.items():
+    for impl, (launch, check, *plan) in runs.items():
         try:
             launch()
             client.sync()
@@ -257,6 +259,8 @@ def _run_cubepy(case: Case, client, inputs: tuple, warmup: int, reps: int,
             result = cubepy.bench(launch, client=client, warmup=warmup, reps=reps)
             rows.append(_row(case, impl, client.runtime, client.device, result,
                              check=verdict))
+            if plan:
+                rows[-1]["plan"] = plan[0]()
         except cubepy.CubepyError as e:  # e.g. beyond this device's buffer limits
             rows.append(_row(case, impl, client.runtime, client.device, error=str(e)))
         log(_describe(rows[-1]))

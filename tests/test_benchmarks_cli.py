@@ -36,6 +36,12 @@ def test_runs_end_to_end_on_cpu(tmp_path):
             assert r["check"] == "ok"
     table = (tmp_path / "kernels_test.md").read_text()
     assert "| sum | 65536 | cubepy | cpu |" in table
+    # softmax reports its plan: 64 x 1024 f32 is one plane (32 lanes x 8 lines) per row
+    softmax_row = next(r for r in data["rows"] if r["kernel"] == "softmax"
+                       and r["impl"] == "cubepy")
+    assert softmax_row["plan"] == "plane per row, 64 units, 8 lines/unit"
+    assert "| softmax | 64x1024 | cubepy (plane per row, 64 units, 8 lines/unit) | cpu |" \
+        in table
     if importlib.util.find_spec("matplotlib"):
         assert (tmp_path / "kernels_test_sum.png").stat().st_size > 1000
         assert "![kernels_test_sum](kernels_test_sum.png)" in table

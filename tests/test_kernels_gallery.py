@@ -12,7 +12,8 @@ import cubepy
 from cubepy import CubeCount, CubeDim, f16, f32
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from source_check import NVCC, assert_no_spills, check_cuda  # noqa: E402
+from source_check import (NVCC, assert_no_spills, check_cuda,  # noqa: E402
+                          validate_sources)
 from benchmarks.kernels import (elementwise, layernorm, matmul, matmul_tc,  # noqa: E402
                                 reduce_sum, softmax)
 
@@ -103,6 +104,134 @@ def test_layernorm_in_registers_every_plan(runtime_client, dtype, cols):
                                    rtol=tol, atol=tol, err_msg=f"{units} x {per_unit}")
 
 
+def _plane_row_launch(c, kernel, rows: int, units: int, per_unit: int, *args) -> None:
+    """One unchecked launch of a plane-per-row kernel (no bounds checks: the row guard
+    alone keeps the planes past the last row from storing)."""
+    plane = c.limits.plane_dim
+    kernel.launch_unchecked(c, CubeCount(softmax.plane_rows_cubes(rows, units, plane)),
+                            CubeDim(units), *args, per_unit, plane)
+
+
+TAIL = 3  # rows of `out` past the input's last row: they must stay untouched
+
+
+@pytest.mark.parametrize("rows", [1, 7, 13])  # fewer than, and not a multiple of, a cube
+@pytest.mark.parametrize("lines_per_unit", [1, 4, 16])
+def test_softmax_plane_rows_every_plan(runtime_client, rows, lines_per_unit):
+    """One plane per row at the client's own plane size (8 on llvmpipe, 32 on CUDA and
+    the cpu runtime), for every cube size, with a partly empty last cube."""
+    c = runtime_client
+    plane = c.limits.plane_dim
+    cols = 4 * plane * lines_per_unit
+    plans = softmax.plane_row_plans(cols // 4, plane, c.limits.max_units_per_cube)
+    assert plans and all(p == lines_per_unit and u % plane == 0 for u, p in plans)
+    rng = np.random.default_rng(rows * 100 + lines_per_unit)
+    x_h = (rng.standard_normal((rows, cols)) * 4 + 50).astype(np.float32)
+    for units, per_unit in plans:
+        out = c.tensor(np.full((rows + TAIL, cols), -1.0, np.float32))
+        _plane_row_launch(c, softmax.softmax_plane_rows, rows, units, per_unit,
+                          c.tensor(x_h).with_line_size(4), out.with_line_size(4))
+        got = out.numpy()
+        np.testing.assert_allclose(got[:rows], softmax.reference(x_h), rtol=1e-4,
+                                   atol=1e-7, err_msg=f"{units} units x {per_unit}")
+        assert (got[rows:] == -1.0).all(), f"{units} units: stored past the last row"
+
+
+@pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])
+@pytest.mark.parametrize("rows", [1, 7, 13])
+@pytest.mark.parametrize("lines_per_unit", [1, 4, 16])
+def test_layernorm_plane_rows_every_plan(runtime_client, dtype, rows, lines_per_unit):
+    c = runtime_client
+    if dtype not in c.limits.dtypes:
+        pytest.skip(f"{c.device} has no {dtype}")
+    plane = c.limits.plane_dim
+    n = 16 // np.dtype(dtype.numpy).itemsize  # the line size layernorm.run takes: 16 bytes
+    cols = n * plane * lines_per_unit
+    assert layernorm.line_size_for(cols, dtype) == n
+    plans = softmax.plane_row_plans(cols // n, plane, c.limits.max_units_per_cube)
+    assert plans
+    rng = np.random.default_rng(rows * 100 + lines_per_unit)
+    x_h = (rng.standard_normal((rows, cols)) * 3 + 1).astype(dtype.numpy)
+    w_h, b_h = (rng.standard_normal(cols).astype(dtype.numpy) for _ in range(2))
+    want = layernorm.reference(x_h, w_h, b_h).astype(np.float64)
+    tol = 1e-4 if dtype == f32 else 2e-2
+    for units, per_unit in plans:
+        y = c.tensor(np.full((rows + TAIL, cols), 7.0, dtype.numpy))
+        _plane_row_launch(c, layernorm.layernorm_plane_rows, rows, units, per_unit,
+                          *(c.tensor(a).with_line_size(n) for a in (x_h, w_h, b_h)),
+                          y.with_line_size(n), 1e-5)
+        got = y.numpy().astype(np.float64)
+        np.testing.assert_allclose(got[:rows], want, rtol=tol, atol=tol,
+                                   err_msg=f"{units} units x {per_unit}")
+        assert (got[rows:] == 7.0).all(), f"{units} units: stored past the last row"
+
+
+def test_plane_row_plans_follow_the_plane_size():
+    """A row must split evenly over the plane into at most 16 lines per unit; the cube
+    sizes hold whole planes and stay within the device's limit."""
+    assert softmax.plane_row_plans(256, 32) == [(64, 8), (128, 8), (256, 8)]
+    assert softmax.plane_row_plans(256, 8) == []  # 32 lines per unit
+    assert softmax.plane_row_plans(128, 8) == [(64, 16), (128, 16), (256, 16)]
+    assert softmax.plane_row_plans(100, 32) == []  # not a multiple of the plane
+    assert softmax.plane_row_plans(512, 128, max_units=128) == [(128, 4)]
+    assert softmax.plane_rows_cubes(13, 128, 32) == 4  # 4 rows per cube, the last 1
+
+
+def test_plans_use_the_clients_plane_size(runtime_client):
+    """run() picks among plans made for the client's reported plane size (the size the
+    kernels see as PLANE_DIM: tests/test_lang_planes.py), and gets every dtype right."""
+    c = runtime_client
+    plane = c.limits.plane_dim
+    plans = softmax.candidate_plans(c, 4 * plane)
+    plane_plans = [p for p in plans if p[0] == "plane"]
+    assert plane_plans == [("plane", u, 4) for u in (64, 128, 256)
+                           if u % plane == 0 and u <= c.limits.max_units_per_cube]
+    assert plane_plans and plans[:len(plane_plans)] == plane_plans
+    assert not [p for p in softmax.candidate_plans(c, 4 * plane + 1) if p[0] == "plane"]
+    softmax.example(c, rows=10, cols=16 * plane)
+    assert softmax.chosen_plan(c, c.zeros((10, 16 * plane), f32))
+    for dtype in (f32, f16):
+        if dtype in c.limits.dtypes:
+            layernorm.example(c, rows=10, cols=8 * 4 * plane, dtype=dtype)
+
+
+def test_a_plane_plan_for_another_plane_size_is_rejected(runtime_client, monkeypatch):
+    """The GPU plan selection checks each plane-per-row plan on a few rows first: made
+    for half the plane the kernel really runs with, its plane reductions span two rows,
+    and the check turns it down (as it would for a driver picking another subgroup size
+    than the client reports)."""
+    import dataclasses
+    c = runtime_client
+    plane = c.limits.plane_dim
+    has_f16 = f16 in c.limits.dtypes
+    x16 = c.zeros((3, 16 * plane), f16).with_line_size(8) if has_f16 else None
+    assert softmax.plane_plan_agrees(c, ("plane", 64, 2), 8 * plane, 4)
+    if has_f16:
+        assert layernorm.plane_plan_agrees(c, ("plane", 64, 2), x16)
+    monkeypatch.setattr(c, "limits", dataclasses.replace(c.limits, plane_dim=plane // 2))
+    assert not softmax.plane_plan_agrees(c, ("plane", 64, 4), 8 * plane, 4)
+    if has_f16:
+        assert not layernorm.plane_plan_agrees(c, ("plane", 64, 4), x16)
+
+
+@pytest.mark.parametrize("kernel,spec", [
+    ("softmax", {"per_unit": 8, "plane": 32, "line_sizes": {"x": 4, "out": 4}}),
+    ("layernorm_f16", {"Float": f16, "per_unit": 4, "plane": 32,
+                       "line_sizes": {"x": 8, "weight": 8, "bias": 8, "y": 8}}),
+    ("layernorm_f32", {"Float": f32, "per_unit": 8, "plane": 32,
+                       "line_sizes": {"x": 4, "weight": 4, "bias": 4, "y": 4}}),
+])
+def test_plane_row_kernels_compile_for_every_target(tmp_path, kernel, spec):
+    """The plane-per-row kernels as the benchmark launches them, through nvcc, clang++
+    (Metal) and naga; no shared memory and no cube barrier in any of them."""
+    k = softmax.softmax_plane_rows if kernel == "softmax" else layernorm.layernorm_plane_rows
+    sources = validate_sources(k, tmp_path, cube_dim=(128, 1, 1), checked=False, **spec)
+    assert "__syncthreads" not in sources["cuda"] and "__shared__" not in sources["cuda"]
+    assert "workgroupBarrier" not in sources["wgsl"]
+    assert "var<workgroup>" not in sources["wgsl"]
+    assert "subgroupAdd" in sources["wgsl"]
+
+
 @pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])
 @pytest.mark.parametrize("cols", [1024, 998, 37])
 def test_layernorm(runtime_client, dtype, cols):
@@ -171,6 +300,10 @@ def test_gallery_at_benchmark_sizes_on_cuda():
         matmul_tc.example(client, m=1024, n=768, k=512, config=cfg)
     softmax.example(client, rows=512, cols=16384)
     layernorm.example(client, rows=512, cols=8192, dtype=f16)
+    # the short rows, where the plane-per-row plans are candidates
+    softmax.example(client, rows=4096, cols=1024)
+    for dtype, cols in ((f16, 1024), (f16, 4096), (f32, 1024)):
+        layernorm.example(client, rows=4096, cols=cols, dtype=dtype)
     reduce_sum.example(client, n=1 << 26)
     elementwise.example(client, n=1 << 24, checked=False)
 
@@ -270,6 +403,12 @@ def _cuda_sources(checked: bool) -> dict[str, str]:
                                                    line_sizes={"x": 4, "out": 4})
     out["layernorm_f16"] = layernorm.layernorm.source(
         "cuda", cube_dim=CubeDim(256), checked=checked, Float=f16,
+        line_sizes={"x": 8, "weight": 8, "bias": 8, "y": 8})
+    out["softmax_plane_rows"] = softmax.softmax_plane_rows.source(
+        "cuda", cube_dim=CubeDim(128), checked=checked, per_unit=8, plane=32,
+        line_sizes={"x": 4, "out": 4})
+    out["layernorm_plane_rows_f16"] = layernorm.layernorm_plane_rows.source(
+        "cuda", cube_dim=CubeDim(128), checked=checked, Float=f16, per_unit=16, plane=32,
         line_sizes={"x": 8, "weight": 8, "bias": 8, "y": 8})
     out["sum"] = reduce_sum.reduce_sum.source("cuda", cube_dim=CubeDim(256), checked=checked,
                                               line_sizes={"x": 4})

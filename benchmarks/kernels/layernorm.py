@@ -10,6 +10,12 @@ When the row splits evenly into at most 8 lines per unit (every size the benchma
 runs), `layernorm_in_registers` reads it once into a LocalArray and computes the mean,
 the variance and the output from the registers: one read and one write of the row, the
 traffic of a copy.
+
+`layernorm_plane_rows` gives each row to one plane instead (CUBE_DIM / plane rows per cube,
+at most 16 lines per lane, statistics from `plane_sum` alone: no shared memory, no
+`sync_cube`), as softmax's `softmax_plane_rows`. `run` times softmax.candidate_plans (one
+plane or one cube per row) and the three-pass kernel once per shape, dtype and client on a
+GPU and keeps the fastest.
 """
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ import numpy as np
 import cubepy
 from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Comptime, CubeCount, CubeDim, Float,
                     Line, LocalArray, Tensor, cube, f32, unroll)
+from cubepy import plane_sum
 from cubepy import math
 
 from .cube_reduce import cube_sum
@@ -81,29 +88,126 @@ def layernorm_in_registers(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
         y[base + j] = Float(z * f32(weight[j]) + f32(bias[j]))
 
 
-_CHOSEN: dict = {}  # (client id, rows, lines, dtype) -> the fastest register plan
+@cube(launch=True)
+def layernorm_plane_rows(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
+                         bias: Tensor[Line[Float]], y: Tensor[Line[Float]], eps: f32,
+                         per_unit: Comptime[int], plane: Comptime[int]):
+    """layernorm with one plane per row of exactly `per_unit * plane` lines, held in
+    registers: a cube of CUBE_DIM units takes CUBE_DIM // plane rows. `plane` must be the
+    PLANE_DIM the kernel runs with; the reductions are plane operations only (no shared
+    memory, no sync_cube)."""
+    width = x.line_size()
+    cols = x.shape(1)
+    rows = x.shape(0)
+    row = CUBE_POS * (CUBE_DIM // plane) + UNIT_POS // plane
+    lane = UNIT_POS % plane
+    # Planes past the last row read the last row again (every lane stays in the plane
+    # operations, in uniform control flow) and store nothing.
+    base = min(row, rows - 1) * (per_unit * plane)
+    vals = LocalArray(Line[Float], per_unit, x.line_size())
+    s = f32(0.0)
+    for k in unroll(range(per_unit)):
+        v = x[base + lane + k * plane]
+        vals[k] = v
+        s += line_total(f32(v), width)
+    mean = plane_sum(s) / f32(cols)
+    q = f32(0.0)
+    for k in unroll(range(per_unit)):
+        d = f32(vals[k]) - mean
+        q += line_total(d * d, width)
+    rstd = math.rsqrt(plane_sum(q) / f32(cols) + eps)
+    if row < rows:
+        for k in unroll(range(per_unit)):
+            j = lane + k * plane
+            z = (f32(vals[k]) - mean) * rstd
+            y[base + j] = Float(z * f32(weight[j]) + f32(bias[j]))
 
 
-def register_plan(client, rows: int, lines: int, args: tuple) -> tuple[int, int] | None:
-    """(units, lines per unit) holding the row in registers, or None for the three-pass
-    kernel: the fastest measured once per shape on a GPU (softmax.register_plans lists
-    the candidates)."""
-    from .softmax import register_plans
-    plans = register_plans(lines)
+_CHOSEN: dict = {}  # (client id, rows, lines, dtype) -> the fastest plan
+
+
+def launch_plan(client, plan: tuple | None, args: tuple, checked: bool = True) -> None:
+    """Runs layernorm on args = (x, weight, bias, y, eps), line tensors, with one plan
+    of softmax.candidate_plans (None: the three-pass kernel on UNITS units)."""
+    from .softmax import plane_rows_cubes
+    rows = args[0].shape[0]
+    if plan is None:
+        launch = layernorm.launch if checked else layernorm.launch_unchecked
+        launch(client, CubeCount(rows), CubeDim(UNITS), *args)
+        return
+    kind, units, per_unit = plan
+    if kind == "plane":
+        plane = client.limits.plane_dim
+        launch = layernorm_plane_rows.launch if checked else \
+            layernorm_plane_rows.launch_unchecked
+        launch(client, CubeCount(plane_rows_cubes(rows, units, plane)), CubeDim(units),
+               *args, per_unit, plane)
+        return
+    launch = layernorm_in_registers.launch if checked else \
+        layernorm_in_registers.launch_unchecked
+    launch(client, CubeCount(rows), CubeDim(units), *args, per_unit)
+
+
+def plane_plan_agrees(client, plan: tuple, x) -> bool:
+    """Whether a plane-per-row plan gives numpy's layernorm on a few rows shaped like
+    the line tensor x (two cubes, the second partly empty): as softmax's
+    plane_plan_agrees, a driver running another subgroup size than the client's plane
+    size fails here."""
+    _, units, _ = plan
+    rows, cols = units // client.limits.plane_dim + 1, x.shape[1]
+    rng = np.random.default_rng(0)
+    x_h, w_h, b_h = (rng.standard_normal(shape).astype(x.dtype.numpy)
+                     for shape in ((rows, cols), cols, cols))
+    y = client.zeros((rows, cols), x.dtype)
+    n = x.line_size
+    try:
+        launch_plan(client, plan, tuple(client.tensor(a).with_line_size(n)
+                                        for a in (x_h, w_h, b_h)) +
+                    (y.with_line_size(n), 1e-5))
+        tol = 1e-4 if x.dtype == f32 else 2e-2
+        return bool(np.allclose(y.numpy().astype(np.float64),
+                                reference(x_h, w_h, b_h).astype(np.float64),
+                                rtol=tol, atol=tol))
+    except cubepy.CubepyError:
+        return False
+
+
+def register_plan(client, rows: int, lines: int, args: tuple) -> tuple | None:
+    """The plan for this shape (softmax.candidate_plans lists the candidates: one plane
+    or one cube per row in registers), or None for the three-pass kernel: the fastest
+    measured once per shape on a GPU, the first candidate on the cpu runtime."""
+    from .softmax import candidate_plans
+    plans = candidate_plans(client, lines)
     if not plans or client.runtime == "cpu":
         return plans[0] if plans else None
     key = (id(client), rows, lines, args[0].dtype)
     if key not in _CHOSEN:
         times: dict = {}
-        for units, per_unit in plans:
-            times[(units, per_unit)] = cubepy.bench(
-                layernorm_in_registers.launch_unchecked, client, CubeCount(rows),
-                CubeDim(units), *args, per_unit, warmup=1, reps=5, flush=False).median_ms
-        times[None] = cubepy.bench(layernorm.launch_unchecked, client, CubeCount(rows),
-                                   CubeDim(UNITS), *args, warmup=1, reps=5,
-                                   flush=False).median_ms  # the three-pass kernel
+        for plan in plans + [None]:
+            if plan is not None and plan[0] == "plane" and \
+                    not plane_plan_agrees(client, plan, args[0]):
+                continue
+            try:
+                times[plan] = cubepy.bench(launch_plan, client, plan, args, False,
+                                           client=client, warmup=1, reps=5,
+                                           flush=False).median_ms
+            except cubepy.CubepyError:  # a plan this device cannot run is no candidate
+                continue
         _CHOSEN[key] = min(times, key=lambda plan: times[plan])
     return _CHOSEN[key]
+
+
+def chosen_plan(client, x) -> str:
+    """The plan `run` takes for x on `client`, in words (after a first run)."""
+    from .softmax import candidate_plans, describe_plan
+    rows, cols = x.shape
+    lines = cols // line_size_for(cols, x.dtype)
+    key = (id(client), rows, lines, x.dtype)
+    if client.runtime != "cpu" and key not in _CHOSEN:
+        return ""
+    plans = candidate_plans(client, lines)
+    plan = _CHOSEN.get(key, plans[0] if plans else None)
+    return "three-pass (cube per row)" if plan is None else describe_plan(plan)
 
 
 def line_size_for(cols: int, dtype) -> int:
@@ -122,15 +226,11 @@ def run(client, x, weight, bias, y, eps: float = 1e-5, checked: bool = True,
     n = line_size_for(cols, x.dtype)
     args = (x.with_line_size(n), weight.with_line_size(n), bias.with_line_size(n),
             y.with_line_size(n), eps)
-    plan = register_plan(client, rows, cols // n, args) if units == UNITS else None
-    if plan is not None:
-        launch = layernorm_in_registers.launch if checked else \
-            layernorm_in_registers.launch_unchecked
-        launch(client, CubeCount(rows), CubeDim(plan[0]), *args, plan[1])
+    if units != UNITS:
+        launch = layernorm.launch if checked else layernorm.launch_unchecked
+        launch(client, CubeCount(rows), CubeDim(units), *args)
         return
-    launch = layernorm.launch if checked else layernorm.launch_unchecked
-    launch(client, CubeCount(rows), CubeDim(units), x.with_line_size(n),
-           weight.with_line_size(n), bias.with_line_size(n), y.with_line_size(n), eps)
+    launch_plan(client, register_plan(client, rows, cols // n, args), args, checked)
 
 
 def reference(x: np.ndarray, weight: np.ndarray, bias: np.ndarray,

@@ -12,6 +12,15 @@ runs), `softmax_in_registers` reads it once into a LocalArray (registers, as Tri
 tutorial keeps its block): max, exponentials and sum come from the registers, and the
 row is written once, so the kernel moves the bytes of a copy. Other rows take the online
 kernel above, which reads the row twice (the second read hits L2).
+
+For short rows, `softmax_plane_rows` gives each row to one plane instead of one cube: a
+cube of CUBE_DIM units takes CUBE_DIM / plane rows, each lane holds `lines / plane` lines
+(at most 16) in registers, and `plane_max` / `plane_sum` give the row's maximum and sum,
+with no shared memory and no `sync_cube` (each cube's barriers cost more under Vulkan
+than under CUDA). `plane` is the client's plane size (`limits.plane_dim`). `run` times
+every candidate plan (`candidate_plans`) and the online kernel once per shape and client
+on a GPU and keeps the fastest (after checking each plane plan on a few rows:
+`plane_plan_agrees`); the cpu runtime takes the first candidate.
 """
 from __future__ import annotations
 
@@ -103,6 +112,41 @@ def softmax_in_registers(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
         out[base + UNIT_POS + k * CUBE_DIM] = row[k] * scale
 
 
+@cube(launch=True)
+def softmax_plane_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
+                       per_unit: Comptime[int], plane: Comptime[int]):
+    """out[r, :] = softmax(x[r, :]), one plane per row of exactly `per_unit * plane`
+    lines: a cube of CUBE_DIM units takes CUBE_DIM // plane rows. `plane` must be the
+    PLANE_DIM the kernel runs with; the reductions are plane operations only (no shared
+    memory, no sync_cube)."""
+    width = x.line_size()
+    rows = x.shape(0)
+    row = CUBE_POS * (CUBE_DIM // plane) + UNIT_POS // plane
+    # Planes past the last row read the last row again (every lane stays in the plane
+    # operations, in uniform control flow) and store nothing.
+    base = min(row, rows - 1) * (per_unit * plane) + UNIT_POS % plane
+    vals = LocalArray(Line[f32], per_unit, x.line_size())
+    m = f32(-3.0e38)
+    for k in unroll(range(per_unit)):
+        v = x[base + k * plane]
+        vals[k] = v
+        m = max(m, line_max(v, width))
+    row_max = cubepy.plane_max(m)
+    s = f32(0.0)
+    for k in unroll(range(per_unit)):
+        e = math.exp(vals[k] - row_max)
+        vals[k] = e
+        s += line_sum(e, width)
+    row_sum = cubepy.plane_sum(s)
+    scale = 1.0 / row_sum
+    if row < rows:
+        for k in unroll(range(per_unit)):
+            out[base + k * plane] = vals[k] * scale
+
+
+MAX_PLANE_LINES = 16  # lines per unit a plane-per-row plan holds in registers at most
+
+
 def register_plans(lines: int) -> list[tuple[int, int]]:
     """Every (units per cube, lines per unit) holding a row of `lines` lines in
     registers: a power-of-two cube of 64 to 1024 units, at most 8 lines per unit."""
@@ -111,26 +155,105 @@ def register_plans(lines: int) -> list[tuple[int, int]]:
             and (lines // p) & (lines // p - 1) == 0]
 
 
-_CHOSEN: dict = {}  # (client id, rows, lines) -> the fastest register plan measured
+def plane_row_plans(lines: int, plane: int, max_units: int = 1024,
+                    max_lines: int = MAX_PLANE_LINES) -> list[tuple[int, int]]:
+    """Every (units per cube, lines per unit) where one plane of `plane` units holds a
+    row of `lines` lines: cubes of 64, 128 or 256 units (at least one plane, at most
+    `max_units`), at most `max_lines` lines per unit; none when `lines` is not a
+    multiple of `plane`."""
+    if plane < 1 or lines % plane or lines // plane > max_lines:
+        return []
+    return [(units, lines // plane) for units in (64, 128, 256)
+            if units % plane == 0 and units <= max_units]
 
 
-def register_plan(client, rows: int, lines: int, x, out) -> tuple[int, int] | None:
-    """The register plan for this shape, or None for the online kernel: on a GPU the
-    fastest of `register_plans` and the online kernel, timed once per shape and client
-    (a few ms; at 16384 columns the register kernel's 1024-unit cubes lose to the online
-    one on an H200); on the cpu runtime the first plan."""
-    plans = register_plans(lines)
+def plane_rows_cubes(rows: int, units: int, plane: int) -> int:
+    """Cubes of `units` units covering `rows` rows, one plane per row."""
+    rows_per_cube = units // plane
+    return (rows + rows_per_cube - 1) // rows_per_cube
+
+
+def candidate_plans(client, lines: int) -> list[tuple]:
+    """The plans for rows of `lines` lines on `client`: ("plane", units, per_unit) for
+    one plane per row, ("cube", units, per_unit) for one cube per row in registers; the
+    online kernel (None) is the last resort, not listed."""
+    limit = client.limits.max_units_per_cube
+    plane = client.limits.plane_dim
+    return ([("plane", u, p) for u, p in plane_row_plans(lines, plane, limit)] +
+            [("cube", u, p) for u, p in register_plans(lines) if u <= limit])
+
+
+_CHOSEN: dict = {}  # (client id, rows, lines) -> the fastest plan measured
+
+
+def launch_plan(client, plan: tuple | None, x, out, checked: bool = True) -> None:
+    """Runs softmax over the line tensors x, out with one plan of `candidate_plans`
+    (None: the autotuned online kernel)."""
+    rows = x.shape[0]
+    if plan is None:
+        launch = softmax.launch if checked else softmax.launch_unchecked
+        launch(client, CubeCount(rows), x, out)
+        return
+    kind, units, per_unit = plan
+    if kind == "plane":
+        plane = client.limits.plane_dim
+        launch = softmax_plane_rows.launch if checked else \
+            softmax_plane_rows.launch_unchecked
+        launch(client, CubeCount(plane_rows_cubes(rows, units, plane)), CubeDim(units),
+               x, out, per_unit, plane)
+        return
+    launch = softmax_in_registers.launch if checked else \
+        softmax_in_registers.launch_unchecked
+    launch(client, CubeCount(rows), CubeDim(units), x, out, per_unit)
+
+
+def plane_plan_agrees(client, plan: tuple, cols: int, line_size: int) -> bool:
+    """Whether a plane-per-row plan gives numpy's softmax on a few rows of `cols`
+    columns (two cubes, the second partly empty). The kernel relies on PLANE_DIM being
+    the client's plane size; a driver choosing another subgroup size for this pipeline
+    (Vulkan allows it) fails here, and the plan is no candidate."""
+    _, units, _ = plan
+    rows = units // client.limits.plane_dim + 1
+    x_h = np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32)
+    out = client.zeros((rows, cols), f32)
+    try:
+        launch_plan(client, plan, client.tensor(x_h).with_line_size(line_size),
+                    out.with_line_size(line_size))
+        return bool(np.allclose(out.numpy(), reference(x_h), rtol=1e-4, atol=1e-7))
+    except cubepy.CubepyError:
+        return False
+
+
+def describe_plan(plan: tuple | None) -> str:
+    """A plan in words, for benchmark reports."""
+    if plan is None:
+        return "online (cube per row)"
+    kind, units, per_unit = plan
+    return (f"plane per row, {units} units, {per_unit} lines/unit" if kind == "plane"
+            else f"cube per row in registers, {units} units, {per_unit} lines/unit")
+
+
+def register_plan(client, rows: int, lines: int, x, out) -> tuple | None:
+    """The plan for this shape (see `candidate_plans`), or None for the online kernel:
+    on a GPU the fastest of the candidates and the online kernel, timed once per shape
+    and client (a few ms; at 16384 columns the register kernel's 1024-unit cubes lose to
+    the online one on an H200); on the cpu runtime the first candidate."""
+    plans = candidate_plans(client, lines)
     if not plans or client.runtime == "cpu":
         return plans[0] if plans else None
     key = (id(client), rows, lines)
     if key not in _CHOSEN:
         times: dict = {}
-        for units, per_unit in plans:
-            times[(units, per_unit)] = cubepy.bench(
-                softmax_in_registers.launch_unchecked, client, CubeCount(rows),
-                CubeDim(units), x, out, per_unit, warmup=1, reps=5, flush=False).median_ms
-        times[None] = cubepy.bench(softmax.launch_unchecked, client, CubeCount(rows), x,
-                                   out, warmup=1, reps=5, flush=False).median_ms
+        for plan in plans + [None]:
+            if plan is not None and plan[0] == "plane" and \
+                    not plane_plan_agrees(client, plan, x.shape[1], x.line_size):
+                continue
+            try:
+                times[plan] = cubepy.bench(launch_plan, client, plan, x, out, False,
+                                           client=client, warmup=1, reps=5,
+                                           flush=False).median_ms
+            except cubepy.CubepyError:  # a plan this device cannot run is no candidate
+                continue
         _CHOSEN[key] = min(times, key=lambda plan: times[plan])
     return _CHOSEN[key]
 
@@ -144,19 +267,22 @@ def run(client, x, out, checked: bool = True, config: dict | None = None) -> Non
     rows, cols = x.shape
     n = line_size_for(cols)
     xl, ol = x.with_line_size(n), out.with_line_size(n)
-    in_registers = register_plan(client, rows, cols // n, xl, ol)
-    if config is None and in_registers is not None:
-        units, per_unit = in_registers
-        launch = softmax_in_registers.launch if checked else \
-            softmax_in_registers.launch_unchecked
-        launch(client, CubeCount(rows), CubeDim(units), xl, ol, per_unit)
-        return
     if config is not None:
         launch = softmax.kernel.launch if checked else softmax.kernel.launch_unchecked
         launch(client, CubeCount(rows), config["cube_dim"], xl, ol)
         return
-    launch = softmax.launch if checked else softmax.launch_unchecked
-    launch(client, CubeCount(rows), xl, ol)
+    launch_plan(client, register_plan(client, rows, cols // n, xl, ol), xl, ol, checked)
+
+
+def chosen_plan(client, x) -> str:
+    """The plan `run` takes for x on `client`, in words (after a first run)."""
+    rows, cols = x.shape
+    n = line_size_for(cols)
+    key = (id(client), rows, cols // n)
+    if client.runtime != "cpu" and key not in _CHOSEN:
+        return ""
+    plans = candidate_plans(client, cols // n)
+    return describe_plan(_CHOSEN.get(key, plans[0] if plans else None))
 
 
 def reference(x: np.ndarray) -> np.ndarray:
