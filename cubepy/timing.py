@@ -4,10 +4,12 @@ What a timer measures depends on the runtime:
 
 - cuda: CUDA events (`pycuda.driver.Event`) recorded on the client's stream, so the
   time is the GPU's, without Python or launch overhead in between repetitions;
-- wgpu: timestamp queries when the device has the `timestamp-query` feature (an empty
-  compute pass writes a timestamp before and after the timed work, both recorded into
-  the launches' own command buffer, so the host's time between submits is not counted);
-  without it, the wall time from the first submit to the end of a `sync()`;
+- wgpu: timestamp queries when the device has the `timestamp-query` feature (a
+  timestamp before and after the timed work, both recorded into the launches' own
+  command buffer, so the host's time between submits is not counted; inside the
+  launches' compute pass where the device has `timestamp-query-inside-passes`, else as
+  an empty pass of its own, whose boundaries add about 6 us on an H200); without it,
+  the wall time from the first submit to the end of a `sync()`;
 - cpu: wall time (`time.perf_counter`) around the work and a `sync()`.
 
 `BenchResult.method` says which one was used.

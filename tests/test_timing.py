@@ -137,3 +137,53 @@ def test_wgpu_timer_does_not_count_the_hosts_time_between_marks():
     assert client.submits == submits  # nothing submitted yet: one command buffer
     assert timer.elapsed_ms() < 100
     assert x.numpy()[0] == pytest.approx(0.5 * 1.0001 + 0.5, rel=1e-6)
+
+
+def _wgpu_timer_client():
+    client = cubepy.client("wgpu")
+    if "timestamp-query" not in client.features:
+        pytest.skip("the adapter has no timestamp-query")
+    return client
+
+
+@pytest.mark.wgpu
+def test_wgpu_timer_marks_go_into_the_launches_own_pass():
+    """With timestamp-query-inside-passes the marks add no pass boundary (each costs the
+    GPU microseconds): start() opens the pass the launches then use, stop() writes into
+    it, and the stop mark still waits for the launches' work."""
+    client = _wgpu_timer_client()
+    if "timestamp-query-inside-passes" not in client.features:
+        pytest.skip("the adapter has no timestamp-query-inside-passes")
+    x = client.zeros((64 * 64,), f32)
+    _launch(client, x, 1)
+    client.sync()
+    timer = client.timer()
+    timer.start()
+    opened = client._pass
+    assert opened is not None
+    _launch(client, x, 3000)
+    timer.stop()
+    assert client._pass is opened  # one pass from the first mark to the last
+    slow = timer.elapsed_ms()
+    timer.start()
+    _launch(client, x, 1)
+    timer.stop()
+    assert slow > 3 * timer.elapsed_ms()  # the heavy launch ran between the marks
+    assert x.numpy()[0] > 0
+
+
+@pytest.mark.wgpu
+def test_wgpu_timer_without_in_pass_timestamps_marks_empty_passes(monkeypatch):
+    client = _wgpu_timer_client()
+    monkeypatch.setattr(client, "_in_pass_timestamps", False)
+    x = client.zeros((64 * 64,), f32)
+    timer = client.timer()
+    timer.start()
+    assert client._pass is None  # the mark's own pass is already ended
+    _launch(client, x, 3000)
+    timer.stop()
+    slow = timer.elapsed_ms()
+    timer.start()
+    _launch(client, x, 1)
+    timer.stop()
+    assert slow > 3 * timer.elapsed_ms()
