@@ -175,7 +175,8 @@ def plane_plan_agrees(client, plan: tuple, x) -> bool:
 def register_plan(client, rows: int, lines: int, args: tuple) -> tuple | None:
     """The plan for this shape (softmax.candidate_plans lists the candidates: one plane
     or one cube per row in registers), or None for the three-pass kernel: the fastest
-    measured once per shape on a GPU, the first candidate on the cpu runtime."""
+    measured once per shape on a GPU (with a cold L2, as the benchmark times them), the
+    first candidate on the cpu runtime."""
     from .softmax import candidate_plans
     plans = candidate_plans(client, lines)
     if not plans or client.runtime == "cpu":
@@ -189,8 +190,8 @@ def register_plan(client, rows: int, lines: int, args: tuple) -> tuple | None:
                 continue
             try:
                 times[plan] = cubepy.bench(launch_plan, client, plan, args, False,
-                                           client=client, warmup=1, reps=5,
-                                           flush=False).median_ms
+                                           client=client, warmup=1,
+                                           reps=10).median_ms
             except cubepy.CubepyError:  # a plan this device cannot run is no candidate
                 continue
         _CHOSEN[key] = min(times, key=lambda plan: times[plan])

@@ -237,7 +237,9 @@ def register_plan(client, rows: int, lines: int, x, out) -> tuple | None:
     """The plan for this shape (see `candidate_plans`), or None for the online kernel:
     on a GPU the fastest of the candidates and the online kernel, timed once per shape
     and client (a few ms; at 16384 columns the register kernel's 1024-unit cubes lose to
-    the online one on an H200); on the cpu runtime the first candidate."""
+    the online one on an H200) with a cold L2, as the benchmark times them (a block of
+    rows held in L2 ranks the plans differently); on the cpu runtime the first
+    candidate."""
     plans = candidate_plans(client, lines)
     if not plans or client.runtime == "cpu":
         return plans[0] if plans else None
@@ -250,8 +252,8 @@ def register_plan(client, rows: int, lines: int, x, out) -> tuple | None:
                 continue
             try:
                 times[plan] = cubepy.bench(launch_plan, client, plan, x, out, False,
-                                           client=client, warmup=1, reps=5,
-                                           flush=False).median_ms
+                                           client=client, warmup=1,
+                                           reps=10).median_ms
             except cubepy.CubepyError:  # a plan this device cannot run is no candidate
                 continue
         _CHOSEN[key] = min(times, key=lambda plan: times[plan])
