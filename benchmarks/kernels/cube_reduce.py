@@ -1,11 +1,12 @@
 """Reductions over a whole cube, shared by the benchmark kernels: `plane_sum` /
 `plane_max` within each plane, then the planes' partials through shared memory. Every
-unit gets the result."""
+unit gets the result. `row_sum` / `row_max` reduce over the units holding one row: the
+cube, or (a plane per row) the plane."""
 from __future__ import annotations
 
 import cubepy
-from cubepy import CUBE_DIM, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, SharedMemory, cube, f32, \
-    sync_cube
+from cubepy import CUBE_DIM, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Comptime, SharedMemory, \
+    cube, f32, sync_cube
 
 MAX_PLANES = 128  # room for planes of 8 units in a cube of 1024
 
@@ -37,4 +38,27 @@ def cube_max(v: f32) -> f32:
     for p in range(1, CUBE_DIM // PLANE_DIM):
         best = max(best, parts[p])
     sync_cube()
+    return best
+
+
+@cube
+def row_sum(v: f32, plane: Comptime[int]) -> f32:
+    """The sum of `v` over the cube (`plane` 0: a cube per row) or over this unit's
+    plane (a plane per row)."""
+    total = v
+    if plane == 0:
+        total = cube_sum(v)
+    else:
+        total = cubepy.plane_sum(v)
+    return total
+
+
+@cube
+def row_max(v: f32, plane: Comptime[int]) -> f32:
+    """The maximum of `v` over the cube (`plane` 0) or over this unit's plane."""
+    best = v
+    if plane == 0:
+        best = cube_max(v)
+    else:
+        best = cubepy.plane_max(v)
     return best

@@ -23,11 +23,10 @@ import numpy as np
 
 import cubepy
 from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Comptime, CubeCount, CubeDim, Float,
-                    Line, LocalArray, Tensor, cube, f32, unroll)
-from cubepy import plane_sum
+                    Line, LocalArray, Tensor, cube, f32, u32, unroll)
 from cubepy import math
 
-from .cube_reduce import cube_sum
+from .cube_reduce import cube_sum, row_sum
 
 UNITS = 256
 
@@ -62,30 +61,43 @@ def layernorm(x: Tensor[Line[Float]], weight: Tensor[Line[Float]], bias: Tensor[
         y[base + j] = Float(v * f32(weight[j]) + f32(bias[j]))
 
 
+@cube
+def layernorm_held_row(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
+                       bias: Tensor[Line[Float]], y: Tensor[Line[Float]], eps: f32,
+                       base: u32, lane: u32, step: u32, per_unit: Comptime[int],
+                       plane: Comptime[int], store: bool):
+    """layernorm of the row at line `base`, held in registers: this unit reads its lines
+    `lane + k * step` (k < `per_unit`) once, the units of the row (the cube when `plane`
+    is 0, else this unit's plane) combine their sums, and, when `store`, it writes the
+    same lines of y."""
+    width = x.line_size()
+    cols = x.shape(1)
+    held = LocalArray(Line[Float], per_unit, x.line_size())
+    s = f32(0.0)
+    for k in unroll(range(per_unit)):
+        v = x[base + lane + k * step]
+        held[k] = v
+        s += line_total(f32(v), width)
+    mean = row_sum(s, plane) / f32(cols)
+    q = f32(0.0)
+    for k in unroll(range(per_unit)):
+        d = f32(held[k]) - mean
+        q += line_total(d * d, width)
+    rstd = math.rsqrt(row_sum(q, plane) / f32(cols) + eps)
+    if store:
+        for k in unroll(range(per_unit)):
+            j = lane + k * step
+            z = (f32(held[k]) - mean) * rstd
+            y[base + j] = Float(z * f32(weight[j]) + f32(bias[j]))
+
+
 @cube(launch=True)
 def layernorm_in_registers(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
                            bias: Tensor[Line[Float]], y: Tensor[Line[Float]], eps: f32,
                            per_unit: Comptime[int]):
     """layernorm for rows of exactly `per_unit * CUBE_DIM` lines, held in registers."""
-    width = x.line_size()
-    cols = x.shape(1)
-    base = CUBE_POS * (per_unit * CUBE_DIM)
-    row = LocalArray(Line[Float], per_unit, x.line_size())
-    s = f32(0.0)
-    for k in unroll(range(per_unit)):
-        v = x[base + UNIT_POS + k * CUBE_DIM]
-        row[k] = v
-        s += line_total(f32(v), width)
-    mean = cube_sum(s) / f32(cols)
-    q = f32(0.0)
-    for k in unroll(range(per_unit)):
-        d = f32(row[k]) - mean
-        q += line_total(d * d, width)
-    rstd = math.rsqrt(cube_sum(q) / f32(cols) + eps)
-    for k in unroll(range(per_unit)):
-        j = UNIT_POS + k * CUBE_DIM
-        z = (f32(row[k]) - mean) * rstd
-        y[base + j] = Float(z * f32(weight[j]) + f32(bias[j]))
+    layernorm_held_row(x, weight, bias, y, eps, CUBE_POS * (per_unit * CUBE_DIM), UNIT_POS,
+                       CUBE_DIM, per_unit, 0, True)
 
 
 @cube(launch=True)
@@ -96,31 +108,12 @@ def layernorm_plane_rows(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
     registers: a cube of CUBE_DIM units takes CUBE_DIM // plane rows. `plane` must be the
     PLANE_DIM the kernel runs with; the reductions are plane operations only (no shared
     memory, no sync_cube)."""
-    width = x.line_size()
-    cols = x.shape(1)
     rows = x.shape(0)
     row = CUBE_POS * (CUBE_DIM // plane) + UNIT_POS // plane
-    lane = UNIT_POS % plane
     # Planes past the last row read the last row again (every lane stays in the plane
     # operations, in uniform control flow) and store nothing.
-    base = min(row, rows - 1) * (per_unit * plane)
-    vals = LocalArray(Line[Float], per_unit, x.line_size())
-    s = f32(0.0)
-    for k in unroll(range(per_unit)):
-        v = x[base + lane + k * plane]
-        vals[k] = v
-        s += line_total(f32(v), width)
-    mean = plane_sum(s) / f32(cols)
-    q = f32(0.0)
-    for k in unroll(range(per_unit)):
-        d = f32(vals[k]) - mean
-        q += line_total(d * d, width)
-    rstd = math.rsqrt(plane_sum(q) / f32(cols) + eps)
-    if row < rows:
-        for k in unroll(range(per_unit)):
-            j = lane + k * plane
-            z = (f32(vals[k]) - mean) * rstd
-            y[base + j] = Float(z * f32(weight[j]) + f32(bias[j]))
+    layernorm_held_row(x, weight, bias, y, eps, min(row, rows - 1) * (per_unit * plane),
+                       UNIT_POS % plane, plane, per_unit, plane, row < rows)
 
 
 _CHOSEN: dict = {}  # (client id, rows, lines, dtype) -> the fastest plan

@@ -29,10 +29,10 @@ import numpy as np
 import cubepy
 from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Comptime,
                     CubeCount, CubeDim, Line, LocalArray, SharedMemory, Tensor, cube, f32,
-                    sync_cube, unroll)
+                    sync_cube, u32, unroll)
 from cubepy import math
 
-from .cube_reduce import MAX_PLANES, cube_max, cube_sum
+from .cube_reduce import MAX_PLANES, row_max, row_sum
 
 
 
@@ -88,28 +88,39 @@ def softmax(x: Tensor[Line[f32]], out: Tensor[Line[f32]]):
         out[base + j] = math.exp(x[base + j] - row_max) * scale
 
 
+@cube
+def softmax_held_row(x: Tensor[Line[f32]], out: Tensor[Line[f32]], first: u32, step: u32,
+                     per_unit: Comptime[int], plane: Comptime[int], store: bool):
+    """Softmax of a row held in registers: this unit reads lines `first + k * step` (k <
+    `per_unit`) of x once, the units of the row (the cube when `plane` is 0, else this
+    unit's plane) combine their maxima and sums, and, when `store`, it writes the same
+    lines of out."""
+    width = x.line_size()
+    held = LocalArray(Line[f32], per_unit, x.line_size())
+    m = f32(-3.0e38)
+    for k in unroll(range(per_unit)):
+        v = x[first + k * step]
+        held[k] = v
+        m = max(m, line_max(v, width))
+    top = row_max(m, plane)
+    s = f32(0.0)
+    for k in unroll(range(per_unit)):
+        e = math.exp(held[k] - top)
+        held[k] = e
+        s += line_sum(e, width)
+    scale = 1.0 / row_sum(s, plane)
+    if store:
+        for k in unroll(range(per_unit)):
+            out[first + k * step] = held[k] * scale
+
+
 @cube(launch=True)
 def softmax_in_registers(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
                          per_unit: Comptime[int]):
     """out[r, :] = softmax(x[r, :]), one cube per row of exactly
     `per_unit * CUBE_DIM` lines, held in registers between the passes."""
-    width = x.line_size()
-    base = CUBE_POS * (per_unit * CUBE_DIM)
-    row = LocalArray(Line[f32], per_unit, x.line_size())
-    m = f32(-3.0e38)
-    for k in unroll(range(per_unit)):
-        v = x[base + UNIT_POS + k * CUBE_DIM]
-        row[k] = v
-        m = max(m, line_max(v, width))
-    row_max = cube_max(m)
-    s = f32(0.0)
-    for k in unroll(range(per_unit)):
-        e = math.exp(row[k] - row_max)
-        row[k] = e
-        s += line_sum(e, width)
-    scale = 1.0 / cube_sum(s)
-    for k in unroll(range(per_unit)):
-        out[base + UNIT_POS + k * CUBE_DIM] = row[k] * scale
+    softmax_held_row(x, out, CUBE_POS * (per_unit * CUBE_DIM) + UNIT_POS, CUBE_DIM,
+                     per_unit, 0, True)
 
 
 @cube(launch=True)
@@ -119,29 +130,12 @@ def softmax_plane_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
     lines: a cube of CUBE_DIM units takes CUBE_DIM // plane rows. `plane` must be the
     PLANE_DIM the kernel runs with; the reductions are plane operations only (no shared
     memory, no sync_cube)."""
-    width = x.line_size()
     rows = x.shape(0)
     row = CUBE_POS * (CUBE_DIM // plane) + UNIT_POS // plane
     # Planes past the last row read the last row again (every lane stays in the plane
     # operations, in uniform control flow) and store nothing.
-    base = min(row, rows - 1) * (per_unit * plane) + UNIT_POS % plane
-    vals = LocalArray(Line[f32], per_unit, x.line_size())
-    m = f32(-3.0e38)
-    for k in unroll(range(per_unit)):
-        v = x[base + k * plane]
-        vals[k] = v
-        m = max(m, line_max(v, width))
-    row_max = cubepy.plane_max(m)
-    s = f32(0.0)
-    for k in unroll(range(per_unit)):
-        e = math.exp(vals[k] - row_max)
-        vals[k] = e
-        s += line_sum(e, width)
-    row_sum = cubepy.plane_sum(s)
-    scale = 1.0 / row_sum
-    if row < rows:
-        for k in unroll(range(per_unit)):
-            out[base + k * plane] = vals[k] * scale
+    first = min(row, rows - 1) * (per_unit * plane) + UNIT_POS % plane
+    softmax_held_row(x, out, first, plane, per_unit, plane, row < rows)
 
 
 MAX_PLANE_LINES = 16  # lines per unit a plane-per-row plan holds in registers at most
