@@ -203,7 +203,8 @@ class CubeFunction:
         return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"),
                                    line_sizes, shared_mem, self.fast_math)
 
-    def _compile(self, spec: Specialization, target: str, checked: bool) -> Specialised:
+    def _compile(self, spec: Specialization, target: str, checked: bool,
+                 on_miss: Callable[[], None] | None = None) -> Specialised:
         key = (spec, target, checked)
         compiled = self._compiled.get(key)
         if compiled is not None:
@@ -212,10 +213,11 @@ class CubeFunction:
                              describe(spec))
             return compiled
         with self._lock:
-            return self._compile_locked(key, spec, target, checked)
+            return self._compile_locked(key, spec, target, checked, on_miss)
 
     def _compile_locked(self, key: tuple, spec: Specialization, target: str,
-                        checked: bool) -> Specialised:
+                        checked: bool, on_miss: Callable[[], None] | None = None
+                        ) -> Specialised:
         compiled = self._compiled.get(key)
         if compiled is None:
             start = time.perf_counter()
@@ -223,6 +225,8 @@ class CubeFunction:
             if found is not None:
                 compiled = Specialised(*found, checked)
             else:
+                if on_miss is not None:  # (before the frontend, which it may overlap)
+                    on_miss()
                 parsed = self._parse()
                 compiled = call_deep(lambda: _compile_spec(parsed, spec, target, checked),
                                      self._too_deep)
@@ -483,7 +487,8 @@ class CubeFunction:
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("launch plan miss: %s on %s (%s)", self.__name__, client.runtime,
                          describe(spec))
-        compiled = self._compile(spec, client.target, checked)
+        compiled = self._compile(spec, client.target, checked,
+                                 getattr(client, "_compile_coming", None))
         _check_shared_memory(self.__name__, client, compiled.kernel, shared_mem,
                              compiled.artefact.shared_bytes)
         _check_index_ranks(compiled.kernel, params, args)
