@@ -26,7 +26,12 @@ from cubepy.ir.batched_dataclass import build_pending
 MODULES = {"cubepy.ir.types": "from .batched_dataclass import build_pending, dataclass",
            "cubepy.ir.nodes": "from .batched_dataclass import build_pending, dataclass",
            "cubepy.frontend.values": "from ..ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.lang": "from .ir.batched_dataclass import build_pending, dataclass"}
+           "cubepy.lang": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.abi": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.frontend.intrinsics": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.frontend.indexing": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.ir.passes.uniform": "from ..batched_dataclass import build_pending, dataclass",
+           "cubepy.codegen.clike_lines": "from ..ir.batched_dataclass import build_pending, dataclass"}
 FIELD_ATTRS = ("name", "type", "default", "default_factory", "init", "repr", "hash",
                "compare", "metadata", "kw_only", "_field_type")
 
