@@ -93,3 +93,43 @@ def test_launch_announces_a_compile_only_on_a_miss(monkeypatch, tmp_path):
     scale_announced.launch(client, CubeCount(1), CubeDim(8), x)
     assert calls == [1]
     np.testing.assert_array_equal(x.numpy(), np.full(8, 4.0, np.float32))
+
+
+class FakeNvrtc:
+    """cuda-python's nvrtc module, recording the calls and their threads."""
+
+    def __init__(self):
+        self.calls = []
+
+    def _record(self, name):
+        self.calls.append((name, threading.current_thread().name))
+
+    def nvrtcVersion(self):
+        self._record("version")
+        return 0, 13, 0
+
+    def nvrtcCreateProgram(self, source, name, n, headers, includes):
+        self._record("create")
+        return 0, object()
+
+    def nvrtcCompileProgram(self, prog, n, opts):
+        self._record(f"compile {b' '.join(opts).decode()}")
+        return (0,)
+
+    def nvrtcDestroyProgram(self, prog):
+        self._record("destroy")
+        return (0,)
+
+
+def test_the_load_compiles_an_empty_kernel_for_the_arch(fresh_load, monkeypatch):
+    fake = FakeNvrtc()
+    monkeypatch.setattr(cuda_compile, "_nvrtc_module", lambda: fake)
+    cuda_compile.nvrtc_version.cache_clear()
+    try:
+        cuda_compile.start_loading_nvrtc("sm_90")
+        cuda_compile.wait_for_nvrtc_load()
+        assert cuda_compile.nvrtc_version() == "nvrtc-13.0"  # kept: not asked again
+    finally:
+        cuda_compile.nvrtc_version.cache_clear()
+    assert fake.calls == [(name, "cubepy-nvrtc-load") for name in (
+        "version", "create", "compile --gpu-architecture=sm_90", "destroy")]
