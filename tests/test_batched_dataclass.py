@@ -346,3 +346,39 @@ def test_mypy_sees_the_node_fields_constructors_and_frozenness(tmp_path):
         '6: Too many positional arguments for "Const"  [call-arg]',
         '7: Property "value" defined in "Const" is read-only  [misc]',
         '8: Too many arguments for "Var"  [call-arg]'], done.stdout + done.stderr
+
+
+def test_shipped_templates_are_current_and_used():
+    """cubepy/ir/batched_shapes.py is what write_shipped_shapes() writes (rerun it after
+    a change to the templates), and cubepy's classes take their methods from it."""
+    path = batched_dataclass.__file__.replace("batched_dataclass.py", "batched_shapes.py")
+    with open(path) as f:
+        assert f.read() == batched_dataclass.shipped_shapes_text()
+    import cubepy.ir.nodes as nodes
+    for method in (nodes.Binary.__init__, nodes.Binary.__eq__, nodes.Binary.__hash__):
+        assert method.__code__.co_filename == path
+
+
+def test_a_shape_not_shipped_is_compiled():
+    @batched_dataclass.dataclass(frozen=True)
+    class Wide:
+        f0: int
+        f1: int = 1
+        f2: int = 2
+        f3: int = 3
+        f4: int = 4
+        f5: int = 5
+        f6: int = 6
+        f7: int = 7
+        f8: int = 8
+        f9: int = 9
+        f10: int = 10
+        f11: int = 11
+        f12: int = 12
+        f13: int = 13
+
+    build_pending()
+    assert ("__init__", 14, 0, False) not in batched_dataclass.SHIPPED_SHAPES
+    assert Wide.__init__.__code__.co_filename == "<batched dataclass>"
+    w = Wide(0, f13=-1)
+    assert w == Wide(0, f13=-1) and hash(w) == hash(Wide(0, f13=-1)) and w.f13 == -1

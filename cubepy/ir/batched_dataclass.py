@@ -269,7 +269,10 @@ def _pending_hash(self: Any) -> int:
 
 def _build(batch: list[_Job]) -> None:
     shapes = {shape for job in batch for shape in _shapes(job)}
-    _template_code.update(_templates(sorted(shapes - _template_code.keys())))
+    missing = shapes - _template_code.keys()
+    if missing:
+        _template_code.update(_shipped_templates(missing))
+        _template_code.update(_templates(sorted(shapes - _template_code.keys())))
     for job in batch:
         cls, positional, keyword = job.cls, job.positional, job.keyword
         for shape in _shapes(job):
@@ -352,14 +355,59 @@ def _template_source(shape: tuple) -> list[str]:
             f"   return {mine}=={theirs}", "  return NotImplemented"]
 
 
+def _templates_text(shapes: list[tuple]) -> str:
+    """The module text defining `make{i}(_setattr)`, which returns shape i's method."""
+    lines = []
+    for i, shape in enumerate(shapes):
+        lines += [f"def make{i}(_setattr):", *_template_source(shape), f" return {shape[0]}"]
+    return "\n".join(lines)
+
+
 def _templates(shapes: list[tuple]) -> dict[tuple, CodeType]:
     """Compiles the templates of `shapes`, all in one compile()."""
     if not shapes:
         return {}
-    lines = []
-    for i, shape in enumerate(shapes):
-        lines += [f"def make{i}(_setattr):", *_template_source(shape), f" return {shape[0]}"]
     namespace: dict[str, Any] = {}
-    exec(compile("\n".join(lines), "<batched dataclass>", "exec"), namespace)
+    exec(compile(_templates_text(shapes), "<batched dataclass>", "exec"), namespace)
     return {shape: namespace[f"make{i}"](object.__setattr__).__code__
             for i, shape in enumerate(shapes)}
+
+
+# The shapes whose templates ship compiled, in cubepy/ir/batched_shapes.py (a module, so
+# Python caches its bytecode and a process need not compile() them): every shape of
+# cubepy's own classes and a margin. write_shipped_shapes() writes that module.
+SHIPPED_SHAPES: list[tuple] = sorted(
+    [("__eq__", n) for n in range(13)] + [("__hash__", n) for n in range(13)]
+    + [("__init__", n, 0, False) for n in range(13)]
+    + [("__init__", 0, n, False) for n in range(1, 13)])
+
+
+def shipped_shapes_text() -> str:
+    """The text of cubepy/ir/batched_shapes.py."""
+    return ('"""The method templates of batched dataclasses for common shapes (see\n'
+            'cubepy/ir/batched_dataclass.py SHIPPED_SHAPES), compiled like any module.\n'
+            'Written by batched_dataclass.write_shipped_shapes(): do not edit."""\n'
+            f"SHAPES = {SHIPPED_SHAPES!r}\n\n"
+            f"{_templates_text(SHIPPED_SHAPES)}\n")
+
+
+def write_shipped_shapes() -> None:
+    """Rewrites cubepy/ir/batched_shapes.py (after a change to _template_source)."""
+    from pathlib import Path
+    (Path(__file__).parent / "batched_shapes.py").write_text(shipped_shapes_text())
+
+
+def _shipped_templates(shapes: set[tuple]) -> dict[tuple, CodeType]:
+    """The templates of `shapes` that ship compiled (batched_shapes.py)."""
+    wanted = shapes.intersection(SHIPPED_SHAPES)
+    if not wanted:
+        return {}
+    try:
+        from . import batched_shapes
+    except ImportError:
+        return {}
+    if batched_shapes.SHAPES != SHIPPED_SHAPES:  # (stale: compiled here instead)
+        return {}
+    index = {shape: i for i, shape in enumerate(SHIPPED_SHAPES)}
+    return {shape: getattr(batched_shapes, f"make{index[shape]}")(object.__setattr__).__code__
+            for shape in wanted}
