@@ -162,9 +162,9 @@ def _own_field(cls: type, name: str, ty: Any, kw_only: bool) -> Field:
         f.name, f.type = name, ty
         f._field_type = dataclasses._FIELD_CLASSVAR  # type: ignore[attr-defined]
         return f
-    if f.default_factory is not MISSING or not f.init:
-        raise TypeError(f"{cls.__name__}.{name}: default_factory and init=False are not "
-                        "supported by batched dataclasses")
+    if not f.init:
+        raise TypeError(f"{cls.__name__}.{name}: init=False is not supported by batched "
+                        "dataclasses")
     if f.default is not MISSING and f.default.__class__.__hash__ is None:
         raise ValueError(f"mutable default {type(f.default)} for field {name} is not "
                          "allowed: use default_factory")
@@ -181,7 +181,7 @@ def _own_field(cls: type, name: str, ty: Any, kw_only: bool) -> Field:
 def _check_defaults_order(cls: type, positional: list[Field]) -> None:
     seen_default = False
     for f in positional:
-        if f.default is not MISSING:
+        if f.default is not MISSING or f.default_factory is not MISSING:
             seen_default = True
         elif seen_default:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
@@ -216,6 +216,8 @@ def _text_signature(positional: list[Field], keyword: list[Field]) -> str:
     docstring of a class without one (computed here without inspect)."""
     def param(f: Field) -> str:
         text = f"{f.name}: {f.type!r}" if f.type is not MISSING else f.name
+        if f.default_factory is not MISSING:
+            return f"{text} = <factory>"
         return text if f.default is MISSING else f"{text} = {f.default!r}"
     parts = [param(f) for f in positional]
     if keyword:
@@ -279,25 +281,42 @@ def _build(batch: list[_Job]) -> None:
             kind = shape[0]
             names = ([f.name for f in positional + keyword] if kind == "__init__"
                      else job.compared if kind == "__eq__" else job.hashed)
-            method = _instantiate(cls, _template_code[shape], names)
+            factories = ([f.default_factory for f in positional + keyword]
+                         if kind == "__init__" else [])
+            method = _instantiate(cls, _template_code[shape], names, factories)
             if kind == "__init__":
-                method.__defaults__ = tuple(f.default for f in positional
-                                            if f.default is not MISSING) or None
-                method.__kwdefaults__ = {f.name: f.default for f in keyword
-                                         if f.default is not MISSING} or None
+                method.__defaults__ = tuple(_init_default(f) for f in positional
+                                            if _init_default(f) is not MISSING) or None
+                method.__kwdefaults__ = {f.name: _init_default(f) for f in keyword
+                                         if _init_default(f) is not MISSING} or None
                 method.__annotations__ = {**{f.name: f.type for f in positional + keyword},
                                           "return": None}
             setattr(cls, kind, method)
 
 
+def _init_default(f: Field) -> Any:
+    """The default of `f`'s __init__ parameter: a default_factory's is dataclasses'
+    marker (shown as `<factory>`), which __init__ replaces by a call of the factory."""
+    if f.default_factory is not MISSING:
+        return dataclasses._HAS_DEFAULT_FACTORY  # type: ignore[attr-defined]
+    return f.default
+
+
+def _factory_positions(job: _Job) -> tuple[int, ...]:
+    return tuple(i for i, f in enumerate(job.positional + job.keyword)
+                 if f.default_factory is not MISSING)
+
+
 def _shapes(job: _Job) -> list[tuple]:
     """The templates a class's methods are copies of: __init__ by its numbers of
     positional and keyword fields (and whether it calls __post_init__), __eq__ and
-    __hash__ by their number of compared fields."""
+    __hash__ by their number of compared fields. Fields with a default_factory add
+    their positions to __init__'s shape."""
     shapes: list[tuple] = []
     if job.init:
+        factories = _factory_positions(job)  # (part of the shape only when there are)
         shapes.append(("__init__", len(job.positional), len(job.keyword),
-                       hasattr(job.cls, "__post_init__")))
+                       hasattr(job.cls, "__post_init__")) + ((factories,) if factories else ()))
     if job.eq:
         shapes.append(("__eq__", len(job.compared)))
     if job.hash:
@@ -305,7 +324,8 @@ def _shapes(job: _Job) -> list[tuple]:
     return shapes
 
 
-def _instantiate(cls: type, template: CodeType, names: list[str]) -> FunctionType:
+def _instantiate(cls: type, template: CodeType, names: list[str],
+                 factories: list[Any]) -> FunctionType:
     """The template's function for `cls`: its placeholders renamed to the field names
     (arguments, the attribute names and the strings of the code) and the globals of the
     class's module, as dataclasses gives them (get_type_hints of __init__ reads them)."""
@@ -317,8 +337,11 @@ def _instantiate(cls: type, template: CodeType, names: list[str]) -> FunctionTyp
         co_consts=tuple(rename.get(c, c) if isinstance(c, str) else c
                         for c in template.co_consts),
         co_qualname=f"{cls.__qualname__}.{kind}")
+    cells = {"_setattr": _SETATTR_CELL[0], "_HAS_DEFAULT_FACTORY": _FACTORY_MARK_CELL}
+    closure = tuple(cells[v] if v in cells else CellType(factories[int(v.split("_")[-1])])
+                    for v in code.co_freevars)  # (`_factory_<position>`)
     method = FunctionType(code, sys.modules[cls.__module__].__dict__, kind, None,
-                          _SETATTR_CELL if code.co_freevars else None)
+                          closure or None)
     method.__qualname__ = f"{cls.__qualname__}.{kind}"
     return method
 
@@ -330,6 +353,7 @@ _template_code: dict[tuple, CodeType] = {}
 # object.__setattr__, as dataclasses' __init__ assigns a frozen field: instances keep
 # their values inline (no __dict__ is made), so reading a field stays as fast.
 _SETATTR_CELL = (CellType(object.__setattr__),)
+_FACTORY_MARK_CELL = CellType(dataclasses._HAS_DEFAULT_FACTORY)  # type: ignore[attr-defined]
 
 
 def _placeholder(i: int) -> str:
@@ -339,11 +363,14 @@ def _placeholder(i: int) -> str:
 def _template_source(shape: tuple) -> list[str]:
     kind = shape[0]
     if kind == "__init__":
-        _, n_pos, n_kw, post_init = shape
+        _, n_pos, n_kw, post_init, *rest = shape
+        factories = rest[0] if rest else ()
         names = [_placeholder(i) for i in range(n_pos + n_kw)]
         params = ["self"] + names[:n_pos] + (["*"] + names[n_pos:] if n_kw else [])
         lines = [f" def __init__({', '.join(params)}):"]
-        lines += [f"  _setattr(self, {name!r}, {name})" for name in names]
+        lines += [f"  _setattr(self, {name!r}, _factory_{i}() if {name} is "
+                  f"_HAS_DEFAULT_FACTORY else {name})" if i in factories
+                  else f"  _setattr(self, {name!r}, {name})" for i, name in enumerate(names)]
         lines += ["  self.__post_init__()"] if post_init else []
         return lines + ["  pass"]
     names = [_placeholder(i) for i in range(shape[1])]
@@ -359,7 +386,11 @@ def _templates_text(shapes: list[tuple]) -> str:
     """The module text defining `make{i}(_setattr)`, which returns shape i's method."""
     lines = []
     for i, shape in enumerate(shapes):
-        lines += [f"def make{i}(_setattr):", *_template_source(shape), f" return {shape[0]}"]
+        factories = shape[4] if shape[0] == "__init__" and len(shape) > 4 else ()
+        extra = "".join(f", _factory_{j}=None" for j in factories)
+        extra = f", _HAS_DEFAULT_FACTORY=None{extra}" if factories else ""
+        lines += [f"def make{i}(_setattr{extra}):", *_template_source(shape),
+                  f" return {shape[0]}"]
     return "\n".join(lines)
 
 
