@@ -34,7 +34,12 @@ MODULES = {"cubepy.ir.types": "from .batched_dataclass import build_pending, dat
            "cubepy.codegen.clike_lines": "from ..ir.batched_dataclass import build_pending, dataclass",
            "cubepy.targets": "from ..ir.batched_dataclass import build_pending, dataclass",
            "cubepy.codegen.compiled": "from ..ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.ir.ops": "from .batched_dataclass import build_pending, dataclass"}
+           "cubepy.ir.ops": "from .batched_dataclass import build_pending, dataclass",
+           "cubepy.ir.loc": "from .batched_dataclass import build_pending, dataclass",
+           "cubepy.ir.dtype_facts": "from .batched_dataclass import build_pending, dataclass",
+           "cubepy.params": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.spec": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.timing": "from .ir.batched_dataclass import build_pending, dataclass"}
 # Where a module's twin stops running: the registrations of cubepy.targets' submodules.
 TWIN_STOPS = {"cubepy.targets": "from . import cuda, wgsl, metal, cpu"}
 FIELD_ATTRS = ("name", "type", "default", "default_factory", "init", "repr", "hash",
@@ -116,8 +121,8 @@ def assert_same_class(ours, ref) -> None:
     assert ours.__match_args__ == ref.__match_args__, name
     assert ours.__init__.__qualname__ == f"{name}.__init__"
 
-    if "__new__" in vars(ours):  # takes real values (LineType): its own test below
-        return
+    if "__new__" in vars(ours) or "__post_init__" in vars(ours):  # takes real values
+        return  # (LineType, Specialization): their own tests below
     args, kwargs = sample_args(ours, "a")
     a, a_ref = ours(*args, **kwargs), ref(*args, **kwargs)
     assert repr(a) == repr(a_ref)
@@ -416,3 +421,18 @@ def test_default_factory_fields_match_dataclasses():
     assert first.items == [] and first.items is not second.items  # a new list each time
     assert first.tags == {"k": 1} and first.tags is not second.tags
     assert "items" not in vars(ours) and "tags" not in vars(ours)  # as dataclasses leaves it
+
+
+def test_specialization_instances_match_dataclasses():
+    from cubepy.ir.types import f16, f32
+    twin = reference_module("cubepy.spec", MODULES["cubepy.spec"])
+    from cubepy.spec import Specialization
+    args = dict(generics={"F": f32}, comptime={"n": 3, "flag": True}, cube_dim=(64, 2, 1),
+                line_sizes={"x": 4, "y": 1}, shared_mem=256, misaligned=("x",))
+    ours, ref = Specialization.make(**args), twin.Specialization.make(**args)
+    assert repr(ours) == repr(ref) and ours._key == ref._key
+    assert ours == Specialization.make(**args) and hash(ours) == hash(ref)
+    assert ours != Specialization.make(**{**args, "comptime": {"n": 3, "flag": 1}})
+    assert ours != Specialization.make(**{**args, "generics": {"F": f16}})
+    with pytest.raises(FrozenInstanceError):
+        ours.cube_dim = (1, 1, 1)

@@ -409,7 +409,7 @@ def _templates(shapes: list[tuple]) -> dict[tuple, CodeType]:
 # cubepy's own classes and a margin. write_shipped_shapes() writes that module.
 SHIPPED_SHAPES: list[tuple] = sorted(
     [("__eq__", n) for n in range(13)] + [("__hash__", n) for n in range(13)]
-    + [("__init__", n, 0, False) for n in range(13)]
+    + [("__init__", n, 0, post_init) for n in range(13) for post_init in (False, True)]
     + [("__init__", 0, n, False) for n in range(1, 13)])
 
 

@@ -1,7 +1,7 @@
 """The method templates of batched dataclasses for common shapes (see
 cubepy/ir/batched_dataclass.py SHIPPED_SHAPES), compiled like any module.
 Written by batched_dataclass.write_shipped_shapes(): do not edit."""
-SHAPES = [('__eq__', 0), ('__eq__', 1), ('__eq__', 2), ('__eq__', 3), ('__eq__', 4), ('__eq__', 5), ('__eq__', 6), ('__eq__', 7), ('__eq__', 8), ('__eq__', 9), ('__eq__', 10), ('__eq__', 11), ('__eq__', 12), ('__hash__', 0), ('__hash__', 1), ('__hash__', 2), ('__hash__', 3), ('__hash__', 4), ('__hash__', 5), ('__hash__', 6), ('__hash__', 7), ('__hash__', 8), ('__hash__', 9), ('__hash__', 10), ('__hash__', 11), ('__hash__', 12), ('__init__', 0, 0, False), ('__init__', 0, 1, False), ('__init__', 0, 2, False), ('__init__', 0, 3, False), ('__init__', 0, 4, False), ('__init__', 0, 5, False), ('__init__', 0, 6, False), ('__init__', 0, 7, False), ('__init__', 0, 8, False), ('__init__', 0, 9, False), ('__init__', 0, 10, False), ('__init__', 0, 11, False), ('__init__', 0, 12, False), ('__init__', 1, 0, False), ('__init__', 2, 0, False), ('__init__', 3, 0, False), ('__init__', 4, 0, False), ('__init__', 5, 0, False), ('__init__', 6, 0, False), ('__init__', 7, 0, False), ('__init__', 8, 0, False), ('__init__', 9, 0, False), ('__init__', 10, 0, False), ('__init__', 11, 0, False), ('__init__', 12, 0, False)]
+SHAPES = [('__eq__', 0), ('__eq__', 1), ('__eq__', 2), ('__eq__', 3), ('__eq__', 4), ('__eq__', 5), ('__eq__', 6), ('__eq__', 7), ('__eq__', 8), ('__eq__', 9), ('__eq__', 10), ('__eq__', 11), ('__eq__', 12), ('__hash__', 0), ('__hash__', 1), ('__hash__', 2), ('__hash__', 3), ('__hash__', 4), ('__hash__', 5), ('__hash__', 6), ('__hash__', 7), ('__hash__', 8), ('__hash__', 9), ('__hash__', 10), ('__hash__', 11), ('__hash__', 12), ('__init__', 0, 0, False), ('__init__', 0, 0, True), ('__init__', 0, 1, False), ('__init__', 0, 2, False), ('__init__', 0, 3, False), ('__init__', 0, 4, False), ('__init__', 0, 5, False), ('__init__', 0, 6, False), ('__init__', 0, 7, False), ('__init__', 0, 8, False), ('__init__', 0, 9, False), ('__init__', 0, 10, False), ('__init__', 0, 11, False), ('__init__', 0, 12, False), ('__init__', 1, 0, False), ('__init__', 1, 0, True), ('__init__', 2, 0, False), ('__init__', 2, 0, True), ('__init__', 3, 0, False), ('__init__', 3, 0, True), ('__init__', 4, 0, False), ('__init__', 4, 0, True), ('__init__', 5, 0, False), ('__init__', 5, 0, True), ('__init__', 6, 0, False), ('__init__', 6, 0, True), ('__init__', 7, 0, False), ('__init__', 7, 0, True), ('__init__', 8, 0, False), ('__init__', 8, 0, True), ('__init__', 9, 0, False), ('__init__', 9, 0, True), ('__init__', 10, 0, False), ('__init__', 10, 0, True), ('__init__', 11, 0, False), ('__init__', 11, 0, True), ('__init__', 12, 0, False), ('__init__', 12, 0, True)]
 
 def make0(_setattr):
  def __eq__(self, other):
@@ -138,24 +138,29 @@ def make26(_setattr):
   pass
  return __init__
 def make27(_setattr):
+ def __init__(self):
+  self.__post_init__()
+  pass
+ return __init__
+def make28(_setattr):
  def __init__(self, *, _batched_field_0_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   pass
  return __init__
-def make28(_setattr):
+def make29(_setattr):
  def __init__(self, *, _batched_field_0_, _batched_field_1_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
   pass
  return __init__
-def make29(_setattr):
+def make30(_setattr):
  def __init__(self, *, _batched_field_0_, _batched_field_1_, _batched_field_2_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
   _setattr(self, '_batched_field_2_', _batched_field_2_)
   pass
  return __init__
-def make30(_setattr):
+def make31(_setattr):
  def __init__(self, *, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -163,7 +168,7 @@ def make30(_setattr):
   _setattr(self, '_batched_field_3_', _batched_field_3_)
   pass
  return __init__
-def make31(_setattr):
+def make32(_setattr):
  def __init__(self, *, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -172,7 +177,7 @@ def make31(_setattr):
   _setattr(self, '_batched_field_4_', _batched_field_4_)
   pass
  return __init__
-def make32(_setattr):
+def make33(_setattr):
  def __init__(self, *, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -182,7 +187,7 @@ def make32(_setattr):
   _setattr(self, '_batched_field_5_', _batched_field_5_)
   pass
  return __init__
-def make33(_setattr):
+def make34(_setattr):
  def __init__(self, *, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -193,7 +198,7 @@ def make33(_setattr):
   _setattr(self, '_batched_field_6_', _batched_field_6_)
   pass
  return __init__
-def make34(_setattr):
+def make35(_setattr):
  def __init__(self, *, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -205,7 +210,7 @@ def make34(_setattr):
   _setattr(self, '_batched_field_7_', _batched_field_7_)
   pass
  return __init__
-def make35(_setattr):
+def make36(_setattr):
  def __init__(self, *, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -218,7 +223,7 @@ def make35(_setattr):
   _setattr(self, '_batched_field_8_', _batched_field_8_)
   pass
  return __init__
-def make36(_setattr):
+def make37(_setattr):
  def __init__(self, *, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_, _batched_field_9_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -232,7 +237,7 @@ def make36(_setattr):
   _setattr(self, '_batched_field_9_', _batched_field_9_)
   pass
  return __init__
-def make37(_setattr):
+def make38(_setattr):
  def __init__(self, *, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_, _batched_field_9_, _batched_field_10_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -247,7 +252,7 @@ def make37(_setattr):
   _setattr(self, '_batched_field_10_', _batched_field_10_)
   pass
  return __init__
-def make38(_setattr):
+def make39(_setattr):
  def __init__(self, *, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_, _batched_field_9_, _batched_field_10_, _batched_field_11_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -263,25 +268,46 @@ def make38(_setattr):
   _setattr(self, '_batched_field_11_', _batched_field_11_)
   pass
  return __init__
-def make39(_setattr):
+def make40(_setattr):
  def __init__(self, _batched_field_0_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   pass
  return __init__
-def make40(_setattr):
+def make41(_setattr):
+ def __init__(self, _batched_field_0_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  self.__post_init__()
+  pass
+ return __init__
+def make42(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
   pass
  return __init__
-def make41(_setattr):
+def make43(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  self.__post_init__()
+  pass
+ return __init__
+def make44(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
   _setattr(self, '_batched_field_2_', _batched_field_2_)
   pass
  return __init__
-def make42(_setattr):
+def make45(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  self.__post_init__()
+  pass
+ return __init__
+def make46(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -289,7 +315,16 @@ def make42(_setattr):
   _setattr(self, '_batched_field_3_', _batched_field_3_)
   pass
  return __init__
-def make43(_setattr):
+def make47(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  self.__post_init__()
+  pass
+ return __init__
+def make48(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -298,7 +333,17 @@ def make43(_setattr):
   _setattr(self, '_batched_field_4_', _batched_field_4_)
   pass
  return __init__
-def make44(_setattr):
+def make49(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  self.__post_init__()
+  pass
+ return __init__
+def make50(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -308,7 +353,18 @@ def make44(_setattr):
   _setattr(self, '_batched_field_5_', _batched_field_5_)
   pass
  return __init__
-def make45(_setattr):
+def make51(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  _setattr(self, '_batched_field_5_', _batched_field_5_)
+  self.__post_init__()
+  pass
+ return __init__
+def make52(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -319,7 +375,19 @@ def make45(_setattr):
   _setattr(self, '_batched_field_6_', _batched_field_6_)
   pass
  return __init__
-def make46(_setattr):
+def make53(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  _setattr(self, '_batched_field_5_', _batched_field_5_)
+  _setattr(self, '_batched_field_6_', _batched_field_6_)
+  self.__post_init__()
+  pass
+ return __init__
+def make54(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -331,7 +399,20 @@ def make46(_setattr):
   _setattr(self, '_batched_field_7_', _batched_field_7_)
   pass
  return __init__
-def make47(_setattr):
+def make55(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  _setattr(self, '_batched_field_5_', _batched_field_5_)
+  _setattr(self, '_batched_field_6_', _batched_field_6_)
+  _setattr(self, '_batched_field_7_', _batched_field_7_)
+  self.__post_init__()
+  pass
+ return __init__
+def make56(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -344,7 +425,21 @@ def make47(_setattr):
   _setattr(self, '_batched_field_8_', _batched_field_8_)
   pass
  return __init__
-def make48(_setattr):
+def make57(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  _setattr(self, '_batched_field_5_', _batched_field_5_)
+  _setattr(self, '_batched_field_6_', _batched_field_6_)
+  _setattr(self, '_batched_field_7_', _batched_field_7_)
+  _setattr(self, '_batched_field_8_', _batched_field_8_)
+  self.__post_init__()
+  pass
+ return __init__
+def make58(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_, _batched_field_9_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -358,7 +453,22 @@ def make48(_setattr):
   _setattr(self, '_batched_field_9_', _batched_field_9_)
   pass
  return __init__
-def make49(_setattr):
+def make59(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_, _batched_field_9_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  _setattr(self, '_batched_field_5_', _batched_field_5_)
+  _setattr(self, '_batched_field_6_', _batched_field_6_)
+  _setattr(self, '_batched_field_7_', _batched_field_7_)
+  _setattr(self, '_batched_field_8_', _batched_field_8_)
+  _setattr(self, '_batched_field_9_', _batched_field_9_)
+  self.__post_init__()
+  pass
+ return __init__
+def make60(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_, _batched_field_9_, _batched_field_10_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -373,7 +483,23 @@ def make49(_setattr):
   _setattr(self, '_batched_field_10_', _batched_field_10_)
   pass
  return __init__
-def make50(_setattr):
+def make61(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_, _batched_field_9_, _batched_field_10_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  _setattr(self, '_batched_field_5_', _batched_field_5_)
+  _setattr(self, '_batched_field_6_', _batched_field_6_)
+  _setattr(self, '_batched_field_7_', _batched_field_7_)
+  _setattr(self, '_batched_field_8_', _batched_field_8_)
+  _setattr(self, '_batched_field_9_', _batched_field_9_)
+  _setattr(self, '_batched_field_10_', _batched_field_10_)
+  self.__post_init__()
+  pass
+ return __init__
+def make62(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_, _batched_field_9_, _batched_field_10_, _batched_field_11_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -387,5 +513,22 @@ def make50(_setattr):
   _setattr(self, '_batched_field_9_', _batched_field_9_)
   _setattr(self, '_batched_field_10_', _batched_field_10_)
   _setattr(self, '_batched_field_11_', _batched_field_11_)
+  pass
+ return __init__
+def make63(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_, _batched_field_9_, _batched_field_10_, _batched_field_11_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  _setattr(self, '_batched_field_5_', _batched_field_5_)
+  _setattr(self, '_batched_field_6_', _batched_field_6_)
+  _setattr(self, '_batched_field_7_', _batched_field_7_)
+  _setattr(self, '_batched_field_8_', _batched_field_8_)
+  _setattr(self, '_batched_field_9_', _batched_field_9_)
+  _setattr(self, '_batched_field_10_', _batched_field_10_)
+  _setattr(self, '_batched_field_11_', _batched_field_11_)
+  self.__post_init__()
   pass
  return __init__
