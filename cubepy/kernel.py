@@ -12,11 +12,12 @@ import sys
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from .ir.batched_dataclass import build_pending, dataclass  # (cheap to create)
 from . import abi as abi_mod
 from . import spec_cache
 from .abi import KernelABI, compute_abi
@@ -59,7 +60,7 @@ COMPILED_CACHE = 64
 PLAN_CACHE = 256
 
 
-@dataclass
+@dataclass(frozen=False)
 class Specialised:
     """One specialisation of a kernel for one target: IR after passes, ABI, and the
     generated code (`artefact`, a codegen.Compiled every client of the target reuses).
@@ -82,7 +83,7 @@ class Specialised:
 
 
 
-@dataclass
+@dataclass(frozen=False)
 class _LaunchPlan:
     """What a launch needs once arguments of a given signature were checked once."""
 
@@ -919,3 +920,6 @@ def cube(fn: Callable | None = None, *, launch: bool = False, fast_math: bool = 
 from .frontend.inlinable import register_inlinable  # noqa: E402
 
 register_inlinable(CubeFunction, decorator=cube)
+
+
+build_pending()  # (the dataclasses above)

@@ -39,9 +39,14 @@ MODULES = {"cubepy.ir.types": "from .batched_dataclass import build_pending, dat
            "cubepy.ir.dtype_facts": "from .batched_dataclass import build_pending, dataclass",
            "cubepy.params": "from .ir.batched_dataclass import build_pending, dataclass",
            "cubepy.spec": "from .ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.timing": "from .ir.batched_dataclass import build_pending, dataclass"}
-# Where a module's twin stops running: the registrations of cubepy.targets' submodules.
-TWIN_STOPS = {"cubepy.targets": "from . import cuda, wgsl, metal, cpu"}
+           "cubepy.timing": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.frontend.parse": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.frontend.context": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.dlpack": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.kernel": "from .ir.batched_dataclass import build_pending, dataclass"}
+# Where a module's twin stops running: what follows registers into the real modules.
+TWIN_STOPS = {"cubepy.targets": "from . import cuda, wgsl, metal, cpu",
+              "cubepy.kernel": "register_inlinable(CubeFunction, decorator=cube)"}
 FIELD_ATTRS = ("name", "type", "default", "default_factory", "init", "repr", "hash",
                "compare", "metadata", "kw_only", "_field_type")
 
@@ -128,15 +133,23 @@ def assert_same_class(ours, ref) -> None:
     assert repr(a) == repr(a_ref)
     same, same_ref = ours(*args, **kwargs), ref(*args, **kwargs)
     assert (a == same) is (a_ref == same_ref) and (a != same) is (a_ref != same_ref)
-    assert (hash(a) == hash(same)) is (hash(a_ref) == hash(same_ref))
-    if "__hash__" in vars(ref) and a_ref == same_ref:  # hashed by value: the same value
-        assert hash(a) == hash(a_ref)
+    assert (ours.__hash__ is None) is (ref.__hash__ is None), name  # mutable: unhashable
+    if ref.__hash__ is not None:
+        assert (hash(a) == hash(same)) is (hash(a_ref) == hash(same_ref))
+    if ref.__hash__ is not None and "__hash__" in vars(ref) and a_ref == same_ref:
+        assert hash(a) == hash(a_ref)  # hashed by value: the same value
     assert a != a_ref and a_ref != a  # another class, even with the same fields
     for f in dataclasses.fields(ours):
         other = dataclasses.replace(a, **{f.name: "other"})
         other_ref = dataclasses.replace(a_ref, **{f.name: "other"})
         assert type(other) is ours and getattr(other, f.name) == "other"
         assert (other == a) is (other_ref == a_ref), (name, f.name)
+    if not ref.__dataclass_params__.frozen:  # a mutable record: fields assign freely
+        for f in dataclasses.fields(ours):
+            setattr(a, f.name, "changed")
+            setattr(a_ref, f.name, "changed")
+        assert repr(a) == repr(a_ref)
+        return
     for f in dataclasses.fields(ours):
         with pytest.raises(FrozenInstanceError, match=f"cannot assign to field '{f.name}'"):
             setattr(a, f.name, "changed")
@@ -306,10 +319,13 @@ def test_methods_called_before_build_pending_build_the_batch():
 
 
 def test_unsupported_options_are_refused():
+    @batched_dataclass.dataclass(frozen=False)
+    class Mutable:
+        v: int
     with pytest.raises(TypeError, match="frozen"):
-        @batched_dataclass.dataclass(frozen=False)
-        class Mutable:
-            v: int
+        @batched_dataclass.dataclass(frozen=True)
+        class FrozenOfMutable(Mutable):
+            w: int
     with pytest.raises(TypeError, match="init=False"):
         @batched_dataclass.dataclass(frozen=True)
         class NotInInit:

@@ -14,9 +14,10 @@ import os
 import sys
 import textwrap
 import typing
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Callable
 
+from ..ir.batched_dataclass import build_pending, dataclass  # (cheap to create)
 from ..errors import CompileError, compile_error
 from ..ir.nodes import Loc
 from ..ir.types import DType, Generic, bool_, f32, i32
@@ -26,7 +27,7 @@ from .inlinable import is_cube_decorator
 from ..params import ParamInfo  # (defined without the frontend: cached signatures)
 
 
-@dataclass
+@dataclass(frozen=False)
 class ParsedFunction:
     """A @cube function after parsing: its ast, parameters and name environment."""
 
@@ -653,3 +654,6 @@ def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
         _name_struct_fields(parsed)
     _collect_generics(parsed)
     return parsed
+
+
+build_pending()  # (the dataclasses above)

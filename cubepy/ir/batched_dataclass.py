@@ -46,6 +46,7 @@ class _Job(NamedTuple):
     init: bool  # which methods it gets (those the class does not define)
     eq: bool
     hash: bool
+    frozen: bool  # (a mutable class's __init__ assigns its fields plainly)
     compared: list[str]  # the fields __eq__ takes
     hashed: list[str]  # the fields __hash__ takes
 
@@ -58,13 +59,12 @@ _REPLACE: Optional[Callable[..., Any]] = getattr(dataclasses, "_replace", None)
 @dataclass_transform(field_specifiers=(dataclasses.field, Field))
 def dataclass(cls: Optional[_T] = None, /, *, frozen: bool = True, eq: bool = True,
               kw_only: bool = False) -> Any:
-    """`dataclasses.dataclass(frozen=True, eq=eq, kw_only=kw_only)`, its methods compiled
-    with other classes' (module docstring). Frozen classes only, the kind the IR uses."""
-    if not frozen:
-        raise TypeError("batched_dataclass makes frozen dataclasses only")
+    """`dataclasses.dataclass(frozen=frozen, eq=eq, kw_only=kw_only)`, its methods
+    compiled with other classes' (module docstring). Frozen unless `frozen=False` is
+    given (the IR's classes are frozen; mutable ones are records of the frontend)."""
 
     def wrap(cls: _T) -> _T:
-        return _process(cls, eq, kw_only)
+        return _process(cls, eq, kw_only, frozen)
 
     return wrap if cls is None else wrap(cls)
 
@@ -80,7 +80,7 @@ def build_pending() -> None:
 
 # ----------------------------------------------------------------------------- fields
 
-def _process(cls: _T, eq: bool, kw_only: bool) -> _T:
+def _process(cls: _T, eq: bool, kw_only: bool, frozen: bool = True) -> _T:
     own = cls.__dict__
     if "__slots__" in own:
         raise TypeError(f"{cls.__name__}: batched dataclasses have no __slots__")
@@ -88,8 +88,9 @@ def _process(cls: _T, eq: bool, kw_only: bool) -> _T:
     for base in cls.__mro__[-1:0:-1]:
         base_fields = getattr(base, "__dataclass_fields__", None)
         if base_fields is not None:
-            if not getattr(base, "__dataclass_params__").frozen:
-                raise TypeError(f"{cls.__name__}: a frozen dataclass of a mutable one")
+            if getattr(base, "__dataclass_params__").frozen != frozen:
+                raise TypeError(f"{cls.__name__}: cannot inherit a frozen dataclass from a "
+                                f"mutable one or a mutable one from a frozen one")
             fields.update((f.name, f) for f in base_fields.values())
     annotations = own.get("__annotations__", {})
     for name, ty in annotations.items():
@@ -103,7 +104,7 @@ def _process(cls: _T, eq: bool, kw_only: bool) -> _T:
                 delattr(cls, name)
             else:
                 setattr(cls, name, fields[name].default)
-    cls.__dataclass_params__ = _params(eq, kw_only)  # type: ignore[attr-defined]
+    cls.__dataclass_params__ = _params(eq, kw_only, frozen)  # type: ignore[attr-defined]
     cls.__dataclass_fields__ = fields  # type: ignore[attr-defined]
     field_list = [f for f in fields.values() if f._field_type is dataclasses._FIELD]
     positional = [f for f in field_list if not f.kw_only]
@@ -112,7 +113,7 @@ def _process(cls: _T, eq: bool, kw_only: bool) -> _T:
 
     explicit_hash = "__hash__" in own and not (own["__hash__"] is None and "__eq__" in own)
     job = _Job(cls, positional, keyword, "__init__" not in own,
-               eq and "__eq__" not in own, eq and not explicit_hash,
+               eq and "__eq__" not in own, eq and frozen and not explicit_hash, frozen,
                [f.name for f in field_list if f.compare],
                [f.name for f in field_list if (f.compare if f.hash is None else f.hash)])
     # Until the batch is built, each method builds it when first called.
@@ -124,13 +125,17 @@ def _process(cls: _T, eq: bool, kw_only: bool) -> _T:
         cls.__hash__ = _pending_hash  # type: ignore[assignment]
     if job.init or job.eq or job.hash:
         _pending.append(job)
+    if eq and not frozen and not explicit_hash:  # as dataclasses: unhashable
+        cls.__hash__ = None  # type: ignore[assignment]
     _set_new(cls, "__repr__", _repr_fn(cls, [f.name for f in field_list if f.repr]))
     names = tuple(f.name for f in field_list)
-    for method in ("__setattr__", "__delattr__"):
-        if method in own:
-            raise TypeError(f"cannot overwrite attribute {method} in class {cls.__name__}")
-    cls.__setattr__ = _frozen_setattr(cls, names)  # type: ignore[assignment]
-    cls.__delattr__ = _frozen_delattr(cls, names)  # type: ignore[assignment]
+    if frozen:
+        for method in ("__setattr__", "__delattr__"):
+            if method in own:
+                raise TypeError(f"cannot overwrite attribute {method} in class "
+                                f"{cls.__name__}")
+        cls.__setattr__ = _frozen_setattr(cls, names)  # type: ignore[assignment]
+        cls.__delattr__ = _frozen_delattr(cls, names)  # type: ignore[assignment]
     if _REPLACE is not None:
         _set_new(cls, "__replace__", _REPLACE)
     if not own.get("__doc__"):
@@ -187,20 +192,20 @@ def _check_defaults_order(cls: type, positional: list[Field]) -> None:
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
 
 
-_params_cache: dict[tuple[bool, bool], Any] = {}
+_params_cache: dict[tuple[bool, bool, bool], Any] = {}
 
 
-def _params(eq: bool, kw_only: bool) -> Any:
+def _params(eq: bool, kw_only: bool, frozen: bool = True) -> Any:
     """The `__dataclass_params__` dataclasses would set (its record grew fields in 3.12)."""
-    params = _params_cache.get((eq, kw_only))
+    params = _params_cache.get((eq, kw_only, frozen))
     if params is None:
         record = dataclasses._DataclassParams  # type: ignore[attr-defined]
         code = record.__init__.__code__
         wanted = dict(init=True, repr=True, eq=eq, order=False, unsafe_hash=False,
-                      frozen=True, match_args=True, kw_only=kw_only, slots=False,
+                      frozen=frozen, match_args=True, kw_only=kw_only, slots=False,
                       weakref_slot=False)
         names = code.co_varnames[1:code.co_argcount]
-        params = _params_cache[(eq, kw_only)] = record(**{n: wanted[n] for n in names})
+        params = _params_cache[(eq, kw_only, frozen)] = record(**{n: wanted[n] for n in names})
     return params
 
 
@@ -315,8 +320,11 @@ def _shapes(job: _Job) -> list[tuple]:
     shapes: list[tuple] = []
     if job.init:
         factories = _factory_positions(job)  # (part of the shape only when there are)
+        extra = (factories,) if factories else ()
+        if not job.frozen:  # (and then a mutable marker)
+            extra = (factories, "mutable")
         shapes.append(("__init__", len(job.positional), len(job.keyword),
-                       hasattr(job.cls, "__post_init__")) + ((factories,) if factories else ()))
+                       hasattr(job.cls, "__post_init__")) + extra)
     if job.eq:
         shapes.append(("__eq__", len(job.compared)))
     if job.hash:
@@ -365,12 +373,15 @@ def _template_source(shape: tuple) -> list[str]:
     if kind == "__init__":
         _, n_pos, n_kw, post_init, *rest = shape
         factories = rest[0] if rest else ()
+        mutable = len(rest) > 1  # ("mutable"): plain assignments, as dataclasses writes
         names = [_placeholder(i) for i in range(n_pos + n_kw)]
         params = ["self"] + names[:n_pos] + (["*"] + names[n_pos:] if n_kw else [])
         lines = [f" def __init__({', '.join(params)}):"]
-        lines += [f"  _setattr(self, {name!r}, _factory_{i}() if {name} is "
-                  f"_HAS_DEFAULT_FACTORY else {name})" if i in factories
-                  else f"  _setattr(self, {name!r}, {name})" for i, name in enumerate(names)]
+        for i, name in enumerate(names):
+            value = (f"_factory_{i}() if {name} is _HAS_DEFAULT_FACTORY else {name}"
+                     if i in factories else name)
+            lines.append(f"  self.{name} = {value}" if mutable
+                         else f"  _setattr(self, {name!r}, {value})")
         lines += ["  self.__post_init__()"] if post_init else []
         return lines + ["  pass"]
     names = [_placeholder(i) for i in range(shape[1])]
