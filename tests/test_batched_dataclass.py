@@ -10,6 +10,7 @@ import dataclasses
 import importlib
 import inspect
 import pickle
+import subprocess
 import sys
 import types
 import typing
@@ -381,14 +382,30 @@ def test_mypy_sees_the_node_fields_constructors_and_frozenness(tmp_path):
 
 
 def test_shipped_templates_are_current_and_used():
-    """cubepy/ir/batched_shapes.py is what write_shipped_shapes() writes (rerun it after
-    a change to the templates), and cubepy's classes take their methods from it."""
-    path = batched_dataclass.__file__.replace("batched_dataclass.py", "batched_shapes.py")
+    """cubepy/ir/batched_shapes.py is what write_shipped_shapes() writes for its shapes
+    (rerun it after a change to the templates), and cubepy's classes take their methods
+    from it."""
+    from cubepy.ir import batched_shapes
+    path = batched_shapes.__file__
     with open(path) as f:
-        assert f.read() == batched_dataclass.shipped_shapes_text()
+        assert f.read() == batched_dataclass.shipped_shapes_text(batched_shapes.SHAPES)
+    assert set(batched_dataclass.COMMON_SHAPES) <= set(batched_shapes.SHAPES)
     import cubepy.ir.nodes as nodes
-    for method in (nodes.Binary.__init__, nodes.Binary.__eq__, nodes.Binary.__hash__):
-        assert method.__code__.co_filename == path
+    from cubepy.frontend.parse import ParsedFunction
+    from cubepy.targets import Target
+    for cls in (nodes.Binary, Target, ParsedFunction):
+        assert cls.__init__.__code__.co_filename == path, cls
+
+
+def test_every_shape_of_cubepys_classes_is_shipped():
+    """A class of cubepy whose shape is not shipped fails here: rerun
+    `python -c "from cubepy.ir import batched_dataclass as b; b.write_shipped_shapes()"`."""
+    code = ("from cubepy.ir import batched_dataclass as b, batched_shapes as s\n"
+            "print(sorted(b.cubepy_shapes() - set(s.SHAPES), key=repr))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_a_shape_not_shipped_is_compiled():
@@ -410,7 +427,8 @@ def test_a_shape_not_shipped_is_compiled():
         f13: int = 13
 
     build_pending()
-    assert ("__init__", 14, 0, False) not in batched_dataclass.SHIPPED_SHAPES
+    from cubepy.ir import batched_shapes
+    assert ("__init__", 14, 0, False) not in batched_shapes.SHAPES
     assert Wide.__init__.__code__.co_filename == "<batched dataclass>"
     w = Wide(0, f13=-1)
     assert w == Wide(0, f13=-1) and hash(w) == hash(Wide(0, f13=-1)) and w.f13 == -1

@@ -274,7 +274,12 @@ def _pending_hash(self: Any) -> int:
     return type(self).__hash__(self)
 
 
+_module_shapes: dict[str, set[tuple]] = {}  # module name -> the shapes of its classes
+
+
 def _build(batch: list[_Job]) -> None:
+    for job in batch:
+        _module_shapes.setdefault(job.cls.__module__, set()).update(_shapes(job))
     shapes = {shape for job in batch for shape in _shapes(job)}
     missing = shapes - _template_code.keys()
     if missing:
@@ -416,40 +421,57 @@ def _templates(shapes: list[tuple]) -> dict[tuple, CodeType]:
 
 
 # The shapes whose templates ship compiled, in cubepy/ir/batched_shapes.py (a module, so
-# Python caches its bytecode and a process need not compile() them): every shape of
-# cubepy's own classes and a margin. write_shipped_shapes() writes that module.
-SHIPPED_SHAPES: list[tuple] = sorted(
+# Python caches its bytecode and a process need not compile() them): common shapes, and
+# every shape of cubepy's own classes (write_shipped_shapes collects them).
+COMMON_SHAPES: list[tuple] = sorted(
     [("__eq__", n) for n in range(13)] + [("__hash__", n) for n in range(13)]
     + [("__init__", n, 0, post_init) for n in range(13) for post_init in (False, True)]
     + [("__init__", 0, n, False) for n in range(1, 13)])
 
 
-def shipped_shapes_text() -> str:
-    """The text of cubepy/ir/batched_shapes.py."""
-    return ('"""The method templates of batched dataclasses for common shapes (see\n'
-            'cubepy/ir/batched_dataclass.py SHIPPED_SHAPES), compiled like any module.\n'
-            'Written by batched_dataclass.write_shipped_shapes(): do not edit."""\n'
-            f"SHAPES = {SHIPPED_SHAPES!r}\n\n"
-            f"{_templates_text(SHIPPED_SHAPES)}\n")
+def shipped_shapes_text(shapes: list[tuple]) -> str:
+    """The text of cubepy/ir/batched_shapes.py holding the templates of `shapes`."""
+    return ('"""The method templates of batched dataclasses for common shapes and those of\n'
+            "cubepy's own classes (see cubepy/ir/batched_dataclass.py), compiled like any\n"
+            'module. Written by batched_dataclass.write_shipped_shapes(): do not edit."""\n'
+            f"SHAPES = {shapes!r}\n\n"
+            f"{_templates_text(shapes)}\n")
+
+
+def cubepy_shapes() -> set[tuple]:
+    """The shapes of every batched class in cubepy's modules (importing them all)."""
+    import importlib
+    import pkgutil
+    import cubepy
+    for info in pkgutil.walk_packages(cubepy.__path__, "cubepy."):
+        if not info.name.endswith("__main__"):
+            try:
+                importlib.import_module(info.name)
+            except Exception:  # (a module of an optional dependency)
+                pass
+    build_pending()
+    return {shape for module, shapes in _module_shapes.items()
+            if module.split(".")[0] == "cubepy" for shape in shapes}
 
 
 def write_shipped_shapes() -> None:
-    """Rewrites cubepy/ir/batched_shapes.py (after a change to _template_source)."""
+    """Rewrites cubepy/ir/batched_shapes.py (after a change to _template_source or to
+    the shape of one of cubepy's classes)."""
     from pathlib import Path
-    (Path(__file__).parent / "batched_shapes.py").write_text(shipped_shapes_text())
+    shapes = sorted(set(COMMON_SHAPES) | cubepy_shapes(), key=repr)
+    (Path(__file__).parent / "batched_shapes.py").write_text(shipped_shapes_text(shapes))
 
 
 def _shipped_templates(shapes: set[tuple]) -> dict[tuple, CodeType]:
     """The templates of `shapes` that ship compiled (batched_shapes.py)."""
-    wanted = shapes.intersection(SHIPPED_SHAPES)
-    if not wanted:
-        return {}
     try:
         from . import batched_shapes
     except ImportError:
         return {}
-    if batched_shapes.SHAPES != SHIPPED_SHAPES:  # (stale: compiled here instead)
-        return {}
-    index = {shape: i for i, shape in enumerate(SHIPPED_SHAPES)}
-    return {shape: getattr(batched_shapes, f"make{index[shape]}")(object.__setattr__).__code__
-            for shape in wanted}
+    index = {shape: i for i, shape in enumerate(batched_shapes.SHAPES)}
+    found = {}
+    for shape in shapes:
+        if shape in index:
+            make = getattr(batched_shapes, f"make{index[shape]}")
+            found[shape] = make(object.__setattr__).__code__
+    return found
