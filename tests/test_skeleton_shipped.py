@@ -31,6 +31,16 @@ def test_shipped_template_is_used_once_per_environment(name):
         == skeleton.template_digest(name)
 
 
+def test_a_render_error_names_the_template_file():
+    import traceback
+    import jinja2
+    template = skeleton.make_environment().skeleton("cuda.j2")
+    with pytest.raises(jinja2.UndefinedError) as err:
+        template.render()  # (StrictUndefined: `name` is missing)
+    last = traceback.extract_tb(err.value.__traceback__)[-1]
+    assert last.filename == str(skeleton.TEMPLATES / "cuda.j2") and last.lineno == 1
+
+
 @pytest.mark.parametrize("target", ["cuda", "wgsl", "metal"])
 def test_shipped_skeletons_generate_the_same_source_as_compiled_ones(target, monkeypatch):
     from corpus import axpy, shared_reduce

@@ -127,6 +127,7 @@ def shipped_template(env: jinja2.Environment, name: str) -> jinja2.Template | No
         namespace = template.root_render_func.__globals__
         if namespace["TEMPLATE_SHA256"] == template_digest(name) \
                 and namespace["JINJA2_RELEASE"] == _jinja2_release():
+            template.filename = str(TEMPLATES / name)  # (tracebacks name the template)
             return template
     except (ImportError, OSError, KeyError, AttributeError):
         pass
