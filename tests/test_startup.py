@@ -427,7 +427,8 @@ def test_import_cubepy_imports_no_tempfile_without_site_hooks():
     temporary files with os.open (cache.make_temp_file)."""
     import site
     env = {k: v for k, v in os.environ.items() if k != "CUBEPY_RUNTIME"}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *site.getsitepackages()])
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *site.getsitepackages(),
+                                         site.getusersitepackages()])
     code = ("import sys, cubepy\n"
             "print(sorted(m for m in ('tempfile', 'shutil') if m in sys.modules))\n")
     done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True,
