@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -223,7 +222,7 @@ def atomic_write(path: Path, data: bytes) -> bool:
     any failure (also KeyboardInterrupt, which is re-raised). Returns False when the
     folder is not writable."""
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_TMP_PREFIX)
+        fd, tmp = make_temp_file(path.parent)
     except OSError:
         return False  # read-only folder or file system
     try:
@@ -239,6 +238,22 @@ def atomic_write(path: Path, data: bytes) -> bool:
         if isinstance(e, OSError):
             return False
         raise
+
+
+def make_temp_file(folder: Path) -> tuple[int, str]:
+    """`tempfile.mkstemp(dir=folder, prefix=".tmp-")` without importing tempfile, which
+    imports shutil, random and the compression modules (milliseconds of a process's
+    first cache write): a new file of a random name, mode 0600, created exclusively
+    (O_EXCL) and never through a symlink. Returns its descriptor and path."""
+    flags = (os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+             | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+    for _ in range(100):
+        name = os.path.join(folder, _TMP_PREFIX + os.urandom(8).hex())
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no unused temporary file name in {folder}")
 
 
 def _check_key(key: str) -> str:

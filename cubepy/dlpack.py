@@ -13,9 +13,9 @@ Lifetimes:
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
 from typing import Any, Callable
 
+from .ir.batched_dataclass import build_pending, dataclass  # (cheap to create)
 from .ir.types import DType, bf16, bool_, dtype_from_name
 
 KDL_CPU = 1
@@ -131,7 +131,7 @@ def export_capsule(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...],
     return _api.PyCapsule_New(address, name, _DESTROY[name])
 
 
-@dataclass
+@dataclass(frozen=False)
 class Import:
     """What a consumed capsule describes; call `release()` once the memory is unused."""
 
@@ -165,3 +165,6 @@ def import_capsule(capsule: Any) -> Import:
                   dtype_from_name(name) if name else None,
                   f"DLPack type code {code} with {bits} bits x {lanes} lanes",
                   (t.device.device_type, t.device.device_id), release)
+
+
+build_pending()  # (the dataclasses above)

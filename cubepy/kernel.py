@@ -12,11 +12,12 @@ import sys
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
+from .ir.batched_dataclass import build_pending, dataclass  # (cheap to create)
 from . import abi as abi_mod
 from . import spec_cache
 from .abi import KernelABI, compute_abi
@@ -59,7 +60,7 @@ COMPILED_CACHE = 64
 PLAN_CACHE = 256
 
 
-@dataclass
+@dataclass(frozen=False)
 class Specialised:
     """One specialisation of a kernel for one target: IR after passes, ABI, and the
     generated code (`artefact`, a codegen.Compiled every client of the target reuses).
@@ -82,7 +83,7 @@ class Specialised:
 
 
 
-@dataclass
+@dataclass(frozen=False)
 class _LaunchPlan:
     """What a launch needs once arguments of a given signature were checked once."""
 
@@ -203,7 +204,8 @@ class CubeFunction:
         return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"),
                                    line_sizes, shared_mem, self.fast_math)
 
-    def _compile(self, spec: Specialization, target: str, checked: bool) -> Specialised:
+    def _compile(self, spec: Specialization, target: str, checked: bool,
+                 on_miss: Callable[[], None] | None = None) -> Specialised:
         key = (spec, target, checked)
         compiled = self._compiled.get(key)
         if compiled is not None:
@@ -212,10 +214,11 @@ class CubeFunction:
                              describe(spec))
             return compiled
         with self._lock:
-            return self._compile_locked(key, spec, target, checked)
+            return self._compile_locked(key, spec, target, checked, on_miss)
 
     def _compile_locked(self, key: tuple, spec: Specialization, target: str,
-                        checked: bool) -> Specialised:
+                        checked: bool, on_miss: Callable[[], None] | None = None
+                        ) -> Specialised:
         compiled = self._compiled.get(key)
         if compiled is None:
             start = time.perf_counter()
@@ -223,6 +226,8 @@ class CubeFunction:
             if found is not None:
                 compiled = Specialised(*found, checked)
             else:
+                if on_miss is not None:  # (before the frontend, which it may overlap)
+                    on_miss()
                 parsed = self._parse()
                 compiled = call_deep(lambda: _compile_spec(parsed, spec, target, checked),
                                      self._too_deep)
@@ -483,7 +488,8 @@ class CubeFunction:
         if logger.isEnabledFor(logging.DEBUG):
             logger.debug("launch plan miss: %s on %s (%s)", self.__name__, client.runtime,
                          describe(spec))
-        compiled = self._compile(spec, client.target, checked)
+        compiled = self._compile(spec, client.target, checked,
+                                 getattr(client, "_compile_coming", None))
         _check_shared_memory(self.__name__, client, compiled.kernel, shared_mem,
                              compiled.artefact.shared_bytes)
         _check_index_ranks(compiled.kernel, params, args)
@@ -914,3 +920,6 @@ def cube(fn: Callable | None = None, *, launch: bool = False, fast_math: bool = 
 from .frontend.inlinable import register_inlinable  # noqa: E402
 
 register_inlinable(CubeFunction, decorator=cube)
+
+
+build_pending()  # (the dataclasses above)

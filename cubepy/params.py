@@ -5,9 +5,9 @@ It lives outside the frontend so that a signature read back from the disk cache
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Optional
 
+from .ir.batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
 from .ir.loc import Loc
 
 
@@ -34,3 +34,6 @@ class ParamInfo:
     def ir_name(self) -> str:
         """The parameter's name in the IR and the launch ABI."""
         return self.symbol or self.name
+
+
+build_pending()  # (the frozen classes above)

@@ -8,9 +8,9 @@ they compile to the same code: comptime floats compare by bit pattern (`-0.0` is
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import Any
 
+from .ir.batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
 from .ir.types import DType
 
 
@@ -95,3 +95,6 @@ class Specialization:
             if k == name:
                 return v
         return 1
+
+
+build_pending()  # (the frozen classes above)

@@ -23,9 +23,9 @@ takes to launch it).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
+from .ir.batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
 from .errors import LaunchError
 
 __all__ = ["BenchResult", "Timer", "bench"]
@@ -236,3 +236,6 @@ def bench(fn: Callable[..., Any], *args: Any, client=None, warmup: int = 3,
         timer.stop()
         times.append(timer.elapsed_ms())
     return BenchResult(tuple(times), timer.method)
+
+
+build_pending()  # (the frozen classes above)

@@ -10,6 +10,7 @@ import dataclasses
 import importlib
 import inspect
 import pickle
+import subprocess
 import sys
 import types
 import typing
@@ -26,7 +27,27 @@ from cubepy.ir.batched_dataclass import build_pending
 MODULES = {"cubepy.ir.types": "from .batched_dataclass import build_pending, dataclass",
            "cubepy.ir.nodes": "from .batched_dataclass import build_pending, dataclass",
            "cubepy.frontend.values": "from ..ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.lang": "from .ir.batched_dataclass import build_pending, dataclass"}
+           "cubepy.lang": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.abi": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.frontend.intrinsics": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.frontend.indexing": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.ir.passes.uniform": "from ..batched_dataclass import build_pending, dataclass",
+           "cubepy.codegen.clike_lines": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.targets": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.codegen.compiled": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.ir.ops": "from .batched_dataclass import build_pending, dataclass",
+           "cubepy.ir.loc": "from .batched_dataclass import build_pending, dataclass",
+           "cubepy.ir.dtype_facts": "from .batched_dataclass import build_pending, dataclass",
+           "cubepy.params": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.spec": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.timing": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.frontend.parse": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.frontend.context": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.dlpack": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.kernel": "from .ir.batched_dataclass import build_pending, dataclass"}
+# Where a module's twin stops running: what follows registers into the real modules.
+TWIN_STOPS = {"cubepy.targets": "from . import cuda, wgsl, metal, cpu",
+              "cubepy.kernel": "register_inlinable(CubeFunction, decorator=cube)"}
 FIELD_ATTRS = ("name", "type", "default", "default_factory", "init", "repr", "hash",
                "compare", "metadata", "kw_only", "_field_type")
 
@@ -38,6 +59,8 @@ def reference_module(name: str, import_line: str) -> types.ModuleType:
     assert source.count(import_line) == 1, f"{name} no longer imports {import_line!r}"
     source = source.replace(import_line,
                             "from dataclasses import dataclass\nbuild_pending = lambda: None")
+    if name in TWIN_STOPS:  # (what follows registers into the real module)
+        source = source[:source.index(TWIN_STOPS[name])]
     twin = types.ModuleType(name + "_reference")
     twin.__package__ = module.__package__
     sys.modules[twin.__name__] = twin
@@ -68,9 +91,13 @@ def sample_args(cls, tag: str):
 
 
 def same_value(mine, theirs) -> bool:
-    """Equal, or the same repr for instances of the two runs' classes (a default Block())."""
-    return mine == theirs or (type(mine).__qualname__ == type(theirs).__qualname__
-                              and repr(mine) == repr(theirs))
+    """Equal, or the same repr for instances of the two runs' classes (a default Block()),
+    or the two runs' same default factory (a lambda) making equal values."""
+    if mine == theirs or (type(mine).__qualname__ == type(theirs).__qualname__
+                          and repr(mine) == repr(theirs)):
+        return True
+    return (isinstance(mine, types.FunctionType) and isinstance(theirs, types.FunctionType)
+            and mine.__qualname__ == theirs.__qualname__ and mine() == theirs())
 
 
 def assert_same_class(ours, ref) -> None:
@@ -100,22 +127,30 @@ def assert_same_class(ours, ref) -> None:
     assert ours.__match_args__ == ref.__match_args__, name
     assert ours.__init__.__qualname__ == f"{name}.__init__"
 
-    if "__new__" in vars(ours):  # takes real values (LineType): its own test below
-        return
+    if "__new__" in vars(ours) or "__post_init__" in vars(ours):  # takes real values
+        return  # (LineType, Specialization): their own tests below
     args, kwargs = sample_args(ours, "a")
     a, a_ref = ours(*args, **kwargs), ref(*args, **kwargs)
     assert repr(a) == repr(a_ref)
     same, same_ref = ours(*args, **kwargs), ref(*args, **kwargs)
     assert (a == same) is (a_ref == same_ref) and (a != same) is (a_ref != same_ref)
-    assert (hash(a) == hash(same)) is (hash(a_ref) == hash(same_ref))
-    if "__hash__" in vars(ref) and a_ref == same_ref:  # hashed by value: the same value
-        assert hash(a) == hash(a_ref)
+    assert (ours.__hash__ is None) is (ref.__hash__ is None), name  # mutable: unhashable
+    if ref.__hash__ is not None:
+        assert (hash(a) == hash(same)) is (hash(a_ref) == hash(same_ref))
+    if ref.__hash__ is not None and "__hash__" in vars(ref) and a_ref == same_ref:
+        assert hash(a) == hash(a_ref)  # hashed by value: the same value
     assert a != a_ref and a_ref != a  # another class, even with the same fields
     for f in dataclasses.fields(ours):
         other = dataclasses.replace(a, **{f.name: "other"})
         other_ref = dataclasses.replace(a_ref, **{f.name: "other"})
         assert type(other) is ours and getattr(other, f.name) == "other"
         assert (other == a) is (other_ref == a_ref), (name, f.name)
+    if not ref.__dataclass_params__.frozen:  # a mutable record: fields assign freely
+        for f in dataclasses.fields(ours):
+            setattr(a, f.name, "changed")
+            setattr(a_ref, f.name, "changed")
+        assert repr(a) == repr(a_ref)
+        return
     for f in dataclasses.fields(ours):
         with pytest.raises(FrozenInstanceError, match=f"cannot assign to field '{f.name}'"):
             setattr(a, f.name, "changed")
@@ -285,14 +320,17 @@ def test_methods_called_before_build_pending_build_the_batch():
 
 
 def test_unsupported_options_are_refused():
+    @batched_dataclass.dataclass(frozen=False)
+    class Mutable:
+        v: int
     with pytest.raises(TypeError, match="frozen"):
-        @batched_dataclass.dataclass(frozen=False)
-        class Mutable:
-            v: int
-    with pytest.raises(TypeError, match="default_factory"):
         @batched_dataclass.dataclass(frozen=True)
-        class Factory:
-            v: list = field(default_factory=list)
+        class FrozenOfMutable(Mutable):
+            w: int
+    with pytest.raises(TypeError, match="init=False"):
+        @batched_dataclass.dataclass(frozen=True)
+        class NotInInit:
+            v: int = field(default=1, init=False)
     with pytest.raises(TypeError, match="InitVar"):
         @batched_dataclass.dataclass(frozen=True)
         class WithInitVar:
@@ -341,3 +379,94 @@ def test_mypy_sees_the_node_fields_constructors_and_frozenness(tmp_path):
         '6: Too many positional arguments for "Const"  [call-arg]',
         '7: Property "value" defined in "Const" is read-only  [misc]',
         '8: Too many arguments for "Var"  [call-arg]'], done.stdout + done.stderr
+
+
+def test_shipped_templates_are_current_and_used():
+    """cubepy/ir/batched_shapes.py is what write_shipped_shapes() writes for its shapes
+    (rerun it after a change to the templates), and cubepy's classes take their methods
+    from it."""
+    from cubepy.ir import batched_shapes
+    path = batched_shapes.__file__
+    with open(path) as f:
+        assert f.read() == batched_dataclass.shipped_shapes_text(batched_shapes.SHAPES)
+    assert set(batched_dataclass.COMMON_SHAPES) <= set(batched_shapes.SHAPES)
+    import cubepy.ir.nodes as nodes
+    from cubepy.frontend.parse import ParsedFunction
+    from cubepy.targets import Target
+    for cls in (nodes.Binary, Target, ParsedFunction):
+        assert cls.__init__.__code__.co_filename == path, cls
+
+
+def test_every_shape_of_cubepys_classes_is_shipped():
+    """A class of cubepy whose shape is not shipped fails here: rerun
+    `python -c "from cubepy.ir import batched_dataclass as b; b.write_shipped_shapes()"`."""
+    code = ("from cubepy.ir import batched_dataclass as b, batched_shapes as s\n"
+            "print(sorted(b.cubepy_shapes() - set(s.SHAPES), key=repr))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_shape_not_shipped_is_compiled():
+    @batched_dataclass.dataclass(frozen=True)
+    class Wide:
+        f0: int
+        f1: int = 1
+        f2: int = 2
+        f3: int = 3
+        f4: int = 4
+        f5: int = 5
+        f6: int = 6
+        f7: int = 7
+        f8: int = 8
+        f9: int = 9
+        f10: int = 10
+        f11: int = 11
+        f12: int = 12
+        f13: int = 13
+
+    build_pending()
+    from cubepy.ir import batched_shapes
+    assert ("__init__", 14, 0, False) not in batched_shapes.SHAPES
+    assert Wide.__init__.__code__.co_filename == "<batched dataclass>"
+    w = Wide(0, f13=-1)
+    assert w == Wide(0, f13=-1) and hash(w) == hash(Wide(0, f13=-1)) and w.f13 == -1
+
+
+def test_default_factory_fields_match_dataclasses():
+    def make(decorator):
+        @decorator(frozen=True)
+        class WithFactories:
+            a: int
+            items: list = field(default_factory=list)
+            n: int = 3
+            tags: dict = field(default_factory=lambda: {"k": 1}, kw_only=True)
+        return WithFactories
+
+    ours, ref = make(batched_dataclass.dataclass), make(dataclasses.dataclass)
+    build_pending()
+    assert str(inspect.signature(ours)) == str(inspect.signature(ref))
+    assert ours.__doc__ == ref.__doc__
+    for args, kwargs in [((1,), {}), ((1, [2], 4), {"tags": {}})]:
+        mine, theirs = ours(*args, **kwargs), ref(*args, **kwargs)
+        assert repr(mine) == repr(theirs).replace(ref.__qualname__, ours.__qualname__)
+    first, second = ours(1), ours(1)
+    assert first.items == [] and first.items is not second.items  # a new list each time
+    assert first.tags == {"k": 1} and first.tags is not second.tags
+    assert "items" not in vars(ours) and "tags" not in vars(ours)  # as dataclasses leaves it
+
+
+def test_specialization_instances_match_dataclasses():
+    from cubepy.ir.types import f16, f32
+    twin = reference_module("cubepy.spec", MODULES["cubepy.spec"])
+    from cubepy.spec import Specialization
+    args = dict(generics={"F": f32}, comptime={"n": 3, "flag": True}, cube_dim=(64, 2, 1),
+                line_sizes={"x": 4, "y": 1}, shared_mem=256, misaligned=("x",))
+    ours, ref = Specialization.make(**args), twin.Specialization.make(**args)
+    assert repr(ours) == repr(ref) and ours._key == ref._key
+    assert ours == Specialization.make(**args) and hash(ours) == hash(ref)
+    assert ours != Specialization.make(**{**args, "comptime": {"n": 3, "flag": 1}})
+    assert ours != Specialization.make(**{**args, "generics": {"F": f16}})
+    with pytest.raises(FrozenInstanceError):
+        ours.cube_dim = (1, 1, 1)

@@ -284,7 +284,7 @@ def test_read_only_cache_is_skipped_silently_without_root(cache_root, monkeypatc
 
     def refuse(*a, **k):
         raise PermissionError(13, "Read-only file system")
-    monkeypatch.setattr(cache.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(cache, "make_temp_file", refuse)
     comp = cuda_compile.CudaCompiler("sm_90")
     (a, b), warned = _caught(lambda: (comp.compile("old"), comp.compile("new")))
     assert a == served and b.endswith(b"new") and not warned

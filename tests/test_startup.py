@@ -419,3 +419,31 @@ def test_disk_key_tells_apart_every_field_of_a_specialisation():
     for name, value in changed.items():
         other = dataclasses.replace(base, **{name: value})
         assert spec_key("f", other, "cuda", True) != key, name
+
+
+def test_import_cubepy_imports_no_tempfile_without_site_hooks():
+    """Without the site-packages' .pth hooks (which may import tempfile themselves),
+    `import cubepy` loads neither tempfile nor shutil: the disk cache makes its
+    temporary files with os.open (cache.make_temp_file)."""
+    import site
+    env = {k: v for k, v in os.environ.items() if k != "CUBEPY_RUNTIME"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *site.getsitepackages(),
+                                         site.getusersitepackages()])
+    code = ("import sys, cubepy\n"
+            "print(sorted(m for m in ('tempfile', 'shutil') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True,
+                          text=True, env=env, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_cache_temp_files_are_private_and_exclusive(tmp_path):
+    from cubepy import cache
+    fd, name = cache.make_temp_file(tmp_path)
+    os.close(fd)
+    assert os.path.dirname(name) == str(tmp_path)
+    assert os.path.basename(name).startswith(".tmp-")
+    assert os.stat(name).st_mode & 0o777 == 0o600
+    fd2, name2 = cache.make_temp_file(tmp_path)
+    os.close(fd2)
+    assert name2 != name

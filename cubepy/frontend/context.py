@@ -10,9 +10,10 @@ they cannot leak past the construct that set them.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterator, Optional
 
+from ..ir.batched_dataclass import build_pending, dataclass  # (cheap to create)
 from ..ir import nodes as n
 from ..ir.names import NameTable
 from ..spec import Specialization
@@ -20,7 +21,7 @@ from .infer import Unifier
 from .parse import ParsedFunction
 
 
-@dataclass
+@dataclass(frozen=False)
 class Frame:
     """The function being built: the kernel, or a device function being inlined."""
 
@@ -44,7 +45,7 @@ class Frame:
         return self.parsed.is_kernel and self.base_depth == 1
 
 
-@dataclass
+@dataclass(frozen=False)
 class FrontendContext:
     """Everything the builders share while one kernel is built."""
 
@@ -112,3 +113,6 @@ class FrontendContext:
         """The name set by naming_shared, once: calls nested in the arguments see None."""
         name, self._shared_name = self._shared_name, None
         return name
+
+
+build_pending()  # (the dataclasses above)

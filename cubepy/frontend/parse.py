@@ -14,9 +14,10 @@ import os
 import sys
 import textwrap
 import typing
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Callable
 
+from ..ir.batched_dataclass import build_pending, dataclass  # (cheap to create)
 from ..errors import CompileError, compile_error
 from ..ir.nodes import Loc
 from ..ir.types import DType, Generic, bool_, f32, i32
@@ -26,7 +27,7 @@ from .inlinable import is_cube_decorator
 from ..params import ParamInfo  # (defined without the frontend: cached signatures)
 
 
-@dataclass
+@dataclass(frozen=False)
 class ParsedFunction:
     """A @cube function after parsing: its ast, parameters and name environment."""
 
@@ -534,18 +535,83 @@ def _no_source_message(fn: Callable, exc: Exception) -> str:
     return f"cannot read the source of {fn.__name__} from {filename}: {exc}"
 
 
+def function_source_lines(fn: Callable) -> tuple[list[str], int]:
+    """`inspect.getsourcelines(fn)`, cheaper for a function (see _function_source)."""
+    lines, first, _ = _function_source(fn)
+    return lines, first
+
+
+def _function_source(fn: Callable) -> tuple[list[str], int, ast.Module | None]:
+    """`inspect.getsourcelines(fn)` for a function, without its tokenizer: Python's
+    tokenize compiles a large regular expression on first use (a few ms of a process's
+    first decoration). The function's last line comes from its code's instruction
+    positions, extended over any further lines indented deeper than the `def` (an
+    `else: pass` leaves no instruction). The lines found must parse as exactly that one
+    function, ending on their last line; otherwise, and for anything but a plain
+    function, inspect's own block finder decides. Raises what inspect raises. Also
+    gives the dedented lines' ast when the check parsed them (else None)."""
+    target = inspect.unwrap(fn)
+    code = getattr(target, "__code__", None)
+    if code is not None and hasattr(code, "co_positions"):
+        lines, start = inspect.findsource(target)  # (no tokenizing: a line search)
+        found = _block_by_positions(lines, start, code)
+        if found is not None:
+            return found[0], start + 1, found[1]
+    return (*inspect.getsourcelines(fn), None)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _last_line(code) -> int:
+    """The last source line any instruction of `code` or its nested code comes from."""
+    last = max((end for _, end, _, _ in code.co_positions() if end), default=0)
+    for const in code.co_consts:
+        if hasattr(const, "co_positions"):
+            last = max(last, _last_line(const))
+    return last
+
+
+def _block_by_positions(lines: list[str], start: int, code
+                        ) -> tuple[list[str], ast.Module] | None:
+    end = _last_line(code)  # 1-based line number = index just past it
+    if end <= start or end > len(lines):
+        return None
+    base = _indent(lines[start])
+    scan = end
+    while scan < len(lines):
+        stripped = lines[scan].strip()
+        if stripped and not stripped.startswith("#"):
+            if _indent(lines[scan]) <= base:
+                break
+            end = scan + 1  # still inside the function's body
+        scan += 1
+    block = lines[start:end]
+    try:
+        tree = ast.parse(textwrap.dedent("".join(block)))
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.FunctionDef,
+                                                            ast.AsyncFunctionDef)) \
+            or tree.body[0].end_lineno != len(block):
+        return None
+    return block, tree
+
+
 def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
     """Parses `fn` at decoration time and checks its syntax (raises CompileError)."""
     try:
         filename = inspect.getsourcefile(fn) or fn.__code__.co_filename
-        lines, first = inspect.getsourcelines(fn)
+        lines, first, tree = _function_source(fn)
     except (OSError, TypeError) as exc:
         raise CompileError(_no_source_message(fn, exc), fn.__code__.co_filename,
                            fn.__code__.co_firstlineno) from None
     raw = "".join(lines)
     source = textwrap.dedent(raw)
     indent = len(lines[0]) - len(lines[0].lstrip()) if source != raw else 0
-    tree = ast.parse(source, filename)
+    if tree is None:  # (else parsed already, from the same text)
+        tree = ast.parse(source, filename)
     ast.increment_lineno(tree, first - 1)
     if indent:
         for node in ast.walk(tree):
@@ -588,3 +654,6 @@ def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
         _name_struct_fields(parsed)
     _collect_generics(parsed)
     return parsed
+
+
+build_pending()  # (the dataclasses above)

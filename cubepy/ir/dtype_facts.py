@@ -8,8 +8,8 @@ cubepy/targets/; this module knows nothing of targets.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from .batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
 from .types import ALL_DTYPES, DType
 
 
@@ -95,3 +95,6 @@ def spell(family: str, t: DType) -> str | None:
     """The spelling of `t` in the language `family` ("c", "msl", "wgsl", "numpy"), or
     None when the family has no such type."""
     return SPELLING[family].get(t.name)
+
+
+build_pending()  # (the frozen classes above)

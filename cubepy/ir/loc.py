@@ -2,8 +2,9 @@
 ir/nodes.py so that errors and cached signatures name places without loading the IR."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional
+
+from .batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
 
 
 @dataclass(frozen=True)
@@ -20,3 +21,6 @@ class Loc:
 
 
 NO_LOC = Loc("<unknown>", 0, 0)
+
+
+build_pending()  # (the frozen classes above)

@@ -414,6 +414,11 @@ class Client:
         """The whole buffer as a 1-D numpy array, after all work writing it is done."""
         raise NotImplementedError
 
+    def _compile_coming(self) -> None:
+        """Told, before the frontend runs, that a kernel is about to be compiled for this
+        client (no cached specialisation): a runtime may start loading its device
+        compiler then, overlapping the frontend and code generation."""
+
     def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool,
                 compiled: Any = None) -> Any:
         """An executable for a specialised kernel (after passes). Called once per

@@ -412,6 +412,11 @@ class CudaClient(Client):
         return host
 
     # -- kernels ------------------------------------------------------------------------
+    def _compile_coming(self) -> None:
+        """A kernel is about to be compiled: start loading NVRTC meanwhile."""
+        from .cuda_compile import start_loading_nvrtc
+        start_loading_nvrtc(self.arch)
+
     def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool,
                 compiled: Compiled | None = None) -> CudaExecutable:
         """Loads the kernel's CUDA C (generated now unless `compiled` carries it)."""

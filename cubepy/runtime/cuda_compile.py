@@ -23,6 +23,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 
 from ..cache import DiskCache, cache_key
 from ..errors import LaunchError
@@ -121,6 +122,64 @@ def _nvrtc_module():
     except ImportError:
         from cuda import nvrtc  # cuda-python < 12.6 layout
     return nvrtc
+
+
+_loading_lock = threading.Lock()
+_loading: threading.Thread | None = None  # the thread started by start_loading_nvrtc
+
+
+def start_loading_nvrtc(arch: str | None = None) -> None:
+    """Starts loading NVRTC (cuda-python's module and libnvrtc, tens of ms) on a thread,
+    for a process about to compile a kernel: the library's load (dlopen, which runs
+    without the GIL) then overlaps the frontend and code generation. `nvrtc_version()`
+    does the loading, as it would at the compile, and keeps its answer (None when NVRTC
+    cannot be loaded), so the compile sees the same outcome and reports the same error.
+    With `arch`, the thread then compiles an empty kernel for it: NVRTC's first compile
+    in a process also loads its builtins library and sets itself up, and its calls run
+    without the GIL. `CudaCompiler.compile` waits for the thread first, so NVRTC is never
+    called from two threads at once. Once per process; nothing happens when nvcc is
+    forced."""
+    global _loading
+    if os.environ.get("CUBEPY_CUDA_COMPILER") == "nvcc" or _loading is not None:
+        return
+    with _loading_lock:
+        if _loading is None:
+            # Not a daemon: an interpreter exiting meanwhile waits for the load to end
+            # rather than finalising under a thread inside an import.
+            _loading = threading.Thread(target=_load_nvrtc, args=(arch,),
+                                        name="cubepy-nvrtc-load")
+            _loading.start()
+
+
+_WARM_UP_SOURCE = b'extern "C" __global__ void cubepy_warm_up() {}\n'
+
+
+def _load_nvrtc(arch: str | None) -> None:
+    try:
+        if nvrtc_version() is not None and arch:
+            _warm_up_nvrtc(arch)
+    except BaseException:  # (nvrtc_version returns None on failure; the compile reports)
+        pass
+
+
+def _warm_up_nvrtc(arch: str) -> None:
+    """Compiles an empty kernel for `arch`, result unused (NVRTC's one-time set-up)."""
+    nvrtc = _nvrtc_module()
+    err, prog = nvrtc.nvrtcCreateProgram(_WARM_UP_SOURCE, b"cubepy_warm_up.cu", 0, [], [])
+    if int(err) != 0:
+        return
+    try:
+        opts = [f"--gpu-architecture={arch}".encode()]
+        nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def wait_for_nvrtc_load() -> None:
+    """Waits for a load that start_loading_nvrtc began (no-op when none did)."""
+    thread = _loading
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
 
 
 @functools.lru_cache(maxsize=None)
@@ -362,6 +421,7 @@ class CudaCompiler:
     def compile(self, source: str, fast_math: bool = True) -> bytes:
         """The cubin for `source` (`fast_math=False`: without multiply-add contraction,
         a cache entry of its own); raises LaunchError when no compiler accepts it."""
+        wait_for_nvrtc_load()  # (a compile never races the background load)
         arch = self.arch_for(source)
         errors = []
         # Module globals looked up per call, so tests can substitute fake compilers.

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import importlib
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import Callable, Iterator, Mapping, Union
 
+from ..ir.batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
 from ..errors import OptionError
 from ..ir.ops import LOWERED, OPS, AtomicOp, OpInfo, PlaneOp, Spelling, SyncOp
 from ..ir.types import ALL_DTYPES, DType, dtype_from_name
@@ -284,3 +285,6 @@ PORTABLE: Portable = _portable(all_targets())
 __all__ = ["Target", "register", "unregister", "registered", "get_target", "all_targets",
            "target_names", "source_targets", "targets_for_runtime", "PORTABLE", "Portable",
            "LOWERED"]
+
+
+build_pending()  # (the frozen classes above)

@@ -1,0 +1,135 @@
+"""NVRTC's load starts on a thread when a launch is about to compile a kernel, and the
+compile waits for it: same outcome, same errors, as loading it at the compile."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import cubepy
+from cubepy import ABSOLUTE_POS, Array, CubeCount, CubeDim, cube, f32
+from cubepy.errors import LaunchError
+from cubepy.runtime import cuda_compile
+
+
+@pytest.fixture
+def fresh_load(monkeypatch):
+    """No load started yet in this test, and no compiler found but the fakes given."""
+    monkeypatch.setattr(cuda_compile, "_loading", None)
+    monkeypatch.delenv("CUBEPY_CUDA_COMPILER", raising=False)
+    monkeypatch.setattr(cuda_compile, "nvcc_identity", lambda: None)
+    monkeypatch.setenv("CUBEPY_NO_CACHE", "1")
+
+
+def test_compile_waits_for_the_background_load(fresh_load, monkeypatch):
+    release = threading.Event()
+    seen = []
+
+    def slow_version():
+        seen.append(threading.current_thread().name)
+        release.wait(5)
+        seen.append("loaded")
+        return "nvrtc-13.0"
+
+    def identity():
+        seen.append("identity")
+        return "nvrtc-13.0|lib"
+
+    monkeypatch.setattr(cuda_compile, "nvrtc_version", slow_version)
+    monkeypatch.setattr(cuda_compile, "nvrtc_identity", identity)
+    monkeypatch.setattr(cuda_compile, "compile_nvrtc", lambda src, arch, fast_math: b"cubin")
+    cuda_compile.start_loading_nvrtc()
+    cuda_compile.start_loading_nvrtc()  # once per process
+    threading.Timer(0.05, release.set).start()
+    assert cuda_compile.CudaCompiler("sm_80").compile("__global__ void k() {}") == b"cubin"
+    assert seen[:3] == ["cubepy-nvrtc-load", "loaded", "identity"]
+
+
+def test_failing_load_gives_the_same_error_at_the_compile(fresh_load, monkeypatch):
+    def no_bindings():
+        raise ImportError("No module named 'cuda'")
+
+    monkeypatch.setattr(cuda_compile, "_nvrtc_module", no_bindings)
+    monkeypatch.setattr(cuda_compile, "_nvrtc_record_key", lambda: None)
+    messages = []
+    for background in (False, True):
+        cuda_compile.nvrtc_version.cache_clear()
+        cuda_compile.nvrtc_identity.cache_clear()
+        if background:
+            cuda_compile.start_loading_nvrtc()
+        with pytest.raises(LaunchError) as err:
+            cuda_compile.CudaCompiler("sm_80").compile("__global__ void k() {}")
+        messages.append(str(err.value))
+    cuda_compile.nvrtc_version.cache_clear()
+    cuda_compile.nvrtc_identity.cache_clear()
+    assert messages[0] == messages[1]
+    assert "neither NVRTC (cuda-python) nor nvcc was found" in messages[1]
+
+
+def test_forced_nvcc_loads_no_nvrtc(fresh_load, monkeypatch):
+    monkeypatch.setenv("CUBEPY_CUDA_COMPILER", "nvcc")
+    cuda_compile.start_loading_nvrtc()
+    assert cuda_compile._loading is None
+
+
+def test_launch_announces_a_compile_only_on_a_miss(monkeypatch, tmp_path):
+    monkeypatch.setenv("CUBEPY_CACHE_DIR", str(tmp_path))
+    client = cubepy.client("cpu")
+    calls = []
+    monkeypatch.setattr(type(client), "_compile_coming", lambda self: calls.append(1),
+                        raising=False)
+
+    @cube(launch=True)
+    def scale_announced(x: Array[f32]):
+        i = ABSOLUTE_POS
+        if i < len(x):
+            x[i] = x[i] * 2.0
+
+    x = client.tensor(np.ones(8, np.float32))
+    scale_announced.source("cuda", cube_dim=(8, 1, 1))
+    assert calls == []  # source() compiles for no client
+    scale_announced.launch(client, CubeCount(1), CubeDim(8), x)
+    scale_announced.launch(client, CubeCount(1), CubeDim(8), x)
+    assert calls == [1]
+    np.testing.assert_array_equal(x.numpy(), np.full(8, 4.0, np.float32))
+
+
+class FakeNvrtc:
+    """cuda-python's nvrtc module, recording the calls and their threads."""
+
+    def __init__(self):
+        self.calls = []
+
+    def _record(self, name):
+        self.calls.append((name, threading.current_thread().name))
+
+    def nvrtcVersion(self):
+        self._record("version")
+        return 0, 13, 0
+
+    def nvrtcCreateProgram(self, source, name, n, headers, includes):
+        self._record("create")
+        return 0, object()
+
+    def nvrtcCompileProgram(self, prog, n, opts):
+        self._record(f"compile {b' '.join(opts).decode()}")
+        return (0,)
+
+    def nvrtcDestroyProgram(self, prog):
+        self._record("destroy")
+        return (0,)
+
+
+def test_the_load_compiles_an_empty_kernel_for_the_arch(fresh_load, monkeypatch):
+    fake = FakeNvrtc()
+    monkeypatch.setattr(cuda_compile, "_nvrtc_module", lambda: fake)
+    cuda_compile.nvrtc_version.cache_clear()
+    try:
+        cuda_compile.start_loading_nvrtc("sm_90")
+        cuda_compile.wait_for_nvrtc_load()
+        assert cuda_compile.nvrtc_version() == "nvrtc-13.0"  # kept: not asked again
+    finally:
+        cuda_compile.nvrtc_version.cache_clear()
+    assert fake.calls == [(name, "cubepy-nvrtc-load") for name in (
+        "version", "create", "compile --gpu-architecture=sm_90", "destroy")]
