@@ -1,9 +1,9 @@
 """Where a wgpu timestamp is written changes what it measures: a raw wgpu-py copy timed
 five ways.
 
-    python benchmarks/probe_wgpu_timestamps.py [--reps 30] [--out FILE.json]
+    python benchmarks/probe_wgpu_timestamps.py [--reps 30] [--mib 16,64] [--out FILE.json]
 
-The copy shader of benchmarks/wgpu_copy.py over 16 and 64 MiB, each way with and without
+The copy shader of benchmarks/wgpu_copy.py over 16 and 64 MiB (`--mib`), each way with and without
 clearing a 256 MiB scratch buffer first (as `cubepy.bench` does), median and minimum of
 `--reps` submissions (microseconds):
 
@@ -109,12 +109,13 @@ class Probe:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=30)
+    parser.add_argument("--mib", default="16,64", help="copy sizes in MiB, comma-separated")
     parser.add_argument("--out", help="JSON file for every row")
     args = parser.parse_args(argv)
     probe = Probe()
     print(f"adapter: {probe.adapter_name}")
     rows = []
-    for mib in (16, 64):
+    for mib in (int(m) for m in args.mib.split(",")):
         group, groups = probe.buffers(mib << 20)
         for mode in MODES:
             for clear in (True, False):
