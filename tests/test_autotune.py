@@ -172,3 +172,45 @@ def test_the_kernel_methods_stay_reachable():
     assert "__global__" in kernel.source("cuda", cube_dim=CubeDim(64), loops=2)
     with pytest.raises(AttributeError):
         kernel.no_such_attribute
+
+
+def _scripted_bench(monkeypatch, script: dict[int, list[float]]):
+    """cubepy.autotune's bench answering, per config index (the kernel's `loops`), the
+    next of its scripted times; returns the list of indices timed, in order."""
+    import importlib
+    from cubepy import BenchResult
+    # the module (`cubepy.autotune` as an attribute is the decorator)
+    autotune_mod = importlib.import_module("cubepy.autotune")
+    timed: list[int] = []
+
+    def fake_bench(run, launcher, device, count, cfg, args, kwargs, **options):
+        index = cfg["loops"]
+        timed.append(index)
+        return BenchResult((script[index].pop(0),) * options["reps"], "wall")
+
+    monkeypatch.setattr(autotune_mod, "bench", fake_bench)
+    return timed
+
+
+def test_configs_close_to_the_fastest_are_timed_again_in_turns(monkeypatch):
+    # config 1 is fastest at first, config 0 within 5% of it, config 2 far behind; timed
+    # again three times in turns, config 0 is the faster: it is chosen, and config 2 is
+    # not timed again
+    timed = _scripted_bench(monkeypatch, {0: [1.03, 0.95, 0.96, 0.94],
+                                          1: [1.00, 1.10, 1.12, 1.09], 2: [2.0]})
+    configs = [{"cube_dim": CubeDim(32), "loops": i} for i in range(3)]
+    kernel = cubepy.autotune(configs=configs, key=["x"], reps=3)(spin)
+    x = cubepy.client("cpu").zeros((64 * 32,), f32)
+    assert kernel.best_config(cubepy.client("cpu"), CubeCount(32), x) is kernel.configs[0]
+    assert timed == [0, 1, 2, 0, 1, 0, 1, 0, 1]
+    assert kernel.last_timings == [pytest.approx(0.955), pytest.approx(1.095), 2.0]
+
+
+def test_a_clear_winner_is_not_timed_again(monkeypatch):
+    timed = _scripted_bench(monkeypatch, {0: [2.0], 1: [1.0], 2: [1.06]})
+    configs = [{"cube_dim": CubeDim(32), "loops": i} for i in range(3)]
+    kernel = cubepy.autotune(configs=configs, key=["x"], reps=3)(spin)
+    x = cubepy.client("cpu").zeros((64 * 32,), f32)
+    assert kernel.best_config(cubepy.client("cpu"), CubeCount(32), x) is kernel.configs[1]
+    assert timed == [0, 1, 2]
+    assert kernel.last_timings == [2.0, 1.0, 1.06]
