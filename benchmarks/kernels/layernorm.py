@@ -167,41 +167,22 @@ def plane_plan_agrees(client, plan: tuple, x) -> bool:
 
 def register_plan(client, rows: int, lines: int, args: tuple) -> tuple | None:
     """The plan for this shape (softmax.candidate_plans lists the candidates: one plane
-    or one cube per row in registers), or None for the three-pass kernel: the fastest
-    measured once per shape on a GPU (with a cold L2, as the benchmark times them), the
-    first candidate on the cpu runtime."""
-    from .softmax import candidate_plans
-    plans = candidate_plans(client, lines)
-    if not plans or client.runtime == "cpu":
-        return plans[0] if plans else None
-    key = (id(client), rows, lines, args[0].dtype)
-    if key not in _CHOSEN:
-        times: dict = {}
-        for plan in plans + [None]:
-            if plan is not None and plan[0] == "plane" and \
-                    not plane_plan_agrees(client, plan, args[0]):
-                continue
-            try:
-                times[plan] = cubepy.bench(launch_plan, client, plan, args, False,
-                                           client=client, warmup=1,
-                                           reps=10).median_ms
-            except cubepy.CubepyError:  # a plan this device cannot run is no candidate
-                continue
-        _CHOSEN[key] = min(times, key=lambda plan: times[plan])
-    return _CHOSEN[key]
+    or one cube per row in registers), or None for the three-pass kernel: softmax's
+    `choose_plan` picks it."""
+    from .softmax import candidate_plans, choose_plan
+    return choose_plan(_CHOSEN, (id(client), rows, lines, args[0].dtype), client,
+                       candidate_plans(client, lines),
+                       lambda plan: launch_plan(client, plan, args, False),
+                       lambda plan: plane_plan_agrees(client, plan, args[0]))
 
 
 def chosen_plan(client, x) -> str:
     """The plan `run` takes for x on `client`, in words (after a first run)."""
-    from .softmax import candidate_plans, describe_plan
+    from .softmax import plan_in_words
     rows, cols = x.shape
     lines = cols // line_size_for(cols, x.dtype)
-    key = (id(client), rows, lines, x.dtype)
-    if client.runtime != "cpu" and key not in _CHOSEN:
-        return ""
-    plans = candidate_plans(client, lines)
-    plan = _CHOSEN.get(key, plans[0] if plans else None)
-    return "three-pass (cube per row)" if plan is None else describe_plan(plan)
+    return plan_in_words(_CHOSEN, (id(client), rows, lines, x.dtype), client, lines,
+                         "three-pass (cube per row)")
 
 
 def line_size_for(cols: int, dtype) -> int:

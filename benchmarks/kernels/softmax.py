@@ -24,6 +24,8 @@ on a GPU and keeps the fastest (after checking each plane plan on a few rows:
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 import cubepy
@@ -227,31 +229,38 @@ def describe_plan(plan: tuple | None) -> str:
             else f"cube per row in registers, {units} units, {per_unit} lines/unit")
 
 
-def register_plan(client, rows: int, lines: int, x, out) -> tuple | None:
-    """The plan for this shape (see `candidate_plans`), or None for the online kernel:
-    on a GPU the fastest of the candidates and the online kernel, timed once per shape
-    and client (a few ms; at 16384 columns the register kernel's 1024-unit cubes lose to
-    the online one on an H200) with a cold L2, as the benchmark times them (a block of
-    rows held in L2 ranks the plans differently); on the cpu runtime the first
-    candidate."""
-    plans = candidate_plans(client, lines)
+def choose_plan(memo: dict, key: tuple, client, plans: list, launch: Callable,
+                agrees: Callable) -> tuple | None:
+    """`memo[key]`, once set to the fastest of `plans` and None (the kernel for any row),
+    each run by `launch(plan)`: on a GPU timed once (cubepy.bench, a cold L2 as the
+    benchmark times them: a block of rows held in L2 ranks the plans differently), a
+    plane plan only once `agrees(plan)`, a plan the device cannot run skipped; on the
+    cpu runtime the first plan."""
     if not plans or client.runtime == "cpu":
         return plans[0] if plans else None
-    key = (id(client), rows, lines)
-    if key not in _CHOSEN:
+    if key not in memo:
         times: dict = {}
         for plan in plans + [None]:
-            if plan is not None and plan[0] == "plane" and \
-                    not plane_plan_agrees(client, plan, x.shape[1], x.line_size):
+            if plan is not None and plan[0] == "plane" and not agrees(plan):
                 continue
             try:
-                times[plan] = cubepy.bench(launch_plan, client, plan, x, out, False,
-                                           client=client, warmup=1,
+                times[plan] = cubepy.bench(launch, plan, client=client, warmup=1,
                                            reps=10).median_ms
             except cubepy.CubepyError:  # a plan this device cannot run is no candidate
                 continue
-        _CHOSEN[key] = min(times, key=lambda plan: times[plan])
-    return _CHOSEN[key]
+        memo[key] = min(times, key=lambda plan: times[plan])
+    return memo[key]
+
+
+def register_plan(client, rows: int, lines: int, x, out) -> tuple | None:
+    """The plan for this shape (see `candidate_plans`), or None for the online kernel:
+    `choose_plan`'s pick (at 16384 columns the register kernel's 1024-unit cubes lose to
+    the online one on an H200)."""
+    return choose_plan(_CHOSEN, (id(client), rows, lines), client,
+                       candidate_plans(client, lines),
+                       lambda plan: launch_plan(client, plan, x, out, False),
+                       lambda plan: plane_plan_agrees(client, plan, x.shape[1],
+                                                      x.line_size))
 
 
 def line_size_for(cols: int) -> int:
@@ -270,15 +279,22 @@ def run(client, x, out, checked: bool = True, config: dict | None = None) -> Non
     launch_plan(client, register_plan(client, rows, cols // n, xl, ol), xl, ol, checked)
 
 
+def plan_in_words(memo: dict, key: tuple, client, lines: int, fallback: str) -> str:
+    """The plan `choose_plan` keeps in `memo[key]`, in words (`fallback` for None; ""
+    while a GPU has not chosen yet)."""
+    if client.runtime != "cpu" and key not in memo:
+        return ""
+    plans = candidate_plans(client, lines)
+    plan = memo.get(key, plans[0] if plans else None)
+    return fallback if plan is None else describe_plan(plan)
+
+
 def chosen_plan(client, x) -> str:
     """The plan `run` takes for x on `client`, in words (after a first run)."""
     rows, cols = x.shape
-    n = line_size_for(cols)
-    key = (id(client), rows, cols // n)
-    if client.runtime != "cpu" and key not in _CHOSEN:
-        return ""
-    plans = candidate_plans(client, cols // n)
-    return describe_plan(_CHOSEN.get(key, plans[0] if plans else None))
+    lines = cols // line_size_for(cols)
+    return plan_in_words(_CHOSEN, (id(client), rows, lines), client, lines,
+                         describe_plan(None))
 
 
 def reference(x: np.ndarray) -> np.ndarray:
