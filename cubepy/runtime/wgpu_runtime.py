@@ -54,6 +54,7 @@ from ..errors import LaunchError, missing_package
 from ..ir.types import DType, bool_, f16
 from .base import Client, DeviceLimits, DeviceTensor
 from .wgpu_calls import PassCalls, wait_idle
+from .wgpu_modules import ALL_CHECKS, ShaderChecks, create_module
 
 if TYPE_CHECKING:  # (cached kernels launch without the IR)
     from ..ir import nodes as ir
@@ -168,6 +169,7 @@ class WgpuExecutable:
     # Generated WGSL re-rendered with some bindings read_write (Compiled.render); None
     # for hand-written WGSL, whose binding declarations are rewritten instead.
     render: Any = field(default=None, repr=False)
+    checks: ShaderChecks = ALL_CHECKS  # naga's runtime checks its module was built with
 
 
 # Compiled.features -> (device feature, what needs it). Subgroup built-ins need no
@@ -311,6 +313,9 @@ class WgpuClient(Client):
         self._queue = self._device.queue
         self.features = tuple(sorted(self._device.features))
         self._in_pass_timestamps = "timestamp-query-inside-passes" in self._device.features
+        # naga's runtime checks in the modules of unchecked launches (wgpu_modules);
+        # checked launches keep them all.
+        self.unchecked_checks = ShaderChecks.for_launch(checked=False)
         dl = self._device.limits
         self._max_groups = int(dl["max-compute-workgroups-per-dimension"])
         self._max_binding = int(dl["max-storage-buffer-binding-size"])
@@ -476,19 +481,22 @@ class WgpuClient(Client):
             from ..codegen import generate
             compiled = generate(kernel, "wgsl", abi, checked)
         return self.compile_wgsl(compiled.source, abi, label=kernel.name,
-                                 features=compiled.features, render=compiled.render)
+                                 features=compiled.features, render=compiled.render,
+                                 checks=ALL_CHECKS if checked else self.unchecked_checks)
 
     def compile_wgsl(self, source: str, abi: KernelABI, label: str = "",
                      writable: Sequence[bool] | None = None,
                      features: frozenset[str] | None = None,
-                     render: Any = None) -> WgpuExecutable:
+                     render: Any = None,
+                     checks: ShaderChecks = ALL_CHECKS) -> WgpuExecutable:
         """Builds a pipeline for WGSL that follows the launch ABI: buffers at
         @group(0) @binding(i) in `abi.buffers` order (`var<storage, read>` for read-only
         ones), the info struct (read-only storage) at `abi.info_binding`, entry `main`.
         `writable` overrides which buffer bindings are read_write. `features` (names as
         in Compiled.features) says what the shader needs from the device; when None (a
         hand-written shader) it is read from the text. `render(promote)`, when given,
-        re-renders the source with the bindings in `promote` read_write."""
+        re-renders the source with the bindings in `promote` read_write. `checks`: naga's
+        runtime checks to keep (wgpu_modules; an unchecked launch drops bounds checks)."""
         if features is None:
             features = scan_features(source)
         wgpu = self._wgpu
@@ -513,15 +521,17 @@ class WgpuClient(Client):
                                   f"{self.device!r} does not support (no {feature!r})")
         with self._lock:
             self.check_alive()
-            exe = self._build_pipeline(source, abi, label, writable, entries, info_size)
-        exe.features, exe.render = frozenset(features), render
+            exe = self._build_pipeline(source, abi, label, writable, entries, info_size,
+                                       checks)
+        exe.features, exe.render, exe.checks = frozenset(features), render, checks
         return exe
 
     def _build_pipeline(self, source: str, abi: KernelABI, label: str, writable: tuple,
-                        entries: list, info_size: int) -> WgpuExecutable:
+                        entries: list, info_size: int,
+                        checks: ShaderChecks) -> WgpuExecutable:
         device = self._device
         try:
-            module = device.create_shader_module(label=label, code=source)
+            module = create_module(device, source, label, checks)
             layout = device.create_bind_group_layout(entries=entries)
             pipeline = device.create_compute_pipeline(
                 label=label,
@@ -554,7 +564,8 @@ class WgpuClient(Client):
                 source = _promote_bindings(exe, promote)
             writable = tuple(w or i in promote for i, w in enumerate(exe.writable))
             variant = self.compile_wgsl(source, exe.abi, exe.label, writable,
-                                        features=exe.features, render=exe.render)
+                                        features=exe.features, render=exe.render,
+                                        checks=exe.checks)
             exe.alias_variants[promote] = variant
         return variant
 

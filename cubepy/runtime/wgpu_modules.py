@@ -1,0 +1,71 @@
+"""Shader modules with a chosen set of naga's runtime checks.
+
+wgpu translates every WGSL module with naga, which by default adds two kinds of code
+that the WGSL does not say:
+
+- **bounds checks**: each index into an array (storage buffers, workgroup arrays, local
+  arrays) is clamped into range, or the access is skipped, unless naga can prove it in
+  range;
+- **loop bounding**: each loop counts its iterations and leaves after 2^64 of them, so
+  that an infinite loop cannot hang the device.
+
+A checked launch (`kernel.launch`) keeps both. A `launch_unchecked` promises that every
+access is in range, so its module is built without bounds checks, as CUDA's is; loop
+bounding stays (it guards against a hang, not against a wrong index). wgpu-native has
+this as `wgpuDeviceCreateShaderModuleTrusted`; where that is absent (another backend,
+or an older wgpu-native), modules keep every check.
+"""
+from __future__ import annotations
+
+from enum import IntFlag
+from typing import Any
+
+
+class ShaderChecks(IntFlag):
+    """naga's runtime checks (wgpu-native's WGPUShaderRuntimeChecks bits)."""
+
+    NONE = 0
+    BOUNDS = 1          # clamp or skip out-of-range array accesses
+    LOOP_BOUNDING = 2   # leave a loop after 2^64 iterations
+
+    @classmethod
+    def for_launch(cls, checked: bool) -> "ShaderChecks":
+        """The checks a module gets for a checked or an unchecked launch."""
+        return cls.BOUNDS | cls.LOOP_BOUNDING if checked else cls.LOOP_BOUNDING
+
+
+ALL_CHECKS = ShaderChecks.BOUNDS | ShaderChecks.LOOP_BOUNDING
+
+
+def trusted_modules_available() -> bool:
+    """Whether modules can be built with fewer than all checks (wgpu-native's trusted
+    entry point is there)."""
+    try:
+        from wgpu.backends.wgpu_native._ffi import lib
+        return hasattr(lib, "wgpuDeviceCreateShaderModuleTrusted")
+    except ImportError:
+        return False
+
+
+def create_module(device: Any, code: str, label: str = "",
+                  checks: ShaderChecks = ALL_CHECKS) -> Any:
+    """A GPUShaderModule of the WGSL `code` with naga's runtime `checks`; all checks
+    where the trusted entry point is absent."""
+    if checks == ALL_CHECKS or not trusted_modules_available():
+        return device.create_shader_module(label=label, code=code)
+    # libf: wgpu-py's error-capturing calls, so a rejected WGSL raises as it does
+    # through create_shader_module.
+    from wgpu.backends.wgpu_native._api import (GPUShaderModule, libf, new_struct_p,
+                                                to_c_string_view)
+    from wgpu.backends.wgpu_native._ffi import ffi, lib
+    source = new_struct_p("WGPUShaderSourceWGSL *", code=to_c_string_view(code))
+    source[0].chain.next = ffi.NULL
+    source[0].chain.sType = lib.WGPUSType_ShaderSourceWGSL
+    descriptor = new_struct_p("WGPUShaderModuleDescriptor *",
+                              nextInChain=ffi.cast("WGPUChainedStruct *", source),
+                              label=to_c_string_view(label))
+    handle = libf.wgpuDeviceCreateShaderModuleTrusted(device._internal, descriptor,
+                                                     int(checks))
+    if handle == ffi.NULL:
+        raise RuntimeError("Shader module creation failed")
+    return GPUShaderModule(label, handle, device)
