@@ -7,11 +7,13 @@ wgpu translates WGSL with naga, which adds bounds checks (every array index clam
 into range) and loop bounding (every loop counts its iterations) unless the module is
 built "trusted" (cubepy/runtime/wgpu_modules.py). The benchmark launches its kernels
 unchecked. This probe runs the benchmark's cases (benchmarks/suite.py) on wgpu once per
-set of checks kept in the modules of unchecked launches (`all`: both, as a checked
-launch has; `loop`: loop bounding only, cubepy's choice for unchecked launches; `bounds`;
-`none`), each in a fresh process with its own cache folder (so each tunes and compiles
-anew), and the same cases on CUDA when present. Prints one table (milliseconds, and
-each wgpu time as a percentage of CUDA's) and writes every row as JSON to --out.
+mode (`--modes`), each in a fresh process with its own cache folder (so each tunes and
+compiles anew), and the same cases on CUDA when present. A mode is the set of checks
+kept in the modules of unchecked launches: `all` (both, as a checked launch has),
+`loop` (loop bounding only: cubepy's choice), `bounds` or `none`.
+
+Prints one table (milliseconds, and each wgpu time as a percentage of CUDA's) and
+writes every row as JSON to --out, after each mode.
 """
 from __future__ import annotations
 
@@ -80,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default=DEFAULT_ONLY, help="kernels (benchmarks names)")
     parser.add_argument("--size", default="full", help="the benchmark's size tier")
     parser.add_argument("--reps", type=int, default=30)
-    parser.add_argument("--modes", default="cuda,all,loop,bounds,none")
+    parser.add_argument("--modes", default="cuda,loop,all,bounds,none")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # mode, in a child process
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
@@ -106,9 +108,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{mode}] failed (rc {done.returncode})")
             continue
         rows += json.loads(out_lines[-1])
+        if args.out:  # after each mode, so a run cut short keeps what it measured
+            args.out.write_text(json.dumps(rows, indent=1))
     print(table(rows, modes))
-    if args.out:
-        args.out.write_text(json.dumps(rows, indent=1))
     return 0
 
 
