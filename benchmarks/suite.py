@@ -346,16 +346,22 @@ def run_all(case_list: list[Case], clients: list, warmup: int, reps: int,
     runtimes = {c.runtime for c in clients}
     for case in case_list:
         inputs = case.inputs()
+        case_reps = _reps_for(case, reps)
         if case.cubepy is not None:
             for client in clients:
-                case_reps = max(3, reps // 3) if case.kernel.startswith("matmul") else reps
                 rows += _run_cubepy(case, client, inputs, warmup, case_reps, log)
-        rows += _peer_rows(case, inputs, runtimes, warmup,
-                           max(3, reps // 3) if case.kernel.startswith("matmul") else reps,
-                           log)
+        rows += _peer_rows(case, inputs, runtimes, warmup, case_reps, log)
         del inputs
         _free_memory()
     return rows
+
+
+def _reps_for(case: Case, reps: int) -> int:
+    """Repetitions for a case: a third for the f32 matmul (milliseconds per run); all of
+    them for the tensor-core matmul, whose runs of a quarter of a millisecond at 4096^3
+    spread by 10% and more (GPU clocks, the L2 flush before each), where 10 repetitions
+    left the median moving by several percent between runs."""
+    return max(3, reps // 3) if case.kernel == "matmul" else reps
 
 
 def _free_memory() -> None:
