@@ -5,12 +5,12 @@
 
 wgpu translates WGSL with naga, which adds bounds checks (every array index clamped
 into range) and loop bounding (every loop counts its iterations) unless the module is
-built "trusted" (cubepy/runtime/wgpu_modules.py). The benchmark launches its kernels
-unchecked. This probe runs the benchmark's cases (benchmarks/suite.py) on wgpu once per
-mode (`--modes`), each in a fresh process with its own cache folder (so each tunes and
-compiles anew), and the same cases on CUDA when present. A mode is the set of checks
-kept in the modules of unchecked launches: `all` (both, as a checked launch has),
-`loop` (loop bounding only: cubepy's choice), `bounds` or `none`.
+built "trusted" (cubepy/runtime/wgpu_modules.py). This probe runs the benchmark's cases
+(benchmarks/suite.py, most launched unchecked, elementwise also checked) on wgpu once
+per mode (`--modes`), each in a fresh process with its own cache folder (so each tunes
+and compiles anew), and the same cases on CUDA when present. A mode is the set of
+checks kept in the modules of generated kernels: `all` (both, as hand-written WGSL
+has), `loop` (loop bounding only: cubepy's choice), `bounds` or `none`.
 
 Prints one table (milliseconds, and each wgpu time as a percentage of CUDA's) and
 writes every row as JSON to --out, after each mode.
@@ -39,7 +39,7 @@ def measure(mode: str, only: set[str], size: str, reps: int) -> list[dict]:
     from cubepy.runtime.wgpu_modules import ShaderChecks
     client = cubepy.client("cuda" if mode == "cuda" else "wgpu")
     if mode != "cuda":
-        client.unchecked_checks = ShaderChecks(MODES[mode])
+        client.generated_checks = ShaderChecks(MODES[mode])
     warmup = suite.REPS[size][0]
     rows = []
     for case in suite.cases(size, only):

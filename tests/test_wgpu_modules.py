@@ -1,15 +1,17 @@
-"""naga's runtime checks per launch kind (cubepy/runtime/wgpu_modules.py): checked
-launches keep bounds checks and loop bounding, unchecked ones keep loop bounding only."""
+"""naga's runtime checks in wgpu shader modules (cubepy/runtime/wgpu_modules.py):
+generated kernels, checked or not, keep loop bounding only (a checked launch guards
+every access itself); hand-written WGSL keeps bounds checks too."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 import cubepy
-from cubepy import ABSOLUTE_POS, CubeCount, CubeDim, SharedMemory, Tensor, UNIT_POS, cube, \
-    f32, sync_cube
+from cubepy import ABSOLUTE_POS, Array, CubeCount, CubeDim, SharedMemory, Tensor, UNIT_POS, \
+    cube, f32, sync_cube, u32
+from cubepy.abi import BufferBinding, KernelABI
 from cubepy.runtime import wgpu_modules
-from cubepy.runtime.wgpu_modules import ALL_CHECKS, ShaderChecks
+from cubepy.runtime.wgpu_modules import ALL_CHECKS, GENERATED_CHECKS, ShaderChecks
 
 
 def _client():
@@ -64,10 +66,30 @@ def reverse_in_cube(x: Tensor[f32], out: Tensor[f32]):
     out[ABSOLUTE_POS] = acc
 
 
-def test_checks_per_launch_kind():
-    assert ShaderChecks.for_launch(checked=True) == ALL_CHECKS
-    assert ShaderChecks.for_launch(checked=False) == ShaderChecks.LOOP_BOUNDING
+def test_the_checks_of_generated_and_hand_written_modules():
+    assert GENERATED_CHECKS == ShaderChecks.LOOP_BOUNDING and ALL_CHECKS == 3
     assert int(ShaderChecks.BOUNDS) == 1 and int(ShaderChecks.LOOP_BOUNDING) == 2
+    assert _client().generated_checks == GENERATED_CHECKS
+
+
+@cube(launch=True)
+def shape_at(x: Tensor[f32], out: Array[u32], d: u32):
+    """out[0] = x.shape(d), a dimension known only at run time."""
+    out[0] = x.shape(d)
+
+
+def test_a_checked_dimension_past_the_rank_reads_zero_without_naga_checks():
+    """The checked read of shape(d) stays inside the info struct's array for any d (the
+    module has no bounds checks of naga's to clamp it)."""
+    client = _client()
+    x = client.zeros((3, 5), f32)
+    got = []
+    for d in (0, 1, 2, 7, 8, 1000, 2**32 - 1):
+        out = client.zeros(1, u32)
+        shape_at.launch(client, CubeCount(1), CubeDim(1), x, out, d)
+        got.append(int(out.numpy()[0]))
+    assert got == [3, 5, 0, 0, 0, 0, 0]
+    assert "min(" in shape_at.source("wgsl")
 
 
 def test_launches_build_modules_with_their_checks(monkeypatch):
@@ -81,12 +103,14 @@ def test_launches_build_modules_with_their_checks(monkeypatch):
     monkeypatch.setattr("cubepy.runtime.wgpu_runtime.create_module", spy)
     x_h = np.arange(128, dtype=np.float32)
     want = 3 * x_h.reshape(2, 64)[:, ::-1].reshape(-1)
-    for launch, checks in ((reverse_in_cube.launch, ALL_CHECKS),
-                           (reverse_in_cube.launch_unchecked, ShaderChecks.LOOP_BOUNDING)):
+    for launch in (reverse_in_cube.launch, reverse_in_cube.launch_unchecked):
         x, out = client.tensor(x_h), client.zeros(128, f32)
         launch(client, CubeCount(2), CubeDim(64), x, out)
         np.testing.assert_array_equal(out.numpy(), want)
-        assert made and made[-1] == checks
+        assert made and made[-1] == GENERATED_CHECKS
+    made.clear()
+    client.compile_wgsl(_ADD_ONE, _ADD_ONE_ABI, label="hand-written")
+    assert made == [ALL_CHECKS]
 
 
 @pytest.mark.parametrize("checks", list(ShaderChecks) + [ALL_CHECKS])
@@ -97,13 +121,21 @@ def test_every_set_of_checks_gives_the_same_answer(checks):
     np.testing.assert_array_equal(got, np.arange(64) * 7 % 64 + 63 - np.arange(64))
 
 
+# Hand-written WGSL for compile_wgsl: one buffer, no info struct.
+_ADD_ONE = """
+@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  x[g.x] = x[g.x] + 1.0;
+}"""
+_ADD_ONE_ABI = KernelABI((BufferBinding("x", f32, "array", False, False),), (), 0, "<")
+
 _IN_RANGE = _CLAMPED_READ.replace("s[i + 100u]", "s[63u - i]")
 
 
 @pytest.mark.parametrize("trusted", [True, False])
 def test_all_checks_clamp_out_of_range_reads(trusted, monkeypatch):
-    """With every check (a checked launch's set, and the fallback when wgpu-native has no
-    trusted entry point) an out-of-range workgroup read is clamped into range."""
+    """With every check (hand-written WGSL's set, and the fallback when wgpu-native has
+    no trusted entry point) an out-of-range workgroup read is clamped into range."""
     device = _client()._device
     if not trusted:
         monkeypatch.setattr(wgpu_modules, "trusted_modules_available", lambda: False)
@@ -157,9 +189,9 @@ def test_probe_times_the_cases_with_chosen_checks(monkeypatch):
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))
     from benchmarks import probe_wgpu_checks as probe
     client = _client()
-    monkeypatch.setattr(client, "unchecked_checks", client.unchecked_checks)
+    monkeypatch.setattr(client, "generated_checks", client.generated_checks)
     rows = probe.measure("none", {"elementwise"}, "tiny", 1)
-    assert client.unchecked_checks == ShaderChecks.NONE  # (a child process's client)
+    assert client.generated_checks == ShaderChecks.NONE  # (a child process's client)
     assert {r["mode"] for r in rows} == {"none"}
     assert all(r["median_ms"] > 0 and r["check"] == "ok" for r in rows), rows
     as_cuda = [dict(r, mode="cuda", median_ms=r["median_ms"] / 2) for r in rows]

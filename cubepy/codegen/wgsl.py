@@ -200,8 +200,10 @@ class _WgslEmitter(BracedWalker):
             if not self.checked or isinstance(e.dim, n.Const):
                 return f"{access}[{self.expr(e.dim, True)}]"
             # Checked: a dimension past the array reads 0 (entries past the rank are 0).
+            # select() evaluates both values, so the read itself stays in the array: the
+            # module has no bounds checks of naga's (runtime/wgpu_modules.py).
             dim = self.expr(e.dim, True)
-            return f"select(0u, {access}[{dim}], {dim} < {f.count}u)"
+            return f"select(0u, {access}[min({dim}, {f.count - 1}u)], {dim} < {f.count}u)"
         return access
 
     def index(self, idx: n.Expr) -> str:

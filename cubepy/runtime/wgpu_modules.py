@@ -9,11 +9,14 @@ that the WGSL does not say:
 - **loop bounding**: each loop counts its iterations and leaves after 2^64 of them, so
   that an infinite loop cannot hang the device.
 
-A checked launch (`kernel.launch`) keeps both. A `launch_unchecked` promises that every
-access is in range, so its module is built without bounds checks, as CUDA's is; loop
-bounding stays (it guards against a hang, not against a wrong index). wgpu-native has
-this as `wgpuDeviceCreateShaderModuleTrusted`; where that is absent (another backend,
-or an older wgpu-native), modules keep every check.
+Generated WGSL needs no bounds checks from naga: a checked launch (`kernel.launch`)
+guards every access itself (an out-of-range read gives 0, a write is dropped: the
+accessor helpers of codegen/wgsl_memory.py), and an unchecked one promises every access
+in range, as on CUDA, which checks nothing. So generated modules are built with loop
+bounding only (it guards against a hang, not a wrong index); hand-written WGSL
+(`client.compile_wgsl`) keeps both. wgpu-native has this as
+`wgpuDeviceCreateShaderModuleTrusted`; where that is absent (another backend, or an
+older wgpu-native), modules keep every check.
 """
 from __future__ import annotations
 
@@ -28,13 +31,8 @@ class ShaderChecks(IntFlag):
     BOUNDS = 1          # clamp or skip out-of-range array accesses
     LOOP_BOUNDING = 2   # leave a loop after 2^64 iterations
 
-    @classmethod
-    def for_launch(cls, checked: bool) -> "ShaderChecks":
-        """The checks a module gets for a checked or an unchecked launch."""
-        return cls.BOUNDS | cls.LOOP_BOUNDING if checked else cls.LOOP_BOUNDING
-
-
 ALL_CHECKS = ShaderChecks.BOUNDS | ShaderChecks.LOOP_BOUNDING
+GENERATED_CHECKS = ShaderChecks.LOOP_BOUNDING  # what generated WGSL keeps (above)
 
 
 def trusted_modules_available() -> bool:

@@ -54,7 +54,7 @@ from ..errors import LaunchError, missing_package
 from ..ir.types import DType, bool_, f16
 from .base import Client, DeviceLimits, DeviceTensor
 from .wgpu_calls import PassCalls, wait_idle
-from .wgpu_modules import ALL_CHECKS, ShaderChecks, create_module
+from .wgpu_modules import ALL_CHECKS, GENERATED_CHECKS, ShaderChecks, create_module
 
 if TYPE_CHECKING:  # (cached kernels launch without the IR)
     from ..ir import nodes as ir
@@ -313,9 +313,8 @@ class WgpuClient(Client):
         self._queue = self._device.queue
         self.features = tuple(sorted(self._device.features))
         self._in_pass_timestamps = "timestamp-query-inside-passes" in self._device.features
-        # naga's runtime checks in the modules of unchecked launches (wgpu_modules);
-        # checked launches keep them all.
-        self.unchecked_checks = ShaderChecks.for_launch(checked=False)
+        # naga's runtime checks in the modules of generated kernels (wgpu_modules).
+        self.generated_checks = GENERATED_CHECKS
         dl = self._device.limits
         self._max_groups = int(dl["max-compute-workgroups-per-dimension"])
         self._max_binding = int(dl["max-storage-buffer-binding-size"])
@@ -482,7 +481,7 @@ class WgpuClient(Client):
             compiled = generate(kernel, "wgsl", abi, checked)
         return self.compile_wgsl(compiled.source, abi, label=kernel.name,
                                  features=compiled.features, render=compiled.render,
-                                 checks=ALL_CHECKS if checked else self.unchecked_checks)
+                                 checks=self.generated_checks)
 
     def compile_wgsl(self, source: str, abi: KernelABI, label: str = "",
                      writable: Sequence[bool] | None = None,
@@ -496,7 +495,7 @@ class WgpuClient(Client):
         in Compiled.features) says what the shader needs from the device; when None (a
         hand-written shader) it is read from the text. `render(promote)`, when given,
         re-renders the source with the bindings in `promote` read_write. `checks`: naga's
-        runtime checks to keep (wgpu_modules; an unchecked launch drops bounds checks)."""
+        runtime checks to keep (wgpu_modules: generated kernels drop bounds checks)."""
         if features is None:
             features = scan_features(source)
         wgpu = self._wgpu
