@@ -31,6 +31,7 @@ class ShaderChecks(IntFlag):
     BOUNDS = 1          # clamp or skip out-of-range array accesses
     LOOP_BOUNDING = 2   # leave a loop after 2^64 iterations
 
+
 ALL_CHECKS = ShaderChecks.BOUNDS | ShaderChecks.LOOP_BOUNDING
 GENERATED_CHECKS = ShaderChecks.LOOP_BOUNDING  # what generated WGSL keeps (above)
 
