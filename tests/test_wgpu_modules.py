@@ -148,6 +148,18 @@ def test_all_checks_clamp_out_of_range_reads(trusted, monkeypatch):
     np.testing.assert_array_equal(got, np.arange(64) * 7 % 64 + 63)
 
 
+def test_without_wgpu_py_internals_no_trusted_modules(monkeypatch):
+    """A wgpu-py whose private helpers moved: no trusted modules (so every check stays,
+    as tested above), and no error."""
+    import sys
+    import types
+    if not wgpu_modules.trusted_modules_available():
+        pytest.skip("wgpu-native without wgpuDeviceCreateShaderModuleTrusted")
+    moved = types.ModuleType("wgpu.backends.wgpu_native._api")  # none of the helpers
+    monkeypatch.setitem(sys.modules, "wgpu.backends.wgpu_native._api", moved)
+    assert not wgpu_modules.trusted_modules_available()
+
+
 def test_trusted_module_asks_wgpu_native_for_the_checks(monkeypatch):
     if not wgpu_modules.trusted_modules_available():
         pytest.skip("wgpu-native without wgpuDeviceCreateShaderModuleTrusted")

@@ -37,12 +37,15 @@ GENERATED_CHECKS = ShaderChecks.LOOP_BOUNDING  # what generated WGSL keeps (abov
 
 
 def trusted_modules_available() -> bool:
-    """Whether modules can be built with fewer than all checks (wgpu-native's trusted
-    entry point is there)."""
+    """Whether modules can be built with fewer than all checks: wgpu-native's trusted
+    entry point is there, and so are the wgpu-py internals `create_module` calls it with
+    (private names, which a wgpu-py release may move: then every check stays)."""
     try:
+        from wgpu.backends.wgpu_native._api import (  # noqa: F401
+            GPUShaderModule, libf, new_struct_p, to_c_string_view)
         from wgpu.backends.wgpu_native._ffi import lib
         return hasattr(lib, "wgpuDeviceCreateShaderModuleTrusted")
-    except ImportError:
+    except (ImportError, AttributeError):
         return False
 
 
