@@ -22,6 +22,12 @@ def _launch(client, x, loops):
     busy.launch(client, CubeCount(64), CubeDim(64), x, loops)
 
 
+# Dependent steps of a launch timed once against a one-step launch: about 30 ms on
+# llvmpipe, where a one-step launch timed alone can take a few ms on a loaded machine
+# (3000 steps, about 3 ms, did not always stand out); about 60 us on an H200.
+HEAVY_LOOPS = 30_000
+
+
 def test_bench_measures_device_work(runtime_client):
     x = runtime_client.zeros((64 * 64,), f32)
     # A real GPU runs 3000 dependent steps in a few microseconds, about its fixed cost
@@ -161,7 +167,7 @@ def test_wgpu_timer_marks_go_into_the_launches_own_pass():
     timer.start()
     opened = client._pass
     assert opened is not None
-    _launch(client, x, 3000)
+    _launch(client, x, HEAVY_LOOPS)
     timer.stop()
     assert client._pass is opened  # one pass from the first mark to the last
     slow = timer.elapsed_ms()
@@ -180,7 +186,7 @@ def test_wgpu_timer_without_in_pass_timestamps_marks_empty_passes(monkeypatch):
     timer = client.timer()
     timer.start()
     assert client._pass is None  # the mark's own pass is already ended
-    _launch(client, x, 3000)
+    _launch(client, x, HEAVY_LOOPS)
     timer.stop()
     slow = timer.elapsed_ms()
     timer.start()
