@@ -24,13 +24,28 @@ if not os.environ.get("CUBEPY_CACHE_DIR"):
     atexit.register(shutil.rmtree, os.environ["CUBEPY_CACHE_DIR"], True)
 
 
-def _runtime_present(name: str) -> bool:
+def client_or_none(name: str):
+    """`cubepy.client(name)`, or None where that runtime has no device here."""
     import cubepy
     try:
-        cubepy.client(name)
-        return True
+        return cubepy.client(name)
     except cubepy.LaunchError:
-        return False
+        return None
+
+
+def _runtime_present(name: str) -> bool:
+    return client_or_none(name) is not None
+
+
+def wgpu_client():
+    """The wgpu client, or None where there is no adapter."""
+    return client_or_none("wgpu")
+
+
+def needs_wgpu() -> list:
+    """A test module's `pytestmark` when all its tests need a wgpu adapter."""
+    return [pytest.mark.wgpu,
+            pytest.mark.skipif(wgpu_client() is None, reason="no wgpu adapter")]
 
 
 RUNTIME_PARAMS = [

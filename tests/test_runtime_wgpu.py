@@ -15,17 +15,9 @@ import pytest
 import cubepy
 from cubepy.abi import BufferBinding, InfoField, KernelABI
 from cubepy.ir.types import bool_, f16, f32, u32
+from conftest import needs_wgpu, wgpu_client as _client
 
-
-def _client():
-    try:
-        return cubepy.client("wgpu")
-    except cubepy.LaunchError:
-        return None
-
-
-pytestmark = [pytest.mark.wgpu,
-              pytest.mark.skipif(_client() is None, reason="no wgpu adapter")]
+pytestmark = needs_wgpu()
 
 
 @pytest.fixture

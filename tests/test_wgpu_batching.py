@@ -9,19 +9,10 @@ import threading
 import numpy as np
 import pytest
 
-import cubepy
 from cubepy import ABSOLUTE_POS, Array, cube, f32, u32
+from conftest import needs_wgpu, wgpu_client as _client
 
-
-def _client():
-    try:
-        return cubepy.client("wgpu")
-    except cubepy.LaunchError:
-        return None
-
-
-pytestmark = [pytest.mark.wgpu,
-              pytest.mark.skipif(_client() is None, reason="no wgpu adapter")]
+pytestmark = needs_wgpu()
 
 
 @pytest.fixture

@@ -12,17 +12,9 @@ from cubepy import ABSOLUTE_POS, Array, CubeCount, CubeDim, SharedMemory, Tensor
 from cubepy.abi import BufferBinding, KernelABI
 from cubepy.runtime import wgpu_modules
 from cubepy.runtime.wgpu_modules import ALL_CHECKS, GENERATED_CHECKS, ShaderChecks
+from conftest import needs_wgpu, wgpu_client as _client
 
-
-def _client():
-    try:
-        return cubepy.client("wgpu")
-    except cubepy.LaunchError:
-        return None
-
-
-pytestmark = [pytest.mark.wgpu,
-              pytest.mark.skipif(_client() is None, reason="no wgpu adapter")]
+pytestmark = needs_wgpu()
 
 # Reads workgroup slot i + 100 of 64: out of range, clamped to slot 63 by naga's bounds
 # checks (a defined result only while they are on).

@@ -85,11 +85,7 @@ def test_fence_cube_keeps_its_storage_barrier():
     assert "storageBarrier();\n    workgroupBarrier();" in src
 
 
-def _wgpu():
-    try:
-        return cubepy.client("wgpu")
-    except cubepy.LaunchError:
-        return None
+from conftest import wgpu_client as _wgpu  # noqa: E402
 
 
 @pytest.mark.wgpu
