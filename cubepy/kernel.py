@@ -130,11 +130,6 @@ class CubeFunction:
             if spec_cache.cache_dir() is not None else None
         self._signature = spec_cache.load_signature(fn, self._disk_key)
         if self._signature is None:
-            # A kernel no process compiled yet: its first launch compiles. (Clients exist
-            # only once the runtime layer is loaded; decorating never loads it.)
-            runtime = sys.modules.get(f"{__package__}.runtime")
-            if launch and runtime is not None:
-                runtime.compile_coming()
             parsed = self._parse()  # (syntax errors surface here)
             spec_cache.store_signature(parsed, self._disk_key)
         # a @cubepy.struct parameter: launches flatten its argument into field arguments

@@ -23,14 +23,6 @@ _ORDER = RUNTIMES
 _CREATING = threading.Lock()  # two threads asking for a new client get the same one
 
 
-def compile_coming() -> None:
-    """Tells every client this process has made that a kernel is about to be compiled
-    (`Client._compile_coming`): the decoration of a kernel no earlier process compiled
-    calls it, so a cuda client starts loading NVRTC while the kernel is still parsed."""
-    for existing in list(_CLIENTS.values()):
-        existing._compile_coming()
-
-
 def _create(kind: str, index: int) -> Client:
     if kind == "cpu":
         from .cpu import CpuClient
