@@ -128,17 +128,20 @@ _loading_lock = threading.Lock()
 _loading: threading.Thread | None = None  # the thread started by start_loading_nvrtc
 
 
-def start_loading_nvrtc(arch: str | None = None) -> None:
+def start_loading_nvrtc() -> None:
     """Starts loading NVRTC (cuda-python's module and libnvrtc, tens of ms) on a thread,
     for a process about to compile a kernel: the library's load (dlopen, which runs
     without the GIL) then overlaps the frontend and code generation. `nvrtc_version()`
     does the loading, as it would at the compile, and keeps its answer (None when NVRTC
     cannot be loaded), so the compile sees the same outcome and reports the same error.
-    With `arch`, the thread then compiles an empty kernel for it: NVRTC's first compile
-    in a process also loads its builtins library and sets itself up, and its calls run
-    without the GIL. `CudaCompiler.compile` waits for the thread first, so NVRTC is never
-    called from two threads at once. Once per process; nothing happens when nvcc is
-    forced."""
+    `CudaCompiler.compile` waits for the thread first, so NVRTC is never called from two
+    threads at once. Once per process; nothing happens when nvcc is forced.
+
+    The thread compiles nothing: in a process that holds a CUDA context, as the cuda
+    client's does, NVRTC's first compile sets up little (on the H200 25 ms for a small
+    kernel against 19 ms for the next), so an empty kernel compiled there ahead of the
+    real one saved next to nothing, and once the frontend had become faster than the
+    load it only stood between the load and the real compile."""
     global _loading
     if os.environ.get("CUBEPY_CUDA_COMPILER") == "nvcc" or _loading is not None:
         return
@@ -146,33 +149,15 @@ def start_loading_nvrtc(arch: str | None = None) -> None:
         if _loading is None:
             # Not a daemon: an interpreter exiting meanwhile waits for the load to end
             # rather than finalising under a thread inside an import.
-            _loading = threading.Thread(target=_load_nvrtc, args=(arch,),
-                                        name="cubepy-nvrtc-load")
+            _loading = threading.Thread(target=_load_nvrtc, name="cubepy-nvrtc-load")
             _loading.start()
 
 
-_WARM_UP_SOURCE = b'extern "C" __global__ void cubepy_warm_up() {}\n'
-
-
-def _load_nvrtc(arch: str | None) -> None:
+def _load_nvrtc() -> None:
     try:
-        if nvrtc_version() is not None and arch:
-            _warm_up_nvrtc(arch)
+        nvrtc_version()
     except BaseException:  # (nvrtc_version returns None on failure; the compile reports)
         pass
-
-
-def _warm_up_nvrtc(arch: str) -> None:
-    """Compiles an empty kernel for `arch`, result unused (NVRTC's one-time set-up)."""
-    nvrtc = _nvrtc_module()
-    err, prog = nvrtc.nvrtcCreateProgram(_WARM_UP_SOURCE, b"cubepy_warm_up.cu", 0, [], [])
-    if int(err) != 0:
-        return
-    try:
-        opts = [f"--gpu-architecture={arch}".encode()]
-        nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
 
 
 def wait_for_nvrtc_load() -> None:
