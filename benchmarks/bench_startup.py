@@ -21,7 +21,7 @@ one throwaway process first fills __pycache__):
 - NVRTC alone (cuda): the source and options of the cold launch's compile, compiled by
   NVRTC in fresh processes of their own that hold a CUDA context, as cubepy's does
   (cuda-python's import, then the compile, which loads libnvrtc): NVRTC's own compile
-  time, against which the issue sets the cold first launch (at most 20 ms more). (In a
+  time, which the cold first launch should exceed by at most 20 ms. (In a
   process without a CUDA context NVRTC's first compile also sets NVRTC up, about 0.1 s
   on the H200, which a cubepy process has already paid.)
 
