@@ -53,7 +53,8 @@ def test_shipped_translation_is_what_renders(name):
 
 
 def _corpus_contexts(monkeypatch) -> list[tuple[str, dict]]:
-    """(template, context) of every skeleton rendered for corpus kernels on each target."""
+    """(template, context) of every skeleton rendered for the corpus's source cases and
+    some benchmark kernels, checked and unchecked, on each of their targets."""
     import corpus
     monkeypatch.setenv("CUBEPY_NO_CACHE", "1")
     seen: list[tuple[str, dict]] = []
@@ -63,12 +64,37 @@ def _corpus_contexts(monkeypatch) -> list[tuple[str, dict]]:
                         or real(template, **ctx))
     for module in ("cuda", "metal", "wgsl"):  # (the emitters import `render` by name)
         monkeypatch.setattr(f"cubepy.codegen.{module}.render", skeleton.render)
-    for _, kernel, cube_dim, values, targets in corpus.SOURCE_CASES:
+    for _, kernel, cube_dim, values, targets in corpus.SOURCE_CASES + _benchmark_cases():
         for target in targets:
-            monkeypatch.setattr(kernel, "_compiled", type(kernel._compiled)(
-                kernel._compiled.maxsize))
-            kernel.source(target, cube_dim=cube_dim, **values)
+            for checked in (True, False):
+                monkeypatch.setattr(kernel, "_compiled", type(kernel._compiled)(
+                    kernel._compiled.maxsize))
+                kernel.source(target, cube_dim=cube_dim, checked=checked, **values)
     return seen
+
+
+def _benchmark_cases() -> list[tuple]:
+    """Benchmark kernels whose skeletons carry what the corpus's lack: f16, lines,
+    plane operations and atomics, tensor-core fragments (same layout as SOURCE_CASES)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from benchmarks.kernels import elementwise, layernorm, matmul_tc, reduce_sum, softmax
+    from cubepy import f16
+    tc = dict(matmul_tc.CONFIGS[0])
+    tc_dim = tc.pop("cube_dim")
+    every = ("cuda", "wgsl", "metal")
+    return [
+        ("softmax", softmax.softmax_in_registers, (64, 1, 1),
+         {"line_sizes": {"x": 4, "out": 4}, "per_unit": 4}, every),
+        ("layernorm_f16", layernorm.layernorm_in_registers, (64, 1, 1),
+         {"line_sizes": {"x": 8, "weight": 8, "bias": 8, "y": 8}, "per_unit": 2,
+          "Float": f16}, every),
+        ("reduce_sum", reduce_sum.reduce_sum, (256, 1, 1), {"line_sizes": {"x": 4}}, every),
+        ("add_relu_f16", elementwise.add_relu, (256, 1, 1), {"Float": f16}, every),
+        ("matmul_tc", matmul_tc.matmul_tc.kernel, tc_dim,
+         {"line_sizes": {"a": 8, "b": 8, "c": 8}, "Float": f16, **tc}, ("cuda",)),
+    ]
 
 
 def _variations(context: dict) -> list[dict]:
@@ -85,7 +111,7 @@ def _variations(context: dict) -> list[dict]:
 def test_translations_give_jinja2s_text_over_the_corpus(monkeypatch):
     contexts = _corpus_contexts(monkeypatch)
     assert {t for t, _ in contexts} == set(TEMPLATE_NAMES)
-    assert len(contexts) > 30
+    assert len(contexts) > 100
     env = skeleton.make_environment()
     for template, context in contexts:
         shipped = skeleton.shipped_renderer(template)
