@@ -45,8 +45,8 @@ def measure(mode: str, only: set[str], size: str, reps: int) -> list[dict]:
     for case in suite.cases(size, only):
         if case.cubepy is None or case.kernel.startswith("matmul_tc"):
             continue  # (WGSL has no matrix units)
-        case_reps = max(3, reps // 3) if case.kernel.startswith("matmul") else reps
-        for row in suite._run_cubepy(case, client, case.inputs(), warmup, case_reps,
+        for row in suite._run_cubepy(case, client, case.inputs(), warmup,
+                                     suite._reps_for(case, reps),
                                      lambda line: print(f"[{mode}] {line}", flush=True)):
             rows.append(dict(row, mode=mode))
     return rows

@@ -46,8 +46,9 @@ class _Loop:
 class _Translator:
     """Writes Python statements for a template's nodes, one list of lines."""
 
-    def __init__(self, template: str):
+    def __init__(self, template: str, env_globals: set[str]):
         self.template = template
+        self.env_globals = env_globals  # jinja2's globals (range, cycler...): not translated
         self.lines: list[str] = []
         self.scopes: list[dict[str, str]] = []  # template name -> Python name, per for
         self.loops: list[_Loop] = []
@@ -164,7 +165,7 @@ class _Translator:
             return local
         if node.name == "loop":
             raise self.fail(node, "`loop` other than loop.first/last/index/index0/length")
-        if node.name in jinja2.Environment().globals:
+        if node.name in self.env_globals:
             raise self.fail(node, f"jinja2's global `{node.name}`")
         return f"context[{node.name!r}]"
 
@@ -190,7 +191,7 @@ class _Translator:
 def translate(env: jinja2.Environment, name: str) -> str:
     """The text of the Python module that renders template `name` of `env`'s loader."""
     source, filename, _ = env.loader.get_source(env, name)
-    translator = _Translator(name)
+    translator = _Translator(name, set(env.globals))
     translator.block(env.parse(source, name, filename).body, depth=1)
     body = "\n".join(translator.lines)
     digest = sha256(source.encode("utf-8")).hexdigest()  # (the file's bytes, as read)
