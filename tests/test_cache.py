@@ -388,9 +388,9 @@ def test_nvcc_identity_changes_with_the_toolkit_files_and_needs_no_subprocess(
 def test_nvrtc_identity_names_the_loaded_library_file(tmp_path, monkeypatch):
     lib = tmp_path / "libnvrtc.so.13"
     lib.write_bytes(b"\x7fELF" + b"\0" * 100)
-    monkeypatch.setattr(cuda_compile, "_nvrtc_record_key", lambda: None)
+    monkeypatch.setenv("CUBEPY_NO_CACHE", "1")
     monkeypatch.setattr(cuda_compile, "nvrtc_version", lambda: "nvrtc-13.0")
-    monkeypatch.setattr(cuda_compile, "_loaded_library", lambda stem: str(lib))
+    monkeypatch.setattr(cuda_compile, "_nvrtc_library_path", lambda: str(lib))
     cuda_compile.nvrtc_identity.cache_clear()
     try:
         first = cuda_compile.nvrtc_identity()
@@ -400,13 +400,6 @@ def test_nvrtc_identity_names_the_loaded_library_file(tmp_path, monkeypatch):
         assert cuda_compile.nvrtc_identity() != first
     finally:
         cuda_compile.nvrtc_identity.cache_clear()
-
-
-@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="Linux only")
-def test_loaded_library_is_found_in_the_process_maps():
-    found = cuda_compile._loaded_library("libc.so")
-    assert found and os.path.basename(found).startswith("libc.so") and os.path.isfile(found)
-    assert cuda_compile._loaded_library("libsurely-not-loaded-xyz") is None
 
 
 # -- the jinja2 bytecode cache -----------------------------------------------------------
@@ -600,17 +593,17 @@ def test_cuda_cubin_cache_with_real_compiler_and_device(cache_root):
 
 def test_nvrtc_identity_is_recorded_so_a_later_process_need_not_load_nvrtc(
         cache_root, tmp_path, monkeypatch):
-    """The first call loads NVRTC (its version, the library mapped in) and records them;
+    """The first call loads NVRTC (its version, the library's file) and records them;
     a later call (a new process: the lru_cache cleared) with the same key reads the
-    record and stats the library, never asking NVRTC; a rebuilt library changes the
-    identity, and a record naming a library that is gone is not trusted."""
+    record and stats the library, never asking NVRTC; a rebuilt library, or one that is
+    gone, is not trusted: NVRTC is asked again, so the version is never stale."""
     lib = tmp_path / "libnvrtc.so.13"
     lib.write_bytes(b"\x7fELF" + b"\0" * 100)
     loads = []
     monkeypatch.setattr(cuda_compile, "_nvrtc_record_key", lambda: "ab" * 32)
     monkeypatch.setattr(cuda_compile, "nvrtc_version",
                         lambda: loads.append(1) or "nvrtc-13.0")
-    monkeypatch.setattr(cuda_compile, "_loaded_library", lambda stem: str(lib))
+    monkeypatch.setattr(cuda_compile, "_nvrtc_library_path", lambda: str(lib))
     cuda_compile.nvrtc_identity.cache_clear()
     try:
         first = cuda_compile.nvrtc_identity()
@@ -618,25 +611,33 @@ def test_nvrtc_identity_is_recorded_so_a_later_process_need_not_load_nvrtc(
         cuda_compile.nvrtc_identity.cache_clear()
         assert cuda_compile.nvrtc_identity() == first and loads == [1]  # from the record
         cuda_compile.nvrtc_identity.cache_clear()
-        lib.write_bytes(b"\x7fELF" + b"\0" * 101)  # a patched library, same version
+        lib.write_bytes(b"\x7fELF" + b"\0" * 101)  # a patched library: loaded again
         second = cuda_compile.nvrtc_identity()
-        assert second != first and loads == [1]  # its own stat, still no load
+        assert second != first and str(lib) in second and loads == [1, 1]
+        cuda_compile.nvrtc_identity.cache_clear()
+        assert cuda_compile.nvrtc_identity() == second and loads == [1, 1]  # re-recorded
         cuda_compile.nvrtc_identity.cache_clear()
         lib.unlink()  # the recorded library is gone: NVRTC is asked again
-        monkeypatch.setattr(cuda_compile, "_loaded_library", lambda stem: None)
-        assert cuda_compile.nvrtc_identity() == "nvrtc-13.0|" and loads == [1, 1]
+        assert cuda_compile.nvrtc_identity() == "nvrtc-13.0|" and loads == [1, 1, 1]
     finally:
         cuda_compile.nvrtc_identity.cache_clear()
 
 
-def test_nvrtc_record_key_depends_on_the_loader_environment(monkeypatch):
-    import importlib.util
-    from types import SimpleNamespace
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name: SimpleNamespace(origin=__file__))
-    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+def test_nvrtc_record_key_follows_what_decides_the_search(tmp_path, monkeypatch):
+    """Each variable the search reads and each folder it looks in changes the key: a
+    new library in a folder (its mtime), another LD_LIBRARY_PATH or CUDA_HOME."""
+    for var in ("CUBEPY_NVRTC_LIBRARY", "CONDA_PREFIX", "LD_LIBRARY_PATH", "CUDA_HOME",
+                "CUDA_PATH"):
+        monkeypatch.delenv(var, raising=False)
     first = cuda_compile._nvrtc_record_key()
-    monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/other-cuda/lib64")
-    assert first and cuda_compile._nvrtc_record_key() not in (None, first)
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    assert cuda_compile._nvrtc_record_key() is None
+    assert cuda_compile._nvrtc_record_key() == first  # stable while nothing changes
+    keys = {first}
+    for var, value in (("LD_LIBRARY_PATH", str(tmp_path)), ("CUDA_HOME", str(tmp_path)),
+                       ("CUBEPY_NVRTC_LIBRARY", "/opt/lib/libnvrtc.so.13")):
+        monkeypatch.setenv(var, value)
+        keys.add(cuda_compile._nvrtc_record_key())
+    monkeypatch.delenv("CUBEPY_NVRTC_LIBRARY")
+    before = cuda_compile._nvrtc_record_key()
+    (tmp_path / "lib64").mkdir()  # CUDA_HOME's lib64 appears
+    keys.add(cuda_compile._nvrtc_record_key())
+    assert len(keys) == 5 and before in keys

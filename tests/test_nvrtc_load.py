@@ -10,7 +10,7 @@ import pytest
 import cubepy
 from cubepy import ABSOLUTE_POS, Array, CubeCount, CubeDim, cube, f32
 from cubepy.errors import LaunchError
-from cubepy.runtime import cuda_compile
+from cubepy.runtime import cuda_compile, nvrtc_lib
 
 
 @pytest.fixture
@@ -47,11 +47,10 @@ def test_compile_waits_for_the_background_load(fresh_load, monkeypatch):
 
 
 def test_failing_load_gives_the_same_error_at_the_compile(fresh_load, monkeypatch):
-    def no_bindings():
-        raise ImportError("No module named 'cuda'")
+    def no_library():
+        raise nvrtc_lib.NvrtcError("libnvrtc was not found")
 
-    monkeypatch.setattr(cuda_compile, "_nvrtc_module", no_bindings)
-    monkeypatch.setattr(cuda_compile, "_nvrtc_record_key", lambda: None)
+    monkeypatch.setattr(nvrtc_lib, "load", no_library)
     messages = []
     for background in (False, True):
         cuda_compile.nvrtc_version.cache_clear()
@@ -64,7 +63,7 @@ def test_failing_load_gives_the_same_error_at_the_compile(fresh_load, monkeypatc
     cuda_compile.nvrtc_version.cache_clear()
     cuda_compile.nvrtc_identity.cache_clear()
     assert messages[0] == messages[1]
-    assert "neither NVRTC (cuda-python) nor nvcc was found" in messages[1]
+    assert "neither NVRTC (libnvrtc) nor nvcc was found" in messages[1]
 
 
 def test_forced_nvcc_loads_no_nvrtc(fresh_load, monkeypatch):
@@ -96,7 +95,7 @@ def test_launch_announces_a_compile_only_on_a_miss(monkeypatch, tmp_path):
 
 
 class FakeNvrtc:
-    """cuda-python's nvrtc module, recording the calls and their threads."""
+    """A loaded libnvrtc (nvrtc_lib.Nvrtc), recording the calls and their threads."""
 
     def __init__(self):
         self.calls = []
@@ -104,26 +103,18 @@ class FakeNvrtc:
     def _record(self, name):
         self.calls.append((name, threading.current_thread().name))
 
-    def nvrtcVersion(self):
+    def version(self):
         self._record("version")
-        return 0, 13, 0
+        return 13, 0
 
-    def nvrtcCreateProgram(self, source, name, n, headers, includes):
-        self._record("create")
-        return 0, object()
-
-    def nvrtcCompileProgram(self, prog, n, opts):
-        self._record(f"compile {b' '.join(opts).decode()}")
-        return (0,)
-
-    def nvrtcDestroyProgram(self, prog):
-        self._record("destroy")
-        return (0,)
+    def compile(self, source, name, options):
+        self._record(f"compile {' '.join(options)}")
+        return b"cubin"
 
 
 def test_the_load_loads_and_compiles_nothing(fresh_load, monkeypatch):
     fake = FakeNvrtc()
-    monkeypatch.setattr(cuda_compile, "_nvrtc_module", lambda: fake)
+    monkeypatch.setattr(nvrtc_lib, "load", lambda: fake)
     cuda_compile.nvrtc_version.cache_clear()
     try:
         cuda_compile.start_loading_nvrtc()

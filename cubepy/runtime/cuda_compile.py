@@ -1,5 +1,5 @@
-"""CUDA C to cubin for the cuda runtime: NVRTC (cuda-python) when present, else the
-nvcc command line, with an on-disk cache of cubins.
+"""CUDA C to cubin for the cuda runtime: NVRTC (libnvrtc through ctypes, nvrtc_lib.py)
+when present, else the nvcc command line, with an on-disk cache of cubins.
 
 NVRTC compiles a kernel in tens of milliseconds where nvcc takes about half a second, so
 it goes first; any NVRTC failure (missing library, unsupported architecture) falls back
@@ -27,6 +27,7 @@ import threading
 
 from ..cache import DiskCache, cache_key
 from ..errors import LaunchError
+from . import nvrtc_lib
 
 # Plain IEEE arithmetic: no fast-math, the DSL's NaN/rounding semantics depend on it.
 _COMMON_OPTIONS = ("--std=c++17",)
@@ -62,7 +63,7 @@ def _has_cccl(d: str) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _include_dirs() -> tuple[str | None, str | None]:
-    """(cuda_include_dir, cccl_include_dir). Searching runs `which nvcc` and imports
+    """(cuda_include_dir, cccl_include_dir). Searching runs `which nvcc` and may import
     cuda.pathfinder (tens of ms), and the folders are part of every cubin's key, so the
     answer is recorded in `compilers/` under what decides it (_include_record_key); a
     later process checks the recorded folders still hold their headers (a few stats)."""
@@ -86,14 +87,9 @@ def _include_record_key() -> str:
     the modification times of the folders where a toolkit or a pip package would appear
     (every sys.path folder, which pip touches on each install, and the system ones)."""
     env = [os.environ.get(v, "") for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "PATH")]
-    stamps = []
-    for d in [*sys.path, "/usr/local/cuda", "/usr/local/cuda/include", "/usr/include"]:
-        try:
-            st = os.stat(d)
-            stamps.append(f"{os.path.realpath(d)}:{st.st_mtime_ns}")
-        except OSError:
-            stamps.append(f"{d}:-")
-    return cache_key("cuda-include-dirs", "\0".join(env), "\0".join(stamps))
+    stamps = _folder_stamps(
+        [*sys.path, "/usr/local/cuda", "/usr/local/cuda/include", "/usr/include"])
+    return cache_key("cuda-include-dirs", "\0".join(env), stamps)
 
 
 def _include_candidates() -> list[str]:
@@ -106,22 +102,19 @@ def _include_candidates() -> list[str]:
         candidates.append(os.path.join(os.path.dirname(os.path.dirname(
             os.path.realpath(nvcc))), "include"))
     candidates += ["/usr/local/cuda/include", "/usr/include"]
-    try:  # pip-installed toolkits (nvidia-cuda-runtime) know their header folder
-        from cuda.pathfinder import find_nvidia_header_directory
-        found = find_nvidia_header_directory("cudart")
-        if found:
-            candidates.insert(0, found)
-    except Exception:
-        pass
-    return candidates
-
-
-def _nvrtc_module():
-    try:
-        from cuda.bindings import nvrtc
-    except ImportError:
-        from cuda import nvrtc  # cuda-python < 12.6 layout
-    return nvrtc
+    # pip's NVIDIA wheels put the headers beside their libraries; cuda.pathfinder knows
+    # more layouts but costs an import, so it is asked only when these hold none.
+    wheels = [os.path.join(folder or ".", sub) for folder in dict.fromkeys(sys.path)
+              for sub in ("nvidia/cu13/include", "nvidia/cu12/include",
+                          "nvidia/cuda_runtime/include")]
+    found = [d for d in wheels if _has_cuda_headers(d)]
+    if not found:
+        try:
+            from cuda.pathfinder import find_nvidia_header_directory
+            found = [d for d in [find_nvidia_header_directory("cudart")] if d]
+        except Exception:
+            pass
+    return found + candidates
 
 
 _loading_lock = threading.Lock()
@@ -129,9 +122,10 @@ _loading: threading.Thread | None = None  # the thread started by start_loading_
 
 
 def start_loading_nvrtc() -> None:
-    """Starts loading NVRTC (cuda-python's module and libnvrtc, tens of ms) on a thread,
-    for a process about to compile a kernel: the library's load (dlopen, which runs
-    without the GIL) then overlaps the frontend and code generation. `nvrtc_version()`
+    """Starts loading NVRTC (finding libnvrtc and a dlopen, about 10 ms) on a thread, for
+    a process about to compile a kernel: the load then overlaps the frontend and code
+    generation (ctypes holds the GIL during the dlopen itself, which is why NVRTC is not
+    reached through cuda-python, whose import holds it for about 60 ms). `nvrtc_version()`
     does the loading, as it would at the compile, and keeps its answer (None when NVRTC
     cannot be loaded), so the compile sees the same outcome and reports the same error.
     `CudaCompiler.compile` waits for the thread first, so NVRTC is never called from two
@@ -169,17 +163,14 @@ def wait_for_nvrtc_load() -> None:
 
 @functools.lru_cache(maxsize=None)
 def nvrtc_version() -> str | None:
-    """"nvrtc-MAJOR.MINOR", or None when NVRTC cannot be loaded."""
+    """"nvrtc-MAJOR.MINOR", or None when NVRTC cannot be loaded (nvrtc_lib.py)."""
     if os.environ.get("CUBEPY_CUDA_COMPILER") == "nvcc":
         return None
     try:
-        nvrtc = _nvrtc_module()
-        err, major, minor = nvrtc.nvrtcVersion()
-        if int(err) != 0:
-            return None
-        return f"nvrtc-{major}.{minor}"
-    except Exception:
+        major, minor = nvrtc_lib.load().version()
+    except nvrtc_lib.NvrtcError:
         return None
+    return f"nvrtc-{major}.{minor}"
 
 
 @functools.lru_cache(maxsize=None)
@@ -217,61 +208,58 @@ def nvrtc_identity() -> str | None:
     """NVRTC's version and the identity of the libnvrtc this process loads, or None
     when NVRTC is not available.
 
-    Learning which library serves takes loading NVRTC (tens of ms), so the first process
-    records it in the cache (`compilers/`): keyed by what decides the library (the
-    cuda-python module file and the loader's environment), holding NVRTC's version and
-    the library's path. A later process with the same key takes the version from the
-    record and the library's identity from one stat of that path, and on a cubin cache
-    hit never loads NVRTC; a changed library file or module misses the record."""
+    Learning the version takes loading libnvrtc, so the first process records what it
+    found in the cache (`compilers/`): keyed by what decides the search (nvrtc_lib.py:
+    the variables it reads, the stamps of the folders it looks in), holding the
+    version, the library's path and that file's identity. A later process with the same
+    key checks the file with one stat and, on a cubin cache hit, never loads NVRTC; a
+    file replaced or rebuilt since is loaded again, so its version is never stale."""
     key = _nvrtc_record_key()
-    record = COMPILERS.get(key) if key is not None else None
+    record = COMPILERS.get(key)
     if record is not None:
-        version, _, library = record.decode().partition("|")
-        identity = file_identity(library)
-        if version and identity:
+        version, _, rest = record.decode(errors="replace").partition("|")
+        library, _, identity = rest.partition("|")
+        if version and identity and file_identity(library) == identity:
             return f"{version}|{identity}"
     version = nvrtc_version()
     if version is None:
         return None
-    library = _loaded_library("libnvrtc.so")
-    if key is not None and library:
-        COMPILERS.put(key, f"{version}|{library}".encode())
-    return f"{version}|{file_identity(library)}"
+    library = _nvrtc_library_path()
+    identity = file_identity(library)
+    if identity:
+        COMPILERS.put(key, f"{version}|{library}|{identity}".encode())
+    return f"{version}|{identity}"
 
 
-def _nvrtc_record_key() -> str | None:
-    """The cache key of the NVRTC record: the cuda-python nvrtc module's file identity
-    and the environment variables that steer which libnvrtc it loads (found without
-    importing it). None without cuda-python."""
-    import importlib.util
-    origin = None
-    for name in ("cuda.bindings.nvrtc", "cuda.nvrtc"):
+def _nvrtc_library_path() -> str:
+    """The file of the libnvrtc this process loaded (nvrtc_version loaded it)."""
+    return nvrtc_lib.load().path
+
+
+def _nvrtc_record_key() -> str:
+    """The cache key of the NVRTC record: the variables nvrtc_lib's search reads and the
+    modification times of the folders it looks in (pip touches sys.path folders on each
+    install), and the loader's cache, which ldconfig rewrites."""
+    env = [os.environ.get(v, "") for v in nvrtc_lib.SEARCH_VARIABLES]
+    folders = [*sys.path, *os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)]
+    for root in (os.environ.get("CONDA_PREFIX"), os.environ.get("CUDA_HOME"),
+                 os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root:
+            folders += [os.path.join(root, "lib64"), os.path.join(root, "lib")]
+    return cache_key("nvrtc-identity", "\0".join(env), _folder_stamps(folders),
+                     file_identity("/etc/ld.so.cache"))
+
+
+def _folder_stamps(folders: list[str]) -> str:
+    """"realpath:mtime" of each folder ("-" for a missing one): changes when a file is
+    added to or removed from any of them."""
+    stamps = []
+    for d in dict.fromkeys(folders):
         try:
-            spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            spec = None
-        if spec is not None and spec.origin:
-            origin = spec.origin
-            break
-    if origin is None:
-        return None
-    env = "\x00".join(os.environ.get(v, "") for v in
-                      ("LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_PYTHON_NVRTC_PATH"))
-    return cache_key("nvrtc-identity", file_identity(origin), env)
-
-
-def _loaded_library(stem: str) -> str | None:
-    """The path of a shared library mapped into this process whose name starts with
-    `stem` (Linux /proc/self/maps), or None."""
-    try:
-        with open("/proc/self/maps") as f:
-            for line in f:
-                path = line.rstrip("\n").partition("/")[2]
-                if path and os.path.basename(path).startswith(stem):
-                    return "/" + path
-    except OSError:
-        pass
-    return None
+            stamps.append(f"{os.path.realpath(d)}:{os.stat(d).st_mtime_ns}")
+        except OSError:
+            stamps.append(f"{d}:-")
+    return "\0".join(stamps)
 
 
 @functools.lru_cache(maxsize=None)
@@ -326,28 +314,8 @@ def nvcc_options(arch: str, fast_math: bool = True) -> list[str]:
 
 def compile_nvrtc(source: str, arch: str, fast_math: bool = True) -> bytes:
     """A cubin for `arch` ("sm_90") through NVRTC; raises RuntimeError with the log."""
-    nvrtc = _nvrtc_module()
-    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), b"cubepy_kernel.cu", 0, [], [])
-    if int(err) != 0:
-        raise RuntimeError(f"nvrtcCreateProgram failed: {err}")
-    try:
-        opts = [o.encode() for o in nvrtc_options(arch, fast_math)]
-        (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
-        if int(err) != 0:
-            _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-            log = b" " * size
-            nvrtc.nvrtcGetProgramLog(prog, log)
-            raise RuntimeError(log.decode(errors="replace").rstrip("\x00 \n"))
-        err, size = nvrtc.nvrtcGetCUBINSize(prog)
-        if int(err) != 0 or size == 0:
-            raise RuntimeError(f"nvrtcGetCUBINSize failed: {err}")
-        cubin = b" " * size
-        (err,) = nvrtc.nvrtcGetCUBIN(prog, cubin)
-        if int(err) != 0:
-            raise RuntimeError(f"nvrtcGetCUBIN failed: {err}")
-        return cubin
-    finally:
-        nvrtc.nvrtcDestroyProgram(prog)
+    return nvrtc_lib.load().compile(source, "cubepy_kernel.cu",
+                                    nvrtc_options(arch, fast_math))
 
 
 def compile_nvcc(source: str, arch: str, fast_math: bool = True) -> bytes:
@@ -432,6 +400,6 @@ class CudaCompiler:
             self.last_compiler = version() or which
             CUBINS.put(key, cubin)
             return cubin
-        detail = "\n".join(errors) or "neither NVRTC (cuda-python) nor nvcc was found"
+        detail = "\n".join(errors) or "neither NVRTC (libnvrtc) nor nvcc was found"
         raise LaunchError(f"the CUDA compiler rejected the generated source for {arch}:"
                           f"\n{detail}")

@@ -1,0 +1,195 @@
+"""NVRTC called through ctypes: libnvrtc found and loaded without cuda-python.
+
+cuda-python's NVRTC bindings take about 60 ms to import, all of it holding the GIL, so
+in a cold process their import on the loading thread competed with the frontend for the
+interpreter instead of overlapping it. Loaded through ctypes, libnvrtc costs one dlopen
+(about 8 ms) and each NVRTC call releases the GIL; cuda-python is not needed at all.
+
+Where the library is looked for, first found wins (the order of cuda-python's own
+pathfinder, so both pick the same file):
+
+1. `CUBEPY_NVRTC_LIBRARY`, a path (or a name for the system loader), when set: nothing
+   else is tried;
+2. pip's NVIDIA wheels in any `sys.path` folder (`nvidia/cu13/lib`, `nvidia/cu12/lib`,
+   `nvidia/cuda_nvrtc/lib`), newest version first;
+3. a conda environment's `lib` (`CONDA_PREFIX`);
+4. the system loader (`LD_LIBRARY_PATH`, the ldconfig cache): `libnvrtc.so.13`, `.12`;
+5. `CUDA_HOME`, `CUDA_PATH`, then `/usr/local/cuda`: their `lib64` and `lib`.
+
+Linux only (the library names and /proc); elsewhere the cuda runtime uses nvcc.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import re
+import sys
+import threading
+
+_WHEEL_FOLDERS = ("nvidia/cu13/lib", "nvidia/cu12/lib", "nvidia/cuda_nvrtc/lib")
+_SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12")
+_TOOLKIT_VARIABLES = ("CUDA_HOME", "CUDA_PATH")
+# Every environment variable the search reads: part of the key of the record that
+# remembers its answer (cuda_compile.nvrtc_identity).
+SEARCH_VARIABLES = ("CUBEPY_NVRTC_LIBRARY", "CONDA_PREFIX", "LD_LIBRARY_PATH",
+                    *_TOOLKIT_VARIABLES)
+_VERSIONED = re.compile(r"libnvrtc\.so\.(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
+
+
+class NvrtcError(RuntimeError):
+    """An NVRTC call failed; the message holds NVRTC's log or error string."""
+
+
+def library_candidates() -> list[str]:
+    """The paths and names to try loading, in order (see the module docstring)."""
+    explicit = os.environ.get("CUBEPY_NVRTC_LIBRARY")
+    if explicit:
+        return [explicit]
+    candidates = []
+    for folder in dict.fromkeys(sys.path):
+        for sub in _WHEEL_FOLDERS:
+            candidates += _libraries_in(os.path.join(folder or ".", sub))
+    if os.environ.get("CONDA_PREFIX"):
+        candidates += _libraries_in(os.path.join(os.environ["CONDA_PREFIX"], "lib"))
+    candidates += _SONAMES
+    roots = [os.environ[v] for v in _TOOLKIT_VARIABLES if os.environ.get(v)]
+    for root in [*roots, "/usr/local/cuda"]:
+        for lib in ("lib64", "lib"):
+            candidates += _libraries_in(os.path.join(root, lib))
+    return list(dict.fromkeys(candidates))
+
+
+def _libraries_in(folder: str) -> list[str]:
+    """The versioned libnvrtc files in `folder`, newest first (none when it is absent)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    found = [(tuple(int(g or 0) for g in m.groups()), name)
+             for name in names if (m := _VERSIONED.match(name))]
+    return [os.path.join(folder, name) for _, name in sorted(found, reverse=True)]
+
+
+class Nvrtc:
+    """One loaded libnvrtc: its version and a compile to cubin."""
+
+    def __init__(self, lib: ctypes.CDLL, path: str):
+        self.path = path
+        self._lib = lib
+        # Every function used is looked up now: a library missing one (older than
+        # NVRTC 11.1, which added the cubin calls) is refused at the load.
+        self._version = self._bind("nvrtcVersion", ctypes.POINTER(ctypes.c_int),
+                                   ctypes.POINTER(ctypes.c_int))
+        strings = ctypes.POINTER(ctypes.c_char_p)
+        self._create = self._bind("nvrtcCreateProgram", ctypes.POINTER(ctypes.c_void_p),
+                                  ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
+                                  strings, strings)
+        self._compile = self._bind("nvrtcCompileProgram", ctypes.c_void_p, ctypes.c_int,
+                                   strings)
+        size = ctypes.POINTER(ctypes.c_size_t)
+        self._log_size = self._bind("nvrtcGetProgramLogSize", ctypes.c_void_p, size)
+        self._log = self._bind("nvrtcGetProgramLog", ctypes.c_void_p, ctypes.c_char_p)
+        self._cubin_size = self._bind("nvrtcGetCUBINSize", ctypes.c_void_p, size)
+        self._cubin = self._bind("nvrtcGetCUBIN", ctypes.c_void_p, ctypes.c_char_p)
+        self._destroy = self._bind("nvrtcDestroyProgram", ctypes.POINTER(ctypes.c_void_p))
+        self._error_string = lib.nvrtcGetErrorString
+        self._error_string.argtypes, self._error_string.restype = [ctypes.c_int], \
+            ctypes.c_char_p
+
+    def _bind(self, name: str, *argtypes):
+        fn = getattr(self._lib, name)  # AttributeError when the library lacks it
+        fn.argtypes, fn.restype = list(argtypes), ctypes.c_int
+        return fn
+
+    def _check(self, result: int, call: str) -> None:
+        if result != 0:
+            raise NvrtcError(f"{call} failed: {self._error_string(result).decode()}")
+
+    def version(self) -> tuple[int, int]:
+        """NVRTC's (major, minor)."""
+        major, minor = ctypes.c_int(), ctypes.c_int()
+        self._check(self._version(ctypes.byref(major), ctypes.byref(minor)), "nvrtcVersion")
+        return major.value, minor.value
+
+    def compile(self, source: str, name: str, options: list[str]) -> bytes:
+        """The cubin NVRTC makes of `source` with `options`; NvrtcError with the
+        compiler's log when it rejects it."""
+        prog = ctypes.c_void_p()
+        self._check(self._create(ctypes.byref(prog), source.encode(), name.encode(),
+                                 0, None, None), "nvrtcCreateProgram")
+        try:
+            opts = (ctypes.c_char_p * len(options))(*(o.encode() for o in options))
+            if self._compile(prog, len(options), opts) != 0:
+                raise NvrtcError(self._program_log(prog))
+            size = ctypes.c_size_t()
+            self._check(self._cubin_size(prog, ctypes.byref(size)), "nvrtcGetCUBINSize")
+            if size.value == 0:
+                raise NvrtcError("nvrtcGetCUBINSize: NVRTC made no cubin")
+            cubin = ctypes.create_string_buffer(size.value)
+            self._check(self._cubin(prog, cubin), "nvrtcGetCUBIN")
+            return cubin.raw
+        finally:
+            self._destroy(ctypes.byref(prog))
+
+    def _program_log(self, prog: ctypes.c_void_p) -> str:
+        size = ctypes.c_size_t()
+        if self._log_size(prog, ctypes.byref(size)) != 0 or size.value == 0:
+            return "NVRTC rejected the source (no log)"
+        log = ctypes.create_string_buffer(size.value)
+        self._log(prog, log)
+        return log.value.decode(errors="replace").rstrip()
+
+
+_lock = threading.Lock()
+_loaded: Nvrtc | None = None
+_failure: str | None = None
+
+
+def load() -> Nvrtc:
+    """The process's libnvrtc, loaded on the first call (the outcome, found or not, is
+    kept); NvrtcError saying what was tried when none loads."""
+    global _loaded, _failure
+    with _lock:
+        if _loaded is None and _failure is None:
+            _loaded, _failure = _search()
+    if _loaded is None:
+        raise NvrtcError(_failure)
+    return _loaded
+
+
+def _search() -> tuple[Nvrtc | None, str | None]:
+    tried = []
+    for candidate in library_candidates():
+        try:
+            lib = ctypes.CDLL(candidate)
+            nvrtc = Nvrtc(lib, _library_path(lib, candidate))
+            nvrtc.version()
+            return nvrtc, None
+        except (OSError, AttributeError, NvrtcError) as e:
+            tried.append(f"{candidate}: {e}")
+    return None, "libnvrtc was not found; tried:\n  " + "\n  ".join(tried)
+
+
+def _library_path(lib: ctypes.CDLL, candidate: str) -> str:
+    """The file `lib` was loaded from: the loader's answer for one of its functions
+    (dladdr), which also resolves a bare name; `candidate` when it cannot say."""
+    class DlInfo(ctypes.Structure):
+        _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p),
+                    ("sname", ctypes.c_char_p), ("saddr", ctypes.c_void_p)]
+    try:
+        dladdr = ctypes.CDLL(None).dladdr
+        dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(DlInfo)]
+        info = DlInfo()
+        address = ctypes.cast(lib.nvrtcVersion, ctypes.c_void_p)
+        if dladdr(address, ctypes.byref(info)) and info.fname:
+            return os.path.realpath(info.fname.decode())
+    except (OSError, AttributeError):
+        pass
+    return os.path.realpath(candidate) if os.sep in candidate else candidate
+
+
+def reset_for_tests() -> None:
+    """Forgets the loaded library, so a test can load another (the old stays mapped)."""
+    global _loaded, _failure
+    with _lock:
+        _loaded = _failure = None
