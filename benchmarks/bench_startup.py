@@ -19,9 +19,11 @@ one throwaway process first fills __pycache__):
   CUDA compiler step, NVRTC's load included; wgpu: shader module and pipeline creation),
   so cubepy's own share is the rest.
 - NVRTC alone (cuda): the source and options of the cold launch's compile, compiled by
-  NVRTC in fresh processes of their own that hold a CUDA context, as cubepy's does
-  (cuda-python's import, then the compile, which loads libnvrtc): NVRTC's own compile
-  time, which the cold first launch should exceed by at most 20 ms. (In a
+  NVRTC in fresh processes of their own that hold a CUDA context, as cubepy's does, two
+  ways, alternating: cuda-python (its import, then the compile, which loads libnvrtc)
+  and ctypes on the library cubepy loaded (its dlopen, then the compile). The ctypes
+  way is NVRTC's own compile time, which the cold first launch should exceed by at most
+  20 ms; the cuda-python way is what a launcher built on cuda-python pays. (In a
   process without a CUDA context NVRTC's first compile also sets NVRTC up, about 0.1 s
   on the H200, which a cubepy process has already paid.)
 
@@ -80,6 +82,8 @@ if len(sys.argv) > 2:  # the cold run: time what the device's compiler takes
                 fh.write(source)
             with open(KERNEL_FILE + ".opts", "w") as fh:
                 fh.write("\n".join(cuda_compile.nvrtc_options(arch, fast_math)))
+            with open(KERNEL_FILE + ".lib", "w") as fh:  # the libnvrtc cubepy loaded
+                fh.write(cuda_compile.nvrtc_lib.load().path)
             return real_nvrtc(source, arch, fast_math=fast_math)
         cuda_compile.compile_nvrtc = keep_source
     elif sys.argv[1] == "wgpu":  # naga's translation and the driver's pipeline build
@@ -154,6 +158,34 @@ print({"nvrtc_load_ms": 1e3 * (t1 - t0), "nvrtc_compile_ms": 1e3 * (t2 - t1),
 context.pop()
 """
 
+# NVRTC reached the lightest way: the library cubepy loaded, opened with ctypes.
+NVRTC_CTYPES_CHILD = r"""
+import ctypes, sys, time
+import numpy
+import pycuda.driver as drv
+drv.init()
+context = drv.Device(0).make_context()
+t0 = time.perf_counter()
+lib = ctypes.CDLL(open(sys.argv[3]).read())
+t1 = time.perf_counter()
+source = open(sys.argv[1], "rb").read()
+opts = [o.encode() for o in open(sys.argv[2]).read().splitlines()]
+prog = ctypes.c_void_p()
+assert lib.nvrtcCreateProgram(ctypes.byref(prog), source, b"cubepy_kernel.cu", 0,
+                              None, None) == 0
+options = (ctypes.c_char_p * len(opts))(*opts)
+assert lib.nvrtcCompileProgram(prog, len(opts), options) == 0
+size = ctypes.c_size_t()
+assert lib.nvrtcGetCUBINSize(prog, ctypes.byref(size)) == 0 and size.value > 0
+cubin = ctypes.create_string_buffer(size.value)
+assert lib.nvrtcGetCUBIN(prog, cubin) == 0
+lib.nvrtcDestroyProgram(ctypes.byref(prog))
+t2 = time.perf_counter()
+print({"nvrtc_load_ms": 1e3 * (t1 - t0), "nvrtc_compile_ms": 1e3 * (t2 - t1),
+       "nvrtc_total_ms": 1e3 * (t2 - t0)})
+context.pop()
+"""
+
 DEFAULT_CHILD = r"""
 import time
 import cubepy
@@ -212,9 +244,15 @@ def measure_runtime(runtime: str, runs: int, tmp: str) -> dict:
     if runtime == "cuda" and os.path.exists(kernel_file + ".cu"):
         # NVRTC's own compile time: the same source and options compiled by NVRTC alone,
         # in fresh processes (its bindings' import and library load, then the compile).
-        alone = [_child(NVRTC_CHILD, [kernel_file + ".cu", kernel_file + ".opts"], None)
-                 for _ in range(runs)]
-        cold["nvrtc_alone"] = {k: statistics.median(a[k] for a in alone) for k in alone[0]}
+        # Two ways to reach it, alternating: cuda-python's bindings, and ctypes on the
+        # library cubepy loaded (the lightest way, the bound the target is judged by).
+        files = [kernel_file + ".cu", kernel_file + ".opts", kernel_file + ".lib"]
+        alone = {"cuda_python": [], "ctypes": []}
+        for _ in range(runs):
+            alone["cuda_python"].append(_child(NVRTC_CHILD, files, None))
+            alone["ctypes"].append(_child(NVRTC_CTYPES_CHILD, files, None))
+        cold["nvrtc_alone"] = {way: {k: statistics.median(a[k] for a in rows) for k in rows[0]}
+                               for way, rows in alone.items()}
     warm = [launch_child(runtime, cache, kernel_file) for _ in range(runs)]
     for w in warm:
         w.pop("modules_loaded")
@@ -296,7 +334,9 @@ def render(report: dict, runtimes: list[str]) -> str:
         if compiler:
             lines.append(f"| of which the compiler: {compiler} | {cold['compiler_ms']:.1f} "
                          f"| | |")
-            lines.append(f"| cubepy's own share of the cold launch | "
+            overlap = " (NVRTC's load on its thread overlaps it)" if runtime == "cuda" else ""
+            lines.append(f"| the rest: cubepy's frontend, code generation, module load "
+                         f"and launch{overlap} | "
                          f"{cold['first_launch_ms'] - cold['compiler_ms']:.1f} | | |")
             lines.append(f"| of which importing cubepy's compiler modules "
                          f"(alone, median of 3 processes) | {cold['modules_import_ms']:.1f} "
@@ -304,14 +344,19 @@ def render(report: dict, runtimes: list[str]) -> str:
         alone = cold.get("nvrtc_alone")
         if alone:
             lines.append(f"| NVRTC alone, fresh processes with a CUDA context (median of "
-                         f"{runs}): the same source and options; cuda-python's import | "
-                         f"{alone['nvrtc_load_ms']:.1f} | | |")
-            lines.append(f"| NVRTC alone: the compile (loads libnvrtc) | "
-                         f"{alone['nvrtc_compile_ms']:.1f} | | |")
-            bound = alone["nvrtc_total_ms"] + 20.0
-            verdict = "met" if cold["first_launch_ms"] <= bound else "**missed**"
-            lines.append(f"| target: cold first launch at most NVRTC alone + 20 ms "
-                         f"({bound:.1f}) | {verdict} | | |")
+                         f"{runs}), the same source and options: | | | |")
+            ways = (("cuda_python", "cuda-python's import", "the compile (loads libnvrtc)"),
+                    ("ctypes", "ctypes, the library's dlopen", "the compile"))
+            for way, load, compile_ in ways:
+                lines.append(f"| {load} + {compile_} | {alone[way]['nvrtc_load_ms']:.1f} + "
+                             f"{alone[way]['nvrtc_compile_ms']:.1f} = "
+                             f"{alone[way]['nvrtc_total_ms']:.1f} | | |")
+            for way, name in (("ctypes", "through ctypes (the target's bound)"),
+                              ("cuda_python", "through cuda-python")):
+                bound = alone[way]["nvrtc_total_ms"] + 20.0
+                verdict = "met" if cold["first_launch_ms"] <= bound else "**missed**"
+                lines.append(f"| cold first launch at most NVRTC alone {name} + 20 ms "
+                             f"({bound:.1f}) | {verdict} | | |")
         for k, title in (("frontend_imported", "frontend loaded"),
                          ("jinja2_imported", "jinja2 imported"),
                          ("nvrtc_loaded", "NVRTC loaded")):

@@ -1,5 +1,5 @@
 """Cold first launches on cuda, fresh processes interleaved, under variants of the
-NVRTC loading thread.
+NVRTC loading thread, against NVRTC alone in the same run.
 
     python benchmarks/probe_cold_launch.py [RUNS]
 
@@ -7,14 +7,17 @@ Each process is benchmarks/bench_startup.py's launch child (import, client, then
 timed decoration + first launch + sync of axpy with an empty cache folder); a variant
 adds one line before the timed part:
 
-- `now`: the code as it stands;
-- `nowarm`: the loading thread's warm-up compile replaced by nothing (the thread
-  compiled an empty kernel until 91d8eea; on later code this is `now` again);
-- `late`: the decoration's notice to the clients turned off (only 7c704f8 had one; on
-  other code this is `now` again).
+- `now`: the code as it stands (NVRTC through ctypes);
+- `cuda_python`: the loading thread first imports cuda-python's NVRTC bindings, as it
+  did while NVRTC was reached through them (until nvrtc_lib.py), so the two designs are
+  compared in one run.
+
+Between them, NVRTC alone: bench_startup.py's ctypes child (a fresh process with a CUDA
+context opens the libnvrtc cubepy loaded and compiles the cold launch's source with its
+options), so each variant's median can be set against NVRTC's own time + 20 ms.
 
 Prints the median, minimum and every time per variant, and writes them as JSON to
-$OUT/warmup.json (or /tmp). Results: benchmarks/results/startup_cold_h200.md.
+$OUT/cold_launch.json (or /tmp). Results: benchmarks/results/startup_cold_h200.md.
 """
 from __future__ import annotations
 
@@ -29,9 +32,12 @@ import bench_startup as b  # noqa: E402
 
 PATCH = {
     "now": "",
-    "nowarm": "from cubepy.runtime import cuda_compile as _cc; "
-              "_cc._warm_up_nvrtc = lambda arch: None\n",
-    "late": "import cubepy.runtime as _rt; _rt.compile_coming = lambda: None\n",
+    "cuda_python": "from cubepy.runtime import cuda_compile as _cc\n"
+                   "_load = _cc._load_nvrtc\n"
+                   "def _load_through_cuda_python():\n"
+                   "    from cuda.bindings import nvrtc\n"
+                   "    _load()\n"
+                   "_cc._load_nvrtc = _load_through_cuda_python\n",
 }
 
 
@@ -43,16 +49,20 @@ def main() -> None:
         with open(kernel_file, "w") as fh:
             fh.write(b.KERNEL)
         b._child(b.IMPORT_CHILD, [], None)  # fills __pycache__
+        times["nvrtc_alone_ctypes"] = []
+        files = [kernel_file + ext for ext in (".cu", ".opts", ".lib")]
         for i in range(runs):
             for variant, patch in PATCH.items():
                 code = b.LAUNCH_CHILD.replace("KERNEL_FILE", repr(kernel_file)).replace(
                     "before = set(sys.modules)", patch + "before = set(sys.modules)")
                 row = b._child(code, ["cuda", "cold"], os.path.join(tmp, f"c{i}{variant}"))
                 times[variant].append(row["first_launch_ms"])
+            row = b._child(b.NVRTC_CTYPES_CHILD, files, None)
+            times["nvrtc_alone_ctypes"].append(row["nvrtc_total_ms"])
     for variant, values in times.items():
         print(f"{variant}: median {statistics.median(values):.1f} min {min(values):.1f} ms  "
               f"{[round(x, 1) for x in values]}")
-    out = os.path.join(os.environ.get("OUT", "/tmp"), "warmup.json")
+    out = os.path.join(os.environ.get("OUT", "/tmp"), "cold_launch.json")
     with open(out, "w") as fh:
         json.dump(times, fh)
 
