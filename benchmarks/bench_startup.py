@@ -23,7 +23,9 @@ one throwaway process first fills __pycache__):
   ways, alternating: cuda-python (its import, then the compile, which loads libnvrtc)
   and ctypes on the library cubepy loaded (its dlopen, then the compile). The ctypes
   way is NVRTC's own compile time, which the cold first launch should exceed by at most
-  20 ms; the cuda-python way is what a launcher built on cuda-python pays. (In a
+  20 ms; the cuda-python way is what a launcher built on cuda-python pays. And, where
+  CuPy is installed, CuPy's RawModule compiling and loading the same source with an
+  empty kernel cache: what a launcher taking CUDA source as it is pays. (In a
   process without a CUDA context NVRTC's first compile also sets NVRTC up, about 0.1 s
   on the H200, which a cubepy process has already paid.)
 
@@ -186,6 +188,28 @@ print({"nvrtc_load_ms": 1e3 * (t1 - t0), "nvrtc_compile_ms": 1e3 * (t2 - t1),
 context.pop()
 """
 
+# A launcher that takes CUDA source as it is: CuPy's RawModule compiles the cold launch's
+# source with the same options (less the architecture, which CuPy sets itself) through
+# its own NVRTC bindings, with an empty kernel cache of its own, and loads the module.
+CUPY_CHILD = r"""
+import os, re, sys, tempfile, time
+os.environ["CUPY_CACHE_DIR"] = tempfile.mkdtemp()
+import numpy
+import cupy
+cupy.zeros(1).sum()  # the context and CuPy's own start, as a client's
+cupy.cuda.Device().synchronize()
+source = open(sys.argv[1]).read()
+opts = tuple(o for o in open(sys.argv[2]).read().splitlines()
+             if not o.startswith("--gpu-architecture"))
+name = re.search(r'extern "C" __global__ void (?:__launch_bounds__\(\d+\) )?(\w+)',
+                 source).group(1)
+t0 = time.perf_counter()
+module = cupy.RawModule(code=source, options=opts, backend="nvrtc")
+module.get_function(name)
+t1 = time.perf_counter()
+print({"cupy_compile_load_ms": 1e3 * (t1 - t0)})
+"""
+
 DEFAULT_CHILD = r"""
 import time
 import cubepy
@@ -253,6 +277,12 @@ def measure_runtime(runtime: str, runs: int, tmp: str) -> dict:
             alone["ctypes"].append(_child(NVRTC_CTYPES_CHILD, files, None))
         cold["nvrtc_alone"] = {way: {k: statistics.median(a[k] for a in rows) for k in rows[0]}
                                for way, rows in alone.items()}
+        try:  # CuPy, where installed
+            cupy = [_child(CUPY_CHILD, files, None)["cupy_compile_load_ms"]
+                    for _ in range(runs)]
+            cold["cupy_compile_load_ms"] = statistics.median(cupy)
+        except SystemExit as e:
+            print(f"CuPy's RawModule not measured: {str(e).strip().splitlines()[-1:]}")
     warm = [launch_child(runtime, cache, kernel_file) for _ in range(runs)]
     for w in warm:
         w.pop("modules_loaded")
@@ -351,6 +381,10 @@ def render(report: dict, runtimes: list[str]) -> str:
                 lines.append(f"| {load} + {compile_} | {alone[way]['nvrtc_load_ms']:.1f} + "
                              f"{alone[way]['nvrtc_compile_ms']:.1f} = "
                              f"{alone[way]['nvrtc_total_ms']:.1f} | | |")
+            if "cupy_compile_load_ms" in cold:
+                lines.append(f"| CuPy's RawModule on the same source, empty kernel cache: "
+                             f"compile (its own NVRTC bindings) + module load | "
+                             f"{cold['cupy_compile_load_ms']:.1f} | | |")
             for way, name in (("ctypes", "through ctypes (the target's bound)"),
                               ("cuda_python", "through cuda-python")):
                 bound = alone[way]["nvrtc_total_ms"] + 20.0

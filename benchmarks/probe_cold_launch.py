@@ -14,13 +14,16 @@ adds one line before the timed part:
 
 Between them, NVRTC alone: bench_startup.py's ctypes child (a fresh process with a CUDA
 context opens the libnvrtc cubepy loaded and compiles the cold launch's source with its
-options), so each variant's median can be set against NVRTC's own time + 20 ms.
+options), so each variant's median can be set against NVRTC's own time + 20 ms; and,
+where CuPy is installed, its RawModule compiling and loading the same source with an
+empty kernel cache (bench_startup.py's CuPy child).
 
 Prints the median, minimum and every time per variant, and writes them as JSON to
 $OUT/cold_launch.json (or /tmp). Results: benchmarks/results/startup_cold_h200.md.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import statistics
@@ -50,6 +53,9 @@ def main() -> None:
             fh.write(b.KERNEL)
         b._child(b.IMPORT_CHILD, [], None)  # fills __pycache__
         times["nvrtc_alone_ctypes"] = []
+        with_cupy = importlib.util.find_spec("cupy") is not None
+        if with_cupy:
+            times["cupy_rawmodule"] = []
         files = [kernel_file + ext for ext in (".cu", ".opts", ".lib")]
         for i in range(runs):
             for variant, patch in PATCH.items():
@@ -59,6 +65,9 @@ def main() -> None:
                 times[variant].append(row["first_launch_ms"])
             row = b._child(b.NVRTC_CTYPES_CHILD, files, None)
             times["nvrtc_alone_ctypes"].append(row["nvrtc_total_ms"])
+            if with_cupy:
+                row = b._child(b.CUPY_CHILD, files, None)
+                times["cupy_rawmodule"].append(row["cupy_compile_load_ms"])
     for variant, values in times.items():
         print(f"{variant}: median {statistics.median(values):.1f} min {min(values):.1f} ms  "
               f"{[round(x, 1) for x in values]}")
