@@ -641,3 +641,21 @@ def test_nvrtc_record_key_follows_what_decides_the_search(tmp_path, monkeypatch)
     (tmp_path / "lib64").mkdir()  # CUDA_HOME's lib64 appears
     keys.add(cuda_compile._nvrtc_record_key())
     assert len(keys) == 5 and before in keys
+
+
+def test_nvrtc_and_include_records_ignore_files_written_beside_a_script(tmp_path,
+                                                                      monkeypatch):
+    """A script's folder is on sys.path and changes whenever it writes a file there;
+    that must not cost a warm process its records (and NVRTC's load). A pip wheel
+    installed in a sys.path folder does change them."""
+    script_folder = tmp_path / "project"
+    script_folder.mkdir()
+    monkeypatch.setattr(sys, "path", [str(script_folder), *sys.path])
+    keys = (cuda_compile._nvrtc_record_key, cuda_compile._include_record_key)
+    before = [key() for key in keys]
+    (script_folder / "results.csv").write_text("1,2,3")
+    assert [key() for key in keys] == before
+    (script_folder / "nvidia" / "cu13" / "lib").mkdir(parents=True)
+    (script_folder / "nvidia" / "cu13" / "include").mkdir()
+    after = [key() for key in keys]
+    assert after[0] != before[0] and after[1] != before[1]

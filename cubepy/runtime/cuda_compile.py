@@ -52,6 +52,11 @@ def cccl_include_dir() -> str | None:
     return _include_dirs()[1]
 
 
+# Where pip's NVIDIA wheels put the CUDA headers, under a sys.path folder.
+_WHEEL_INCLUDE_FOLDERS = ("nvidia/cu13/include", "nvidia/cu12/include",
+                          "nvidia/cuda_runtime/include")
+
+
 def _has_cuda_headers(d: str) -> bool:
     return os.path.isfile(os.path.join(d, "cuda_fp16.h"))
 
@@ -84,12 +89,14 @@ def _include_dirs() -> tuple[str | None, str | None]:
 
 def _include_record_key() -> str:
     """What decides the include folders: the variables and PATH the search reads, and
-    the modification times of the folders where a toolkit or a pip package would appear
-    (every sys.path folder, which pip touches on each install, and the system ones)."""
-    env = [os.environ.get(v, "") for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "PATH")]
-    stamps = _folder_stamps(
-        [*sys.path, "/usr/local/cuda", "/usr/local/cuda/include", "/usr/include"])
-    return cache_key("cuda-include-dirs", "\0".join(env), stamps)
+    the modification times of the folders where a toolkit would appear and of pip's
+    NVIDIA header folders in each sys.path folder (not of the sys.path folders
+    themselves: a script's own folder changes whenever it writes a file there)."""
+    env = [os.environ.get(v, "")
+           for v in ("CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CONDA_PREFIX", "PATH")]
+    stamps = _folder_stamps(["/usr/local/cuda", "/usr/local/cuda/include", "/usr/include"])
+    return cache_key("cuda-include-dirs", "\0".join(env), stamps,
+                     _wheel_stamps(_WHEEL_INCLUDE_FOLDERS))
 
 
 def _include_candidates() -> list[str]:
@@ -105,8 +112,7 @@ def _include_candidates() -> list[str]:
     # pip's NVIDIA wheels put the headers beside their libraries; cuda.pathfinder knows
     # more layouts but costs an import, so it is asked only when these hold none.
     wheels = [os.path.join(folder or ".", sub) for folder in dict.fromkeys(sys.path)
-              for sub in ("nvidia/cu13/include", "nvidia/cu12/include",
-                          "nvidia/cuda_runtime/include")]
+              for sub in _WHEEL_INCLUDE_FOLDERS]
     found = [d for d in wheels if _has_cuda_headers(d)]
     if not found:
         try:
@@ -237,28 +243,44 @@ def _nvrtc_library_path() -> str:
 
 
 def _nvrtc_record_key() -> str:
-    """The cache key of the NVRTC record: the variables nvrtc_lib's search reads and the
-    modification times of the folders it looks in (pip touches sys.path folders on each
-    install), and the loader's cache, which ldconfig rewrites."""
+    """The cache key of the NVRTC record: the variables nvrtc_lib's search reads, the
+    modification times of the folders it looks in (pip's NVIDIA library folders under
+    each sys.path folder, LD_LIBRARY_PATH's, the toolkits'), and the loader's cache,
+    which ldconfig rewrites."""
     env = [os.environ.get(v, "") for v in nvrtc_lib.SEARCH_VARIABLES]
-    folders = [*sys.path, *os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)]
+    folders = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if d]
     for root in (os.environ.get("CONDA_PREFIX"), os.environ.get("CUDA_HOME"),
                  os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if root:
             folders += [os.path.join(root, "lib64"), os.path.join(root, "lib")]
     return cache_key("nvrtc-identity", "\0".join(env), _folder_stamps(folders),
+                     _wheel_stamps(nvrtc_lib.WHEEL_FOLDERS),
                      file_identity("/etc/ld.so.cache"))
 
 
 def _folder_stamps(folders: list[str]) -> str:
     """"realpath:mtime" of each folder ("-" for a missing one): changes when a file is
-    added to or removed from any of them."""
+    added to or removed from any of them, or a link among them points elsewhere."""
     stamps = []
     for d in dict.fromkeys(folders):
         try:
             stamps.append(f"{os.path.realpath(d)}:{os.stat(d).st_mtime_ns}")
         except OSError:
             stamps.append(f"{d}:-")
+    return "\0".join(stamps)
+
+
+def _wheel_stamps(subfolders: tuple[str, ...]) -> str:
+    """The modification time of each of `subfolders` under each sys.path folder ("-"
+    where it is absent): a wheel installed, upgraded or removed there changes it."""
+    stamps = []
+    for folder in dict.fromkeys(sys.path):
+        for sub in subfolders:
+            path = os.path.join(folder or ".", sub)
+            try:
+                stamps.append(f"{path}:{os.stat(path).st_mtime_ns}")
+            except OSError:
+                stamps.append("-")
     return "\0".join(stamps)
 
 

@@ -26,7 +26,8 @@ import re
 import sys
 import threading
 
-_WHEEL_FOLDERS = ("nvidia/cu13/lib", "nvidia/cu12/lib", "nvidia/cuda_nvrtc/lib")
+# Where pip's NVIDIA wheels put libnvrtc, under a sys.path folder.
+WHEEL_FOLDERS = ("nvidia/cu13/lib", "nvidia/cu12/lib", "nvidia/cuda_nvrtc/lib")
 _SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12")
 _TOOLKIT_VARIABLES = ("CUDA_HOME", "CUDA_PATH")
 # Every environment variable the search reads: part of the key of the record that
@@ -47,7 +48,7 @@ def library_candidates() -> list[str]:
         return [explicit]
     candidates = []
     for folder in dict.fromkeys(sys.path):
-        for sub in _WHEEL_FOLDERS:
+        for sub in WHEEL_FOLDERS:
             candidates += _libraries_in(os.path.join(folder or ".", sub))
     if os.environ.get("CONDA_PREFIX"):
         candidates += _libraries_in(os.path.join(os.environ["CONDA_PREFIX"], "lib"))
