@@ -136,6 +136,10 @@ def _cmd_info(args) -> int:
             print(f"        dtypes: {', '.join(sorted(t.name for t in lim.dtypes))}")
             if lim.features:
                 print(f"        features: {', '.join(lim.features)}")
+        if name == "cuda":  # which CUDA compiler serves, even without the runtime
+            from .runtime.cuda_compile import describe_compilers
+            for line in describe_compilers():
+                print(f"        compiler: {line}")
         for target in targets_for_runtime(name):  # what the compiler generates for it
             for line in _capabilities(target):
                 print(f"        {line}")

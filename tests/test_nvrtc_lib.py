@@ -195,3 +195,21 @@ def test_a_cold_process_compiles_without_cuda_python(fake_library, tmp_path):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_info_names_the_compilers(fake_library, tmp_path, fresh, monkeypatch):
+    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(fake_library))
+    lines = cuda_compile.describe_compilers()
+    assert lines[0] == f"NVRTC 13.0 ({os.path.realpath(fake_library)}), used first"
+    monkeypatch.setenv("CUBEPY_CUDA_COMPILER", "nvcc")
+    assert cuda_compile.describe_compilers()[0].startswith("NVRTC not used")
+    monkeypatch.delenv("CUBEPY_CUDA_COMPILER")
+    nvrtc_lib.reset_for_tests()
+    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(tmp_path / "absent.so"))
+    assert cuda_compile.describe_compilers()[0] == (
+        "NVRTC not found (tried 1 place; CUBEPY_NVRTC_LIBRARY names the library)")
+    env = {**os.environ, "CUBEPY_NVRTC_LIBRARY": str(fake_library)}
+    out = subprocess.run([sys.executable, "-m", "cubepy", "info"], capture_output=True,
+                         text=True, check=True, env=env).stdout
+    cuda_part = out.partition("cubepy runtimes:")[2].split("\n  wgpu")[0]
+    assert f"compiler: NVRTC 13.0 ({os.path.realpath(fake_library)})" in cuda_part

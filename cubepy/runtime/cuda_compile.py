@@ -196,6 +196,31 @@ def nvcc_version() -> str | None:
     return "nvcc-" + (out.splitlines()[-1] if out else "unknown")
 
 
+def describe_compilers() -> list[str]:
+    """One line per CUDA compiler, for `cubepy info`: the NVRTC found (version and
+    library) or why none was, and the nvcc on PATH; which one a compile uses first."""
+    forced = os.environ.get("CUBEPY_CUDA_COMPILER")
+    lines = []
+    if forced == "nvcc":
+        lines.append("NVRTC not used (CUBEPY_CUDA_COMPILER=nvcc)")
+    else:
+        try:
+            nvrtc = nvrtc_lib.load()
+            major, minor = nvrtc.version()
+            lines.append(f"NVRTC {major}.{minor} ({nvrtc.path})"
+                         + (", used first" if forced != "nvrtc" else ", forced"))
+        except nvrtc_lib.NvrtcError as e:
+            tried = str(e).count("\n")
+            lines.append(f"NVRTC not found (tried {tried} place{'s' * (tried != 1)}; "
+                         "CUBEPY_NVRTC_LIBRARY names the library)")
+    nvcc = shutil.which("nvcc")
+    if forced == "nvrtc":
+        lines.append("nvcc not used (CUBEPY_CUDA_COMPILER=nvrtc)")
+    else:
+        lines.append(f"nvcc ({nvcc})" if nvcc else "nvcc not on PATH")
+    return lines
+
+
 def file_identity(path: str | None) -> str:
     """"path:size:mtime_ns" of the file `path` resolves to ("" when missing): changes
     whenever the file is replaced or rebuilt, and costs one stat."""
