@@ -8,6 +8,8 @@ timed decoration + first launch + sync of axpy with an empty cache folder); a va
 adds one line before the timed part:
 
 - `now`: the code as it stands (NVRTC through ctypes);
+- `cdll`: libnvrtc opened by ctypes.CDLL, whose dlopen holds the GIL (as until the
+  loader's dlopen was called as a foreign function, which releases it);
 - `cuda_python`: the loading thread first imports cuda-python's NVRTC bindings, as it
   did while NVRTC was reached through them (until nvrtc_lib.py), so the two designs are
   compared in one run.
@@ -35,6 +37,8 @@ import bench_startup as b  # noqa: E402
 
 PATCH = {
     "now": "",
+    "cdll": "import ctypes as _ct\nfrom cubepy.runtime import nvrtc_lib as _nl\n"
+            "_nl._open = _ct.CDLL\n",
     "cuda_python": "from cubepy.runtime import cuda_compile as _cc\n"
                    "_load = _cc._load_nvrtc\n"
                    "def _load_through_cuda_python():\n"

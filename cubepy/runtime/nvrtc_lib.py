@@ -162,13 +162,32 @@ def _search() -> tuple[Nvrtc | None, str | None]:
     tried = []
     for candidate in library_candidates():
         try:
-            lib = ctypes.CDLL(candidate)
+            lib = _open(candidate)
             nvrtc = Nvrtc(lib, _library_path(lib, candidate))
             nvrtc.version()
             return nvrtc, None
         except (OSError, AttributeError, NvrtcError) as e:
             tried.append(f"{candidate}: {e}")
     return None, "libnvrtc was not found; tried:\n  " + "\n  ".join(tried)
+
+
+def _open(candidate: str) -> ctypes.CDLL:
+    """`candidate` loaded. ctypes.CDLL holds the GIL through its dlopen (5-8 ms for
+    libnvrtc), which would stall the frontend on the main thread, so the loader's dlopen
+    is called as a foreign function (which releases the GIL) and ctypes wraps the
+    handle; OSError with the loader's message when it fails."""
+    try:
+        loader = ctypes.CDLL(None)
+        dlopen, dlerror = loader.dlopen, loader.dlerror
+    except (OSError, AttributeError):  # no dlopen in the global namespace
+        return ctypes.CDLL(candidate)
+    dlopen.argtypes, dlopen.restype = [ctypes.c_char_p, ctypes.c_int], ctypes.c_void_p
+    dlerror.argtypes, dlerror.restype = [], ctypes.c_char_p
+    handle = dlopen(os.fsencode(candidate), os.RTLD_NOW | os.RTLD_LOCAL)
+    if not handle:
+        message = dlerror()
+        raise OSError(message.decode(errors="replace") if message else "dlopen failed")
+    return ctypes.CDLL(candidate, handle=handle)
 
 
 def _library_path(lib: ctypes.CDLL, candidate: str) -> str:
