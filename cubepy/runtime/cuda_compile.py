@@ -130,8 +130,8 @@ _loading: threading.Thread | None = None  # the thread started by start_loading_
 def start_loading_nvrtc() -> None:
     """Starts loading NVRTC (finding libnvrtc and a dlopen, about 10 ms) on a thread, for
     a process about to compile a kernel: the load then overlaps the frontend and code
-    generation (ctypes holds the GIL during the dlopen itself, which is why NVRTC is not
-    reached through cuda-python, whose import holds it for about 60 ms). `nvrtc_version()`
+    generation, as the dlopen runs without the GIL (nvrtc_lib.py; NVRTC is not reached
+    through cuda-python, whose import holds the GIL for about 60 ms). `nvrtc_version()`
     does the loading, as it would at the compile, and keeps its answer (None when NVRTC
     cannot be loaded), so the compile sees the same outcome and reports the same error.
     `CudaCompiler.compile` waits for the thread first, so NVRTC is never called from two

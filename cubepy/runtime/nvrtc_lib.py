@@ -3,7 +3,8 @@
 cuda-python's NVRTC bindings take about 60 ms to import, all of it holding the GIL, so
 in a cold process their import on the loading thread competed with the frontend for the
 interpreter instead of overlapping it. Loaded through ctypes, libnvrtc costs one dlopen
-(about 8 ms) and each NVRTC call releases the GIL; cuda-python is not needed at all.
+(5-8 ms, made without the GIL: see _open) and each NVRTC call releases the GIL;
+cuda-python is not needed at all.
 
 Where the library is looked for, first found wins (the order of cuda-python's own
 pathfinder, so both pick the same file):
