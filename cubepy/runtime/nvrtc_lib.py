@@ -17,7 +17,8 @@ pathfinder, so both pick the same file):
 4. the system loader (`LD_LIBRARY_PATH`, the ldconfig cache): `libnvrtc.so.13`, `.12`;
 5. `CUDA_HOME`, `CUDA_PATH`, then `/usr/local/cuda`: their `lib64` and `lib`.
 
-Linux only (the library names and /proc); elsewhere the cuda runtime uses nvcc.
+Linux only (the library names, the loader's dlopen and dladdr); elsewhere the cuda runtime
+uses nvcc.
 """
 from __future__ import annotations
 
