@@ -305,35 +305,25 @@ def test_fast_math_false_reaches_the_nvrtc_and_nvcc_options():
 
 
 class _FakeNvrtc:
-    """Records the options NVRTC is called with; compiles nothing."""
+    """A loaded libnvrtc (nvrtc_lib.Nvrtc) that records the options it is called with
+    and compiles nothing."""
 
     def __init__(self):
-        self.options: list[list[bytes]] = []
+        self.options: list[list[str]] = []
 
-    def nvrtcCreateProgram(self, source, name, n, headers, includes):
-        return 0, "prog"
-
-    def nvrtcCompileProgram(self, prog, n, opts):
-        self.options.append(list(opts))
-        return (0,)
-
-    def nvrtcGetCUBINSize(self, prog):
-        return 0, 4
-
-    def nvrtcGetCUBIN(self, prog, buffer):
-        return (0,)
-
-    def nvrtcDestroyProgram(self, prog):
-        return (0,)
+    def compile(self, source, name, options):
+        self.options.append(list(options))
+        return b"\x7fELF"
 
 
 def test_fast_math_false_reaches_the_nvrtc_call(monkeypatch):
+    from cubepy.runtime import nvrtc_lib
     fake = _FakeNvrtc()
-    monkeypatch.setattr(cuda_compile, "_nvrtc_module", lambda: fake)
+    monkeypatch.setattr(nvrtc_lib, "load", lambda: fake)
     cuda_compile.compile_nvrtc("src", "sm_90", fast_math=False)
     cuda_compile.compile_nvrtc("src", "sm_90")
-    assert b"--fmad=false" in fake.options[0] and b"--fmad=false" not in fake.options[1]
-    assert b"--gpu-architecture=sm_90" in fake.options[0]
+    assert "--fmad=false" in fake.options[0] and "--fmad=false" not in fake.options[1]
+    assert "--gpu-architecture=sm_90" in fake.options[0]
 
 
 def test_fast_math_false_has_its_own_cubin_cache_entry(tmp_path, monkeypatch):
