@@ -155,6 +155,8 @@ def test_nothing_found_says_what_was_tried(tmp_path, fresh, monkeypatch):
     with pytest.raises(nvrtc_lib.NvrtcError, match="libnvrtc was not found; tried") as err:
         nvrtc_lib.load()
     assert "absent" in str(err.value)
+    assert len(err.value.tried) == 1 and err.value.tried[0].startswith(
+        str(tmp_path / "absent" / "libnvrtc.so.13") + ": ")
     assert cuda_compile.nvrtc_version() is None and cuda_compile.nvrtc_identity() is None
 
 

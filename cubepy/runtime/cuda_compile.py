@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import sys
 import tempfile
 import threading
 
@@ -111,9 +110,8 @@ def _include_candidates() -> list[str]:
     candidates += ["/usr/local/cuda/include", "/usr/include"]
     # pip's NVIDIA wheels put the headers beside their libraries; cuda.pathfinder knows
     # more layouts but costs an import, so it is asked only when these hold none.
-    wheels = [os.path.join(folder or ".", sub) for folder in dict.fromkeys(sys.path)
-              for sub in _WHEEL_INCLUDE_FOLDERS]
-    found = [d for d in wheels if _has_cuda_headers(d)]
+    found = [d for d in nvrtc_lib.wheel_folders(_WHEEL_INCLUDE_FOLDERS)
+             if _has_cuda_headers(d)]
     if not found:
         try:
             from cuda.pathfinder import find_nvidia_header_directory
@@ -210,7 +208,7 @@ def describe_compilers() -> list[str]:
             lines.append(f"NVRTC {major}.{minor} ({nvrtc.path})"
                          + (", used first" if forced != "nvrtc" else ", forced"))
         except nvrtc_lib.NvrtcError as e:
-            tried = str(e).count("\n")
+            tried = len(e.tried)
             lines.append(f"NVRTC not found (tried {tried} place{'s' * (tried != 1)}; "
                          "CUBEPY_NVRTC_LIBRARY names the library)")
     nvcc = shutil.which("nvcc")
@@ -299,13 +297,11 @@ def _wheel_stamps(subfolders: tuple[str, ...]) -> str:
     """The modification time of each of `subfolders` under each sys.path folder ("-"
     where it is absent): a wheel installed, upgraded or removed there changes it."""
     stamps = []
-    for folder in dict.fromkeys(sys.path):
-        for sub in subfolders:
-            path = os.path.join(folder or ".", sub)
-            try:
-                stamps.append(f"{path}:{os.stat(path).st_mtime_ns}")
-            except OSError:
-                stamps.append("-")
+    for path in nvrtc_lib.wheel_folders(subfolders):
+        try:
+            stamps.append(f"{path}:{os.stat(path).st_mtime_ns}")
+        except OSError:
+            stamps.append("-")
     return "\0".join(stamps)
 
 

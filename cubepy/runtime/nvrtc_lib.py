@@ -23,6 +23,7 @@ uses nvcc.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import re
 import sys
@@ -40,7 +41,19 @@ _VERSIONED = re.compile(r"libnvrtc\.so\.(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
 
 
 class NvrtcError(RuntimeError):
-    """An NVRTC call failed; the message holds NVRTC's log or error string."""
+    """An NVRTC call failed, or no libnvrtc loaded; the message holds NVRTC's log or
+    error string, or the places tried (also in `tried`, one "place: why" each)."""
+
+    def __init__(self, message: str, tried: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.tried = tried
+
+
+def wheel_folders(subfolders: tuple[str, ...]) -> list[str]:
+    """Each of `subfolders` under each sys.path folder (where pip's NVIDIA wheels put
+    their files), in sys.path's order; whether they exist is the caller's question."""
+    return [os.path.join(folder or ".", sub) for folder in dict.fromkeys(sys.path)
+            for sub in subfolders]
 
 
 def library_candidates() -> list[str]:
@@ -49,9 +62,8 @@ def library_candidates() -> list[str]:
     if explicit:
         return [explicit]
     candidates = []
-    for folder in dict.fromkeys(sys.path):
-        for sub in WHEEL_FOLDERS:
-            candidates += _libraries_in(os.path.join(folder or ".", sub))
+    for folder in wheel_folders(WHEEL_FOLDERS):
+        candidates += _libraries_in(folder)
     if os.environ.get("CONDA_PREFIX"):
         candidates += _libraries_in(os.path.join(os.environ["CONDA_PREFIX"], "lib"))
     candidates += _SONAMES
@@ -145,22 +157,23 @@ class Nvrtc:
 
 _lock = threading.Lock()
 _loaded: Nvrtc | None = None
-_failure: str | None = None
+_tried: tuple[str, ...] | None = None  # what the search tried, when it found nothing
 
 
 def load() -> Nvrtc:
     """The process's libnvrtc, loaded on the first call (the outcome, found or not, is
     kept); NvrtcError saying what was tried when none loads."""
-    global _loaded, _failure
+    global _loaded, _tried
     with _lock:
-        if _loaded is None and _failure is None:
-            _loaded, _failure = _search()
+        if _loaded is None and _tried is None:
+            _loaded, _tried = _search()
     if _loaded is None:
-        raise NvrtcError(_failure)
+        raise NvrtcError("libnvrtc was not found; tried:\n  " + "\n  ".join(_tried),
+                         tried=_tried)
     return _loaded
 
 
-def _search() -> tuple[Nvrtc | None, str | None]:
+def _search() -> tuple[Nvrtc | None, tuple[str, ...] | None]:
     tried = []
     for candidate in library_candidates():
         try:
@@ -170,7 +183,28 @@ def _search() -> tuple[Nvrtc | None, str | None]:
             return nvrtc, None
         except (OSError, AttributeError, NvrtcError) as e:
             tried.append(f"{candidate}: {e}")
-    return None, "libnvrtc was not found; tried:\n  " + "\n  ".join(tried)
+    return None, tuple(tried)
+
+
+class _DlInfo(ctypes.Structure):
+    """dladdr's answer (glibc's Dl_info)."""
+    _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p),
+                ("sname", ctypes.c_char_p), ("saddr", ctypes.c_void_p)]
+
+
+@functools.lru_cache(maxsize=None)
+def _loader() -> ctypes.CDLL | None:
+    """The process's global namespace, where the loader's dlopen, dlerror and dladdr
+    are found, their signatures declared; None where they are not."""
+    try:
+        loader = ctypes.CDLL(None)
+        loader.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        loader.dlopen.restype = ctypes.c_void_p
+        loader.dlerror.argtypes, loader.dlerror.restype = [], ctypes.c_char_p
+        loader.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+    except (OSError, AttributeError):
+        return None
+    return loader
 
 
 def _open(candidate: str) -> ctypes.CDLL:
@@ -178,16 +212,12 @@ def _open(candidate: str) -> ctypes.CDLL:
     libnvrtc), which would stall the frontend on the main thread, so the loader's dlopen
     is called as a foreign function (which releases the GIL) and ctypes wraps the
     handle; OSError with the loader's message when it fails."""
-    try:
-        loader = ctypes.CDLL(None)
-        dlopen, dlerror = loader.dlopen, loader.dlerror
-    except (OSError, AttributeError):  # no dlopen in the global namespace
+    loader = _loader()
+    if loader is None:
         return ctypes.CDLL(candidate)
-    dlopen.argtypes, dlopen.restype = [ctypes.c_char_p, ctypes.c_int], ctypes.c_void_p
-    dlerror.argtypes, dlerror.restype = [], ctypes.c_char_p
-    handle = dlopen(os.fsencode(candidate), os.RTLD_NOW | os.RTLD_LOCAL)
+    handle = loader.dlopen(os.fsencode(candidate), os.RTLD_NOW | os.RTLD_LOCAL)
     if not handle:
-        message = dlerror()
+        message = loader.dlerror()
         raise OSError(message.decode(errors="replace") if message else "dlopen failed")
     return ctypes.CDLL(candidate, handle=handle)
 
@@ -195,23 +225,16 @@ def _open(candidate: str) -> ctypes.CDLL:
 def _library_path(lib: ctypes.CDLL, candidate: str) -> str:
     """The file `lib` was loaded from: the loader's answer for one of its functions
     (dladdr), which also resolves a bare name; `candidate` when it cannot say."""
-    class DlInfo(ctypes.Structure):
-        _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p),
-                    ("sname", ctypes.c_char_p), ("saddr", ctypes.c_void_p)]
-    try:
-        dladdr = ctypes.CDLL(None).dladdr
-        dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(DlInfo)]
-        info = DlInfo()
+    loader, info = _loader(), _DlInfo()
+    if loader is not None:
         address = ctypes.cast(lib.nvrtcVersion, ctypes.c_void_p)
-        if dladdr(address, ctypes.byref(info)) and info.fname:
+        if loader.dladdr(address, ctypes.byref(info)) and info.fname:
             return os.path.realpath(info.fname.decode())
-    except (OSError, AttributeError):
-        pass
     return os.path.realpath(candidate) if os.sep in candidate else candidate
 
 
 def reset_for_tests() -> None:
     """Forgets the loaded library, so a test can load another (the old stays mapped)."""
-    global _loaded, _failure
+    global _loaded, _tried
     with _lock:
-        _loaded = _failure = None
+        _loaded = _tried = None
