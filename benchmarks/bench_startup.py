@@ -83,7 +83,8 @@ if len(sys.argv) > 2:  # the cold run: time what the device's compiler takes
             with open(KERNEL_FILE + ".cu", "w") as fh:
                 fh.write(source)
             with open(KERNEL_FILE + ".opts", "w") as fh:
-                fh.write("\n".join(cuda_compile.nvrtc_options(arch, fast_math)))
+                fh.write("\n".join(cuda_compile.nvrtc_options(  # as compile_nvrtc's
+                    arch, fast_math, minimal=cuda_compile.nvrtc_minimal())))
             with open(KERNEL_FILE + ".lib", "w") as fh:  # the libnvrtc cubepy loaded
                 fh.write(cuda_compile.nvrtc_lib.load().path)
             return real_nvrtc(source, arch, fast_math=fast_math)

@@ -311,6 +311,9 @@ class _FakeNvrtc:
     def __init__(self):
         self.options: list[list[str]] = []
 
+    def version(self):
+        return 13, 0
+
     def compile(self, source, name, options):
         self.options.append(list(options))
         return b"\x7fELF"

@@ -1,7 +1,8 @@
 """NVRTC through ctypes (cubepy/runtime/nvrtc_lib.py), against a stand-in libnvrtc
 built here from C: the real calls, argument passing and error paths run without CUDA.
 The stand-in "compiles" by echoing the options and the source as the cubin, and rejects
-a source containing `#error` with a log, as NVRTC does."""
+a source containing `#error` with a log, as NVRTC does, and one naming `cudaStream_t`
+under --minimal, which leaves the runtime API's types out."""
 from __future__ import annotations
 
 import os
@@ -21,7 +22,13 @@ FAKE_NVRTC_C = r"""
 
 typedef struct { char *source; char *out; size_t out_size; char *log; } program;
 
-int nvrtcVersion(int *major, int *minor) { *major = 13; *minor = 0; return 0; }
+#ifndef NVRTC_MAJOR
+#define NVRTC_MAJOR 13
+#define NVRTC_MINOR 0
+#endif
+int nvrtcVersion(int *major, int *minor) {
+    *major = NVRTC_MAJOR; *minor = NVRTC_MINOR; return 0;
+}
 
 const char *nvrtcGetErrorString(int result) {
     return result == 6 ? "NVRTC_ERROR_COMPILATION" : "NVRTC_ERROR_OTHER";
@@ -39,6 +46,13 @@ int nvrtcCompileProgram(program *prog, int n, const char *const *options) {
     if (strstr(prog->source, "#error")) {
         prog->log = strdup("cubepy_kernel.cu(1): error: the source says #error");
         return 6;
+    }
+    for (int i = 0; i < n; i++) {
+        if (strcmp(options[i], "--minimal") == 0 && strstr(prog->source, "cudaStream_t")) {
+            prog->log = strdup("cubepy_kernel.cu(1): error: identifier \"cudaStream_t\" "
+                               "is undefined");
+            return 6;
+        }
     }
     size_t size = strlen(prog->source) + 8;
     for (int i = 0; i < n; i++) size += strlen(options[i]) + 1;
@@ -178,6 +192,36 @@ def test_the_cuda_compiler_uses_it_and_caches_the_cubin(fake_library, fresh, mon
     assert again.last_compiler == "disk" and nvrtc_lib._loaded is None  # never loaded
     with pytest.raises(LaunchError, match=r"rejected[\s\S]*the source says #error"):
         again.compile("#error no")
+
+
+def _options_of(cubin: bytes) -> list[str]:
+    """The options the stand-in was given (it echoes them after "CUBIN")."""
+    return [line for line in cubin.decode().splitlines()[1:] if line.startswith("--")]
+
+
+def test_minimal_first_and_again_without_it_when_rejected(tmp_path, fresh, monkeypatch):
+    """--minimal where NVRTC has it (12.4 on); a source it rejects that way is compiled
+    again without it, so the option never costs a kernel."""
+    monkeypatch.setenv("CUBEPY_CUDA_COMPILER", "nvrtc")
+    newer = _build(tmp_path / "12.4", "libnvrtc.so.12", "-DNVRTC_MAJOR=12", "-DNVRTC_MINOR=4")
+    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(newer))
+    assert cuda_compile.nvrtc_minimal()
+    plain = cuda_compile.compile_nvrtc("__global__ void k() {}", "sm_90")
+    assert _options_of(plain)[-1] == "--minimal"
+    assert _options_of(plain)[:-1] == cuda_compile.nvrtc_options("sm_90")
+    needs_more = "__global__ void k() { cudaStream_t s; }"
+    cubin = cuda_compile.compile_nvrtc(needs_more, "sm_90")
+    assert _options_of(cubin) == cuda_compile.nvrtc_options("sm_90")
+    assert cubin.decode().endswith(needs_more)
+    with pytest.raises(nvrtc_lib.NvrtcError, match="the source says #error"):
+        cuda_compile.compile_nvrtc("#error no", "sm_90")  # the second compile's log
+    # NVRTC 12.3 has no --minimal: it is never passed.
+    nvrtc_lib.reset_for_tests()
+    older = _build(tmp_path / "12.3", "libnvrtc.so.12", "-DNVRTC_MAJOR=12", "-DNVRTC_MINOR=3")
+    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(older))
+    assert not cuda_compile.nvrtc_minimal()
+    assert "--minimal" not in _options_of(cuda_compile.compile_nvrtc("__global__ void k() {}",
+                                                                     "sm_90"))
 
 
 def test_a_cold_process_compiles_without_cuda_python(fake_library, tmp_path):

@@ -280,7 +280,7 @@ def test_editing_a_global_constant_the_kernel_reads_misses_the_cache(tmp_path):
 
 
 def _entries(tmp_path: Path) -> list[Path]:
-    return sorted((tmp_path / "cache" / "kernels").glob("*.json"))
+    return sorted((tmp_path / "cache" / "kernels").glob("*.rec"))
 
 
 def test_a_corrupted_entry_is_recompiled_never_run(tmp_path):

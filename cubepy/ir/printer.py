@@ -19,12 +19,20 @@ operands imply, so the text stays short and the round trip stays exact.
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 
 from . import nodes as ir
 from .types import DType, LineType, bool_, i32, u32
+
+
+def _quoted(text: str) -> str:
+    """`text` as a JSON string, as the IR text's quoted names and comments are. (json is
+    imported here, not with the module: a compile's verifier imports this module and
+    seldom prints.)"""
+    import json
+    return json.dumps(text)
+
 
 # Words of the text syntax; a kernel called like one of them is printed quoted.
 # Kernel names the grammar's NAME token takes as they are; any other name is quoted.
@@ -118,7 +126,7 @@ class _Printer:
             return ""
         text = f"  # line {loc.lineno}"
         if with_file or loc.filename != self.kernel.loc.filename:
-            text += " " + json.dumps(loc.filename)
+            text += " " + _quoted(loc.filename)
         return text
 
     # -- expressions -------------------------------------------------------------------
@@ -226,7 +234,7 @@ class _Printer:
         elif isinstance(s, (ir.Break, ir.Continue, ir.Terminate, ir.Barrier)):
             self.emit(depth, type(s).__name__.lower() + loc)
         elif isinstance(s, ir.Comment):
-            self.emit(depth, f"comment {json.dumps(s.text)}{loc}")
+            self.emit(depth, f"comment {_quoted(s.text)}{loc}")
         elif isinstance(s, ir.AsyncCopy):
             self.emit(depth, f"async_copy @{s.dst.name}[{self.expr(s.dst_line)}] = "
                              f"@{s.src.name}[{self.expr(s.src_line)}] x {s.size}{loc}")
@@ -281,7 +289,7 @@ class _Printer:
                 rank += ", misaligned" if not p.aligned else ""
                 params.append(f"@{p.name}: {p.kind}<{p.dtype.name}{line}{rank}>")
         name = k.name if _PLAIN_NAME.fullmatch(k.name) and k.name not in KEYWORDS \
-            else json.dumps(k.name)
+            else _quoted(k.name)
         dim = ", ".join(str(d) for d in k.cube_dim)
         head_loc = self.loc(k.loc, with_file=k.loc.lineno > 0 or k.loc != ir.NO_LOC)
         self.emit(0, f"kernel {name}({', '.join(params)}) cube_dim({dim}) {{{head_loc}")

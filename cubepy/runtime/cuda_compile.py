@@ -19,6 +19,7 @@ CUBEPY_CUDA_COMPILER=nvcc or =nvrtc forces one compiler.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import shutil
 import tempfile
@@ -28,11 +29,17 @@ from ..cache import DiskCache, cache_key
 from ..errors import LaunchError
 from . import nvrtc_lib
 
+_log = logging.getLogger("cubepy.runtime")
+
 # Plain IEEE arithmetic: no fast-math, the DSL's NaN/rounding semantics depend on it.
 _COMMON_OPTIONS = ("--std=c++17",)
 # `@cube(launch=True, fast_math=False)`: no multiply-add contraction, so a float chain is
 # rounded operation by operation as written (the cpu runtime's numpy result, bit for bit).
 STRICT_FLOAT_OPTIONS = ("--fmad=false",)
+# NVRTC's option for small programs (compile_nvrtc), and the version that has it.
+MINIMAL_OPTION = "--minimal"
+MINIMAL_SINCE = (12, 4)
+SOURCE_NAME = "cubepy_kernel.cu"  # (the name NVRTC's messages give the source)
 
 
 CUBINS = DiskCache("cuda", ".cubin")
@@ -125,35 +132,48 @@ _loading_lock = threading.Lock()
 _loading: threading.Thread | None = None  # the thread started by start_loading_nvrtc
 
 
-def start_loading_nvrtc() -> None:
-    """Starts loading NVRTC (finding libnvrtc and a dlopen, about 10 ms) on a thread, for
-    a process about to compile a kernel: the load then overlaps the frontend and code
-    generation, as the dlopen runs without the GIL (nvrtc_lib.py; NVRTC is not reached
-    through cuda-python, whose import holds the GIL for about 60 ms). `nvrtc_version()`
-    does the loading, as it would at the compile, and keeps its answer (None when NVRTC
-    cannot be loaded), so the compile sees the same outcome and reports the same error.
-    `CudaCompiler.compile` waits for the thread first, so NVRTC is never called from two
-    threads at once. Once per process; nothing happens when nvcc is forced.
+def start_loading_nvrtc(arch: str | None = None) -> None:
+    """Starts loading NVRTC (finding libnvrtc and a dlopen, about 7 ms on the H200) on a
+    thread, for a process about to compile a kernel: the load then overlaps the frontend
+    and code generation, as the dlopen and NVRTC's calls run without the GIL
+    (nvrtc_lib.py). `nvrtc_version()` does the loading, as it would at the compile, and
+    keeps its answer (None when NVRTC cannot be loaded), so the compile sees the same
+    outcome and reports the same error. `CudaCompiler.compile` waits for the thread
+    first, so NVRTC is never called from two threads at once. Once per process; nothing
+    happens when nvcc is forced.
 
-    The thread compiles nothing: in a process that holds a CUDA context, as the cuda
-    client's does, NVRTC's first compile sets up little (on the H200 25 ms for a small
-    kernel against 19 ms for the next), so an empty kernel compiled there ahead of the
-    real one saved next to nothing, and once the frontend had become faster than the
-    load it only stood between the load and the real compile."""
+    Given the device's `arch`, and where the process may run on two cores or more, the
+    thread then compiles an empty program with the options kernels get: NVRTC's first
+    compile in a process also sets itself up (it loads libnvrtc-builtins), which on the
+    H200 made a small kernel's first compile take 14.0 ms against 10.3 ms for the next
+    (with --minimal; 19.6 against 14.8 without). The frontend and code generation take
+    longer than the load and that compile together, so the real compile no longer pays
+    for the set-up. On one core the two would only compete, so none is compiled."""
     global _loading
     if os.environ.get("CUBEPY_CUDA_COMPILER") == "nvcc" or _loading is not None:
         return
+    warm = arch if arch is not None and _usable_cores() >= 2 else None
     with _loading_lock:
         if _loading is None:
             # Not a daemon: an interpreter exiting meanwhile waits for the load to end
             # rather than finalising under a thread inside an import.
-            _loading = threading.Thread(target=_load_nvrtc, name="cubepy-nvrtc-load")
+            _loading = threading.Thread(target=_load_nvrtc, args=(warm,),
+                                        name="cubepy-nvrtc-load")
             _loading.start()
 
 
-def _load_nvrtc() -> None:
+def _usable_cores() -> int:
     try:
-        nvrtc_version()
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (not Linux)
+        return os.cpu_count() or 1
+
+
+def _load_nvrtc(warm_arch: str | None) -> None:
+    try:
+        if nvrtc_version() is not None and warm_arch is not None:
+            nvrtc = nvrtc_lib.load()
+            nvrtc.compile("", SOURCE_NAME, nvrtc_options(warm_arch, minimal=_has_minimal(nvrtc)))
     except BaseException:  # (nvrtc_version returns None on failure; the compile reports)
         pass
 
@@ -339,13 +359,15 @@ def _float_options(fast_math: bool) -> tuple[str, ...]:
     return () if fast_math else STRICT_FLOAT_OPTIONS
 
 
-def nvrtc_options(arch: str, fast_math: bool = True) -> list[str]:
+def nvrtc_options(arch: str, fast_math: bool = True, minimal: bool = False) -> list[str]:
     """NVRTC's options for `arch` (they are part of the cache key); `fast_math=False`
-    turns off multiply-add contraction."""
+    turns off multiply-add contraction; `minimal` adds --minimal (compile_nvrtc)."""
     opts = [f"--gpu-architecture={arch}", *_COMMON_OPTIONS, *_float_options(fast_math)]
     for inc in dict.fromkeys((cuda_include_dir(), cccl_include_dir())):
         if inc:
             opts.append(f"--include-path={inc}")
+    if minimal:
+        opts.append(MINIMAL_OPTION)
     return opts
 
 
@@ -356,9 +378,36 @@ def nvcc_options(arch: str, fast_math: bool = True) -> list[str]:
 
 
 def compile_nvrtc(source: str, arch: str, fast_math: bool = True) -> bytes:
-    """A cubin for `arch` ("sm_90") through NVRTC; raises RuntimeError with the log."""
-    return nvrtc_lib.load().compile(source, "cubepy_kernel.cu",
-                                    nvrtc_options(arch, fast_math))
+    """A cubin for `arch` ("sm_90") through NVRTC; raises NvrtcError with the log.
+
+    Compiled with --minimal where this NVRTC has it (12.4 on): NVRTC then leaves out
+    what generated kernels never use (texture and surface types, the device runtime's
+    functions, launches from device code, the runtime API's types), which on the H200
+    took a small kernel's compile from 19.6 to 14.0 ms. A source NVRTC rejects that way
+    is compiled again without it, and that compile's outcome is the answer, so the
+    option can cost time but never a kernel. The choice depends only on NVRTC's version
+    and the source, both in the cubin's cache key."""
+    nvrtc = nvrtc_lib.load()
+    if _has_minimal(nvrtc):
+        try:
+            return nvrtc.compile(source, SOURCE_NAME,
+                                 nvrtc_options(arch, fast_math, minimal=True))
+        except nvrtc_lib.NvrtcError:
+            _log.debug("NVRTC rejected the source with %s; compiling it without",
+                       MINIMAL_OPTION)
+    return nvrtc.compile(source, SOURCE_NAME, nvrtc_options(arch, fast_math))
+
+
+def _has_minimal(nvrtc: nvrtc_lib.Nvrtc) -> bool:
+    return nvrtc.version() >= MINIMAL_SINCE
+
+
+def nvrtc_minimal() -> bool:
+    """Whether compile_nvrtc tries --minimal first (the NVRTC found is 12.4 or later)."""
+    try:
+        return _has_minimal(nvrtc_lib.load())
+    except nvrtc_lib.NvrtcError:
+        return False
 
 
 def compile_nvcc(source: str, arch: str, fast_math: bool = True) -> bytes:
