@@ -10,8 +10,6 @@ adds one line before the timed part:
 - `now`: the code as it stands (NVRTC through ctypes);
 - `cdll`: libnvrtc opened by ctypes.CDLL, whose dlopen holds the GIL (as until the
   loader's dlopen was called as a foreign function, which releases it);
-- `no_setup`: the loading thread only loads NVRTC, as before it also compiled an empty
-  program to set NVRTC up (start_loading_nvrtc);
 - `no_minimal`: every compile without NVRTC's --minimal (compile_nvrtc), as before it;
 - `cuda_python`: the loading thread first imports cuda-python's NVRTC bindings, as it
   did while NVRTC was reached through them (until nvrtc_lib.py), so the two designs are
@@ -42,8 +40,6 @@ PATCH = {
     "now": "",
     "cdll": "import ctypes as _ct\nfrom cubepy.runtime import nvrtc_lib as _nl\n"
             "_nl._open = _ct.CDLL\n",
-    "no_setup": "from cubepy.runtime import cuda_compile as _cc\n"
-                "_cc._usable_cores = lambda: 1\n",
     "no_minimal": "from cubepy.runtime import cuda_compile as _cc\n"
                   "_cc._has_minimal = lambda nvrtc: False\n",
     "cuda_python": "from cubepy.runtime import cuda_compile as _cc\n"

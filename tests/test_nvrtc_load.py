@@ -112,7 +112,7 @@ class FakeNvrtc:
         return b"cubin"
 
 
-def test_the_load_without_an_architecture_compiles_nothing(fresh_load, monkeypatch):
+def test_the_load_loads_and_compiles_nothing(fresh_load, monkeypatch):
     fake = FakeNvrtc()
     monkeypatch.setattr(nvrtc_lib, "load", lambda: fake)
     cuda_compile.nvrtc_version.cache_clear()
@@ -123,22 +123,3 @@ def test_the_load_without_an_architecture_compiles_nothing(fresh_load, monkeypat
     finally:
         cuda_compile.nvrtc_version.cache_clear()
     assert fake.calls == [("version", "cubepy-nvrtc-load")]
-
-
-@pytest.mark.parametrize("cores", [1, 2])
-def test_the_load_sets_nvrtc_up_for_the_architecture(fresh_load, monkeypatch, cores):
-    """Given the device's architecture, the thread compiles an empty program with the
-    options kernels get (NVRTC's one-time set-up), unless the process has one core."""
-    fake = FakeNvrtc()
-    monkeypatch.setattr(nvrtc_lib, "load", lambda: fake)
-    monkeypatch.setattr(cuda_compile, "_usable_cores", lambda: cores)
-    cuda_compile.nvrtc_version.cache_clear()
-    try:
-        cuda_compile.start_loading_nvrtc("sm_90")
-        cuda_compile.wait_for_nvrtc_load()
-    finally:
-        cuda_compile.nvrtc_version.cache_clear()
-    options = " ".join(cuda_compile.nvrtc_options("sm_90", minimal=True))
-    set_up = [("compile " + options, "cubepy-nvrtc-load")] if cores > 1 else []
-    assert [c for c in fake.calls if c[0] != "version"] == set_up
-    assert all(thread == "cubepy-nvrtc-load" for _, thread in fake.calls)

@@ -413,10 +413,9 @@ class CudaClient(Client):
 
     # -- kernels ------------------------------------------------------------------------
     def _compile_coming(self) -> None:
-        """A kernel is about to be compiled: start loading NVRTC (and setting it up for
-        this device's architecture) meanwhile."""
+        """A kernel is about to be compiled: start loading NVRTC meanwhile."""
         from .cuda_compile import start_loading_nvrtc
-        start_loading_nvrtc(self.arch)
+        start_loading_nvrtc()
 
     def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool,
                 compiled: Compiled | None = None) -> CudaExecutable:

@@ -132,48 +132,38 @@ _loading_lock = threading.Lock()
 _loading: threading.Thread | None = None  # the thread started by start_loading_nvrtc
 
 
-def start_loading_nvrtc(arch: str | None = None) -> None:
+def start_loading_nvrtc() -> None:
     """Starts loading NVRTC (finding libnvrtc and a dlopen, about 7 ms on the H200) on a
     thread, for a process about to compile a kernel: the load then overlaps the frontend
-    and code generation, as the dlopen and NVRTC's calls run without the GIL
-    (nvrtc_lib.py). `nvrtc_version()` does the loading, as it would at the compile, and
-    keeps its answer (None when NVRTC cannot be loaded), so the compile sees the same
-    outcome and reports the same error. `CudaCompiler.compile` waits for the thread
-    first, so NVRTC is never called from two threads at once. Once per process; nothing
-    happens when nvcc is forced.
+    and code generation, as the dlopen runs without the GIL (nvrtc_lib.py; NVRTC is not
+    reached through cuda-python, whose import holds the GIL for about 60 ms).
+    `nvrtc_version()` does the loading, as it would at the compile, and keeps its answer
+    (None when NVRTC cannot be loaded), so the compile sees the same outcome and reports
+    the same error. `CudaCompiler.compile` waits for the thread first, so NVRTC is never
+    called from two threads at once. Once per process; nothing happens when nvcc is
+    forced.
 
-    Given the device's `arch`, and where the process may run on two cores or more, the
-    thread then compiles an empty program with the options kernels get: NVRTC's first
-    compile in a process also sets itself up (it loads libnvrtc-builtins), which on the
-    H200 made a small kernel's first compile take 14.0 ms against 10.3 ms for the next
-    (with --minimal; 19.6 against 14.8 without). The frontend and code generation take
-    longer than the load and that compile together, so the real compile no longer pays
-    for the set-up. On one core the two would only compete, so none is compiled."""
+    The thread compiles nothing. NVRTC's first compile in a process also sets NVRTC up
+    (it loads libnvrtc-builtins): on the H200 a small kernel's first compile took 14.0
+    ms against 10.3 ms for the next (with --minimal). But an empty program compiled on
+    this thread ahead of the real one made the cold first launch slower, not faster:
+    a median of 65.8 ms against 57.6 ms without it (10 fresh processes of each,
+    interleaved; `benchmarks/probe_cold_launch.py`), as it had before NVRTC was
+    reached through ctypes."""
     global _loading
     if os.environ.get("CUBEPY_CUDA_COMPILER") == "nvcc" or _loading is not None:
         return
-    warm = arch if arch is not None and _usable_cores() >= 2 else None
     with _loading_lock:
         if _loading is None:
             # Not a daemon: an interpreter exiting meanwhile waits for the load to end
             # rather than finalising under a thread inside an import.
-            _loading = threading.Thread(target=_load_nvrtc, args=(warm,),
-                                        name="cubepy-nvrtc-load")
+            _loading = threading.Thread(target=_load_nvrtc, name="cubepy-nvrtc-load")
             _loading.start()
 
 
-def _usable_cores() -> int:
+def _load_nvrtc() -> None:
     try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # (not Linux)
-        return os.cpu_count() or 1
-
-
-def _load_nvrtc(warm_arch: str | None) -> None:
-    try:
-        if nvrtc_version() is not None and warm_arch is not None:
-            nvrtc = nvrtc_lib.load()
-            nvrtc.compile("", SOURCE_NAME, nvrtc_options(warm_arch, minimal=_has_minimal(nvrtc)))
+        nvrtc_version()
     except BaseException:  # (nvrtc_version returns None on failure; the compile reports)
         pass
 
