@@ -224,6 +224,26 @@ def test_minimal_first_and_again_without_it_when_rejected(tmp_path, fresh, monke
                                                                      "sm_90"))
 
 
+def test_no_compiler_found_says_where_it_looked(tmp_path, fresh, monkeypatch):
+    absent = tmp_path / "absent" / "libnvrtc.so.13"
+    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(absent))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvcc
+    cuda_compile.nvcc_identity.cache_clear()
+    try:
+        with pytest.raises(LaunchError) as err:
+            cuda_compile.CudaCompiler("sm_90").compile("__global__ void k() {}")
+        message = str(err.value)
+        assert "no CUDA compiler to compile the kernel for sm_90" in message
+        assert "libnvrtc was looked for in 1 place:" in message
+        assert f"  {absent}: " in message  # the place, and why it did not load
+        assert "nvcc is not on PATH" in message and "CUBEPY_NVRTC_LIBRARY" in message
+        monkeypatch.setenv("CUBEPY_CUDA_COMPILER", "nvcc")
+        with pytest.raises(LaunchError, match="NVRTC is not used: CUBEPY_CUDA_COMPILER=nvcc"):
+            cuda_compile.CudaCompiler("sm_90").compile("__global__ void k() {}")
+    finally:
+        cuda_compile.nvcc_identity.cache_clear()  # (found with this test's PATH)
+
+
 def test_a_cold_process_compiles_without_cuda_python(fake_library, tmp_path):
     """The whole point of ctypes: cuda-python's bindings are not imported to compile
     (its pathfinder may be, to find headers that no pip wheel folder holds)."""

@@ -482,6 +482,34 @@ class CudaCompiler:
             self.last_compiler = version() or which
             CUBINS.put(key, cubin)
             return cubin
-        detail = "\n".join(errors) or "neither NVRTC (libnvrtc) nor nvcc was found"
+        if not errors:
+            raise LaunchError(f"no CUDA compiler to compile the kernel for {arch}: "
+                              + _nothing_found(forced))
         raise LaunchError(f"the CUDA compiler rejected the generated source for {arch}:"
-                          f"\n{detail}")
+                          "\n" + "\n".join(errors))
+
+
+def _nothing_found(forced: str | None) -> str:
+    """Why no compiler ran: where libnvrtc was looked for (each place and why it did not
+    load) and whether nvcc is on PATH, with what to do about it."""
+    lines = ["neither NVRTC (libnvrtc) nor nvcc was found"]
+    if forced != "nvcc":
+        try:
+            nvrtc_lib.load()
+        except nvrtc_lib.NvrtcError as e:
+            if e.tried:
+                lines.append(f"libnvrtc was looked for in {len(e.tried)} "
+                             f"place{'s' * (len(e.tried) != 1)}:")
+                lines += [f"  {place}" for place in e.tried]
+            else:
+                lines.append(str(e))
+    else:
+        lines.append("NVRTC is not used: CUBEPY_CUDA_COMPILER=nvcc")
+    if forced == "nvrtc":
+        lines.append("nvcc is not used: CUBEPY_CUDA_COMPILER=nvrtc")
+    elif not shutil.which("nvcc"):
+        lines.append("nvcc is not on PATH")
+    lines.append("install NVRTC (pip's `nvidia-cuda-nvrtc` wheel for CUDA 13, "
+                 "`nvidia-cuda-nvrtc-cu12` for CUDA 12, or a CUDA toolkit) or set "
+                 "CUBEPY_NVRTC_LIBRARY to the libnvrtc file")
+    return "\n".join(lines)
