@@ -5,10 +5,11 @@ literals, casts, math, atomics) and renders the skeleton from templates/cuda.j2.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+import functools
 import math
 from dataclasses import replace
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from ..abi import MAX_LINE_ACCESS_BYTES, KernelABI
 from ..errors import compile_error
@@ -23,16 +24,12 @@ from ..targets import DEFAULT_SHARED_BYTES, WMMA_TILE_ALIGN, get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from . import clike_helpers as prelude_helpers
-from . import cuda_async
 from . import cuda_cmma_staging as cmma_staging
-from .clike_bits import cuda_bits
-from .clike_cmma import WmmaSpelling
 from .clike_lines import XYZW, LinePiece, aligned_shared, vector_piece
-from .clike_plane import cuda_plane
-from .cuda_atomics import cuda_atomic
 from .names import entry_name, field_name
 
 if TYPE_CHECKING:
+    from .clike_cmma import MatrixSpelling
     from .compiled import Compiled
 
 TARGET = "cuda"
@@ -61,6 +58,12 @@ _RESERVED = frozenset(set(_MATH_F32.values()) | {v[:-1] for v in _MATH_F32.value
     "half"})
 
 
+@functools.lru_cache(maxsize=None)
+def _wmma_spelling() -> MatrixSpelling:
+    from .clike_cmma import WmmaSpelling
+    return WmmaSpelling()
+
+
 class CudaDialect(Dialect):
     """CUDA C (nvcc/NVRTC, sm_75+)."""
 
@@ -70,8 +73,20 @@ class CudaDialect(Dialect):
     reserved = _RESERVED
     barrier = "__syncthreads();"
     native_lane = False
-    matrix = WmmaSpelling()
-    pipeline = cuda_async
+    # The code of features most kernels lack (matrix units, asynchronous copies, plane
+    # operations, bit functions, atomics) is imported where a kernel first uses one, so
+    # that a process's first compile of a plain kernel does not load it.
+
+    @property
+    def matrix(self) -> MatrixSpelling:
+        """wmma's spelling of cmma statements (clike_cmma.py)."""
+        return _wmma_spelling()
+
+    @property
+    def pipeline(self) -> ModuleType:
+        """The asynchronous copies' spelling (cuda_async.py)."""
+        from . import cuda_async
+        return cuda_async
 
     def literal(self, value, ty: DType) -> tuple[str, int]:
         if ty.is_bool or ty.is_int:
@@ -91,9 +106,11 @@ class CudaDialect(Dialect):
         return text, (UNARY if text.startswith("-") else PRIMARY)
 
     def plane(self, em: CEmitter, e: n.Plane) -> tuple[str, int]:
+        from .clike_plane import cuda_plane
         return cuda_plane(em, e)
 
     def bits(self, em: CEmitter, e: n.Bits) -> tuple[str, int]:
+        from .clike_bits import cuda_bits
         return cuda_bits(em, e)
 
     def unsigned_cast(self, em: CEmitter, index: n.Expr) -> str:
@@ -197,6 +214,7 @@ class CudaDialect(Dialect):
 
     def atomic(self, em: CEmitter, s: n.AtomicOp, ptr: str, value: str | None,
                compare: str | None) -> str:
+        from .cuda_atomics import cuda_atomic
         return cuda_atomic(em, s, ptr, value, compare)
 
     def line_piece(self, em: CEmitter, elem: DType, count: int,

@@ -10,13 +10,10 @@ from typing import Callable
 
 from ... import targets
 from .. import nodes as ir
-from ..verify import IRVerifyError, verify
-from .async_copy import lower_async_copies
 from .dce import remove_dead_code
 from .elif_chains import flatten_elif_chains
 from .fold import fold_constants, specialize_cube_dim
 from .legalize import legalize_types
-from .line_access import lower_line_access
 from .lines import scalarize_lines
 from .uniform import uniform_barriers
 from .unroll import unroll_loops
@@ -75,10 +72,25 @@ def run_pipeline(kernel: ir.Kernel, target: str | None) -> ir.Kernel:
 
 
 def _verify(kernel: ir.Kernel, after: str) -> None:
+    from ..verify import IRVerifyError, verify  # (only under CUBEPY_VERIFY)
     try:
         verify(kernel)
     except IRVerifyError as e:
         raise IRVerifyError(f"after {after}: {e}") from None
+
+
+def lower_async_copies(kernel: ir.Kernel) -> ir.Kernel:
+    """async_copy.lower_async_copies, imported by the targets without async copies
+    (wgsl, metal) only: a cuda compile does not load it."""
+    from .async_copy import lower_async_copies as lower
+    return lower(kernel)
+
+
+def lower_line_access(kernel: ir.Kernel) -> ir.Kernel:
+    """line_access.lower_line_access, imported by the targets without vector lines
+    only."""
+    from .line_access import lower_line_access as lower
+    return lower(kernel)
 
 
 __all__ = ["run_pipeline", "passes_for", "PIPELINE", "specialize_cube_dim", "fold_constants",
