@@ -19,7 +19,7 @@ The host packs the info with one precompiled `struct.Struct` per ABI.
 from __future__ import annotations
 
 import struct
-from .ir.batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
+from .ir.batched_dataclass import dataclass  # (frozen classes, cheap to create)
 
 from typing import TYPE_CHECKING
 
@@ -213,6 +213,3 @@ def pack_info(abi: KernelABI, tensor_meta: dict, scalars: dict,
               cube_count: tuple[int, int, int]) -> bytes:
     """The info struct's bytes for one launch."""
     return struct.pack(abi.struct_format, *info_values(abi, tensor_meta, scalars, cube_count))
-
-
-build_pending()  # (the frozen classes above)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .ir.batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
+from .ir.batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from .ir.loc import Loc
 
 
@@ -34,6 +34,3 @@ class ParamInfo:
     def ir_name(self) -> str:
         """The parameter's name in the IR and the launch ABI."""
         return self.symbol or self.name
-
-
-build_pending()  # (the frozen classes above)

@@ -12,6 +12,7 @@ import inspect
 import pickle
 import subprocess
 import sys
+import threading
 import types
 import typing
 from dataclasses import FrozenInstanceError, InitVar, field
@@ -25,24 +26,24 @@ from cubepy.ir.batched_dataclass import build_pending
 # The modules whose classes are made by batched_dataclass, and the import line of each
 # that the reference run swaps for the real decorator.
 MODULES = {"cubepy.ir.types": "from .batched_dataclass import build_pending, dataclass",
-           "cubepy.ir.nodes": "from .batched_dataclass import build_pending, dataclass",
-           "cubepy.frontend.values": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.ir.nodes": "from .batched_dataclass import dataclass",
+           "cubepy.frontend.values": "from ..ir.batched_dataclass import dataclass",
            "cubepy.lang": "from .ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.abi": "from .ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.frontend.intrinsics": "from ..ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.frontend.indexing": "from ..ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.ir.passes.uniform": "from ..batched_dataclass import build_pending, dataclass",
-           "cubepy.codegen.clike_lines": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.abi": "from .ir.batched_dataclass import dataclass",
+           "cubepy.frontend.intrinsics": "from ..ir.batched_dataclass import dataclass",
+           "cubepy.frontend.indexing": "from ..ir.batched_dataclass import dataclass",
+           "cubepy.ir.passes.uniform": "from ..batched_dataclass import dataclass",
+           "cubepy.codegen.clike_lines": "from ..ir.batched_dataclass import dataclass",
            "cubepy.targets": "from ..ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.codegen.compiled": "from ..ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.ir.ops": "from .batched_dataclass import build_pending, dataclass",
-           "cubepy.ir.loc": "from .batched_dataclass import build_pending, dataclass",
-           "cubepy.ir.dtype_facts": "from .batched_dataclass import build_pending, dataclass",
-           "cubepy.params": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.codegen.compiled": "from ..ir.batched_dataclass import dataclass",
+           "cubepy.ir.ops": "from .batched_dataclass import dataclass",
+           "cubepy.ir.loc": "from .batched_dataclass import dataclass",
+           "cubepy.ir.dtype_facts": "from .batched_dataclass import dataclass",
+           "cubepy.params": "from .ir.batched_dataclass import dataclass",
            "cubepy.spec": "from .ir.batched_dataclass import build_pending, dataclass",
            "cubepy.timing": "from .ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.frontend.parse": "from ..ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.frontend.context": "from ..ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.frontend.parse": "from ..ir.batched_dataclass import dataclass",
+           "cubepy.frontend.context": "from ..ir.batched_dataclass import dataclass",
            "cubepy.dlpack": "from .ir.batched_dataclass import build_pending, dataclass",
            "cubepy.kernel": "from .ir.batched_dataclass import build_pending, dataclass"}
 # Where a module's twin stops running: what follows registers into the real modules.
@@ -73,6 +74,7 @@ def reference_module(name: str, import_line: str) -> types.ModuleType:
 
 def class_pairs(name: str, import_line: str):
     module = importlib.import_module(name)
+    build_pending()  # (most modules' classes are built at their first use)
     twin = reference_module(name, import_line)
     pairs = [(obj, getattr(twin, key)) for key, obj in vars(module).items()
              if isinstance(obj, type) and obj.__module__ == name
@@ -293,20 +295,62 @@ def test_helper_options_match_real_dataclasses():
     assert hash(partly(1, 2, 3)) == hash((1, 3)) and partly(1, 2, 3) != partly(1, 5, 3)
 
 
-def test_first_instance_before_build_pending_builds_the_batch():
+def test_first_instance_builds_its_class():
     @batched_dataclass.dataclass(frozen=True)
     class Early:
         v: int = 0
 
     @batched_dataclass.dataclass(frozen=True, kw_only=True)
     class Later:
-        e: Early = Early()  # a default made while the batch is still pending
+        e: Early = Early()  # a default made while Later is still pending
 
     assert Later().e == Early(0) and Later(e=Early(3)).e.v == 3
     assert str(inspect.signature(Early)) == "(v: 'int' = 0) -> None"
 
 
-def test_methods_called_before_build_pending_build_the_batch():
+def test_only_the_classes_used_are_built():
+    @batched_dataclass.dataclass(frozen=True)
+    class Used:
+        v: int
+
+    @batched_dataclass.dataclass(frozen=True)
+    class Unused:
+        v: int
+
+    class PlainSubclass(Used):  # not a dataclass: inherits Used's pending methods
+        pass
+
+    assert PlainSubclass(4).v == 4 and PlainSubclass(4) == PlainSubclass(4) != Used(4)
+    assert Used.__init__ is not batched_dataclass._pending_init  # built by that instance
+    assert Unused.__init__ is batched_dataclass._pending_init  # never used: never built
+    assert Unused in batched_dataclass._pending and Used not in batched_dataclass._pending
+    build_pending()
+    assert Unused.__init__ is not batched_dataclass._pending_init and Unused(1).v == 1
+
+
+def test_threads_first_using_a_class_build_it_once():
+    @batched_dataclass.dataclass(frozen=True)
+    class Shared:
+        v: int
+
+    start = threading.Barrier(8)
+    made = []
+
+    def make(i):
+        start.wait()
+        made.append(Shared(i))
+
+    threads = [threading.Thread(target=make, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(m.v for m in made) == list(range(8))
+    assert Shared.__init__.__qualname__.endswith("Shared.__init__")
+    assert Shared not in batched_dataclass._pending
+
+
+def test_methods_called_before_a_first_instance_build_the_class():
     @batched_dataclass.dataclass(frozen=True)
     class OwnInit:
         v: int
@@ -315,6 +359,7 @@ def test_methods_called_before_build_pending_build_the_batch():
             object.__setattr__(self, "v", v * 2)
 
     a = OwnInit(1)  # its own __init__: nothing built yet
+    assert OwnInit.__eq__ is batched_dataclass._pending_eq
     assert a == OwnInit(1) and a != OwnInit(2) and hash(a) == hash((2,))
     assert OwnInit.__eq__ is not batched_dataclass._pending_eq  # built by that first ==
 

@@ -16,7 +16,7 @@ each element of the others:
 """
 from __future__ import annotations
 
-from ..ir.batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
+from ..ir.batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from typing import TYPE_CHECKING, Callable
 
 from ..ir import nodes as n
@@ -136,6 +136,3 @@ def _checked_or_not(em: "CEmitter", s: n.LoadLine | n.StoreLine, size: int,
         vector()
         return
     em.branch(cond, vector, elements)
-
-
-build_pending()  # (the frozen classes above)

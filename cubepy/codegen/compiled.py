@@ -12,7 +12,7 @@ from typing import Callable, Mapping
 
 from typing import TYPE_CHECKING
 
-from ..ir.batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
+from ..ir.batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from ..abi import BufferBinding, KernelABI
 
 if TYPE_CHECKING:  # (a runtime loads this module without the IR: cached kernels)
@@ -91,6 +91,3 @@ def make_compiled(target: str, kernel: n.Kernel, abi: KernelABI, source: str, en
     return Compiled(target, source, entry, tuple(abi.buffers),
                     kernel_features(kernel) if features is None else features,
                     shared_bytes(kernel, bool_bytes), **extra)
-
-
-build_pending()  # (the frozen classes above)

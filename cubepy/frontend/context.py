@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import field
 from typing import Any, Iterator, Optional
 
-from ..ir.batched_dataclass import build_pending, dataclass  # (cheap to create)
+from ..ir.batched_dataclass import dataclass  # (cheap to create)
 from ..ir import nodes as n
 from ..ir.names import NameTable
 from ..spec import Specialization
@@ -113,6 +113,3 @@ class FrontendContext:
         """The name set by naming_shared, once: calls nested in the arguments see None."""
         name, self._shared_name = self._shared_name, None
         return name
-
-
-build_pending()  # (the dataclasses above)

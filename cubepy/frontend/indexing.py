@@ -18,7 +18,7 @@ import dataclasses
 import math
 
 from ..ir import nodes as n
-from ..ir.batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
+from ..ir.batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from ..ir.types import DType, bool_, u32
 from .infer import find
 from .values import Buf, Py, Tup, is_number
@@ -319,6 +319,3 @@ def shared_dims(b, node: ast.expr) -> tuple[int, ...]:
             b.error(f"the size of SharedMemory must be positive, not {d}", at)
         dims.append(d)
     return tuple(dims)
-
-
-build_pending()  # (the frozen classes above)

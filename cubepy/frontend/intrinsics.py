@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import math
-from ..ir.batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
+from ..ir.batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..ir import nodes as n
@@ -542,7 +542,7 @@ def _dynamic_shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     ctx.shared.append(n.SharedDecl(ref, size * line, ctx.loc))
     ctx.dynamic_shared = Buf(ref, "shared", size, line=line)
     return ctx.dynamic_shared
-build_pending()  # (the frozen classes above)
+
 
 from . import bits as _bits  # noqa: E402,F401  (registers the integer and bit functions)
 from . import math_calls  # noqa: E402,F401  (registers frexp, modf, ldexp, round)

@@ -17,7 +17,7 @@ import typing
 from dataclasses import field, replace
 from typing import Any, Callable
 
-from ..ir.batched_dataclass import build_pending, dataclass  # (cheap to create)
+from ..ir.batched_dataclass import dataclass  # (cheap to create)
 from ..errors import CompileError, compile_error
 from ..ir.nodes import Loc
 from ..ir.types import DType, Generic, bool_, f32, i32
@@ -654,6 +654,3 @@ def parse_function(fn: Callable, launch: bool) -> ParsedFunction:
         _name_struct_fields(parsed)
     _collect_generics(parsed)
     return parsed
-
-
-build_pending()  # (the dataclasses above)

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from ..cmma import CMMA_INTRINSICS
 from ..pipeline import PIPELINE_INTRINSICS
-from ..ir.batched_dataclass import build_pending, dataclass
+from ..ir.batched_dataclass import dataclass
 from ..ir.nodes import BufferRef, MatrixDecl
 from ..ir.types import LineType
 from ..lang import INTRINSICS, Line, tf32
@@ -100,9 +100,6 @@ class Dead:
     """A loop variable after its loop (reading it is an error)."""
 
     name: str
-
-
-build_pending()  # the methods of the dataclasses above, compiled in one batch
 
 
 def is_number(v: Any) -> bool:

@@ -11,10 +11,13 @@ classes for the options the IR uses (frozen, eq, kw_only; fields with a default,
 
 `__init__`, `__eq__` and `__hash__` are the code dataclasses writes (so as fast), but
 compiled once per shape (how many fields) and copied per class with the field names
-swapped in (`CodeType.replace`), for every class decorated since the last batch: in
-`build_pending()`, which a module calls after its classes, or on the first instantiation
-of any of them (a class may be a default value inside its own module). `__repr__` and
-the frozen `__setattr__`/`__delattr__` are closures (not hot).
+swapped in (`CodeType.replace`). A class gets them when it is first used (its first
+instance, or its first `==` or hash), so a process builds the methods of the classes it
+uses only: a first compile of a small kernel uses a third of the IR's node classes.
+`build_pending()` builds every class not built yet at once; modules whose classes users
+see (whose `inspect.signature` must be right before a first instance) call it after
+their classes. `__repr__` and the frozen `__setattr__`/`__delattr__` are closures (not
+hot).
 
 It reads two private details of `dataclasses` that have no public spelling: a field's
 `_field_type` (`dataclasses._FIELD`, which `fields()` keeps, or `_FIELD_CLASSVAR`) and the
@@ -51,7 +54,7 @@ class _Job(NamedTuple):
     hashed: list[str]  # the fields __hash__ takes
 
 
-_pending: list[_Job] = []
+_pending: dict[type, _Job] = {}  # the classes whose methods are not built yet
 # Set by dataclasses.dataclass on 3.13+ (copy.replace); absent before.
 _REPLACE: Optional[Callable[..., Any]] = getattr(dataclasses, "_replace", None)
 
@@ -70,12 +73,24 @@ def dataclass(cls: Optional[_T] = None, /, *, frozen: bool = True, eq: bool = Tr
 
 
 def build_pending() -> None:
-    """Compiles the methods of every class decorated and not built yet, in one go."""
+    """Builds the methods of every class decorated and not built yet, in one go."""
     with _lock:
-        batch = _pending[:]
-        del _pending[:]
+        batch = list(_pending.values())
+        _pending.clear()
         if batch:
             _build(batch)
+
+
+def _build_owner(cls: type, method: str) -> None:
+    """Builds the methods of the class from which `cls` has its pending `method` (the
+    first in its MRO to define it), unless another thread just did."""
+    for owner in cls.__mro__:
+        if method in owner.__dict__:
+            with _lock:
+                job = _pending.pop(owner, None)
+                if job is not None:
+                    _build([job])
+            return
 
 
 # ----------------------------------------------------------------------------- fields
@@ -116,7 +131,7 @@ def _process(cls: _T, eq: bool, kw_only: bool, frozen: bool = True) -> _T:
                eq and "__eq__" not in own, eq and frozen and not explicit_hash, frozen,
                [f.name for f in field_list if f.compare],
                [f.name for f in field_list if (f.compare if f.hash is None else f.hash)])
-    # Until the batch is built, each method builds it when first called.
+    # Until the class is built, each of these methods builds it when first called.
     if job.init:
         cls.__init__ = _pending_init  # type: ignore[misc]
     if job.eq:
@@ -124,7 +139,7 @@ def _process(cls: _T, eq: bool, kw_only: bool, frozen: bool = True) -> _T:
     if job.hash:
         cls.__hash__ = _pending_hash  # type: ignore[assignment]
     if job.init or job.eq or job.hash:
-        _pending.append(job)
+        _pending[cls] = job
     if eq and not frozen and not explicit_hash:  # as dataclasses: unhashable
         cls.__hash__ = None  # type: ignore[assignment]
     _set_new(cls, "__repr__", _repr_fn(cls, [f.name for f in field_list if f.repr]))
@@ -259,18 +274,18 @@ def _frozen_delattr(cls: type, names: tuple[str, ...]) -> Callable[[Any, str], N
 
 
 def _pending_init(self: Any, *args: Any, **kwargs: Any) -> None:
-    """Stands for `__init__` until the batch is built: builds it, then initialises."""
-    build_pending()
+    """Stands for `__init__` until the class is built: builds it, then initialises."""
+    _build_owner(type(self), "__init__")
     type(self).__init__(self, *args, **kwargs)
 
 
 def _pending_eq(self: Any, other: Any) -> Any:
-    build_pending()
+    _build_owner(type(self), "__eq__")
     return type(self).__eq__(self, other)
 
 
 def _pending_hash(self: Any) -> int:
-    build_pending()
+    _build_owner(type(self), "__hash__")
     return type(self).__hash__(self)
 
 
@@ -462,13 +477,24 @@ def write_shipped_shapes() -> None:
     (Path(__file__).parent / "batched_shapes.py").write_text(shipped_shapes_text(shapes))
 
 
+_shipped_positions: dict[tuple, int] = {}
+
+
+def _shipped_index(batched_shapes: Any) -> dict[tuple, int]:
+    """shape -> its position in batched_shapes.SHAPES (made once: classes are built
+    one by one)."""
+    if not _shipped_positions:
+        _shipped_positions.update((shape, i) for i, shape in enumerate(batched_shapes.SHAPES))
+    return _shipped_positions
+
+
 def _shipped_templates(shapes: set[tuple]) -> dict[tuple, CodeType]:
     """The templates of `shapes` that ship compiled (batched_shapes.py)."""
     try:
         from . import batched_shapes
     except ImportError:
         return {}
-    index = {shape: i for i, shape in enumerate(batched_shapes.SHAPES)}
+    index = _shipped_index(batched_shapes)
     found = {}
     for shape in shapes:
         if shape in index:

@@ -9,7 +9,7 @@ cubepy/targets/; this module knows nothing of targets.
 from __future__ import annotations
 
 
-from .batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
+from .batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from .types import ALL_DTYPES, DType
 
 
@@ -95,6 +95,3 @@ def spell(family: str, t: DType) -> str | None:
     """The spelling of `t` in the language `family` ("c", "msl", "wgsl", "numpy"), or
     None when the family has no such type."""
     return SPELLING[family].get(t.name)
-
-
-build_pending()  # (the frozen classes above)

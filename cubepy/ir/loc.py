@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
+from .batched_dataclass import dataclass  # (frozen classes, cheap to create)
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,3 @@ class Loc:
 
 
 NO_LOC = Loc("<unknown>", 0, 0)
-
-
-build_pending()  # (the frozen classes above)

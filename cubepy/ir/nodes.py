@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Optional, Union
 
-from .batched_dataclass import build_pending, dataclass
+from .batched_dataclass import dataclass
 
 from .ops import (OPS, AtomicOp, BinaryOp, BitOp, CompareOp, LogicalOp, MathFn, PlaneOp, SyncOp,
                   UnaryOp)
@@ -628,6 +628,3 @@ class WarpgroupSync(Stmt):
 
 MATRIX_STMTS = (MatrixFill, MatrixLoad, MatrixStore, MatrixExecute, MatrixCast,
                 WarpgroupMma, WarpgroupSync)
-
-
-build_pending()  # the __init__s of the classes above, compiled in one batch

@@ -21,7 +21,7 @@ from dataclasses import field
 from enum import Enum
 from typing import Callable, Iterator, Union
 
-from .batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
+from .batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from .types import DType, bool_, u32
 
 LOWERED = "<lowered>"  # written as code by the family's emitter (see the module docstring)
@@ -451,6 +451,3 @@ def info(op, kind: str | None = None) -> OpInfo:
 def ops_of(kind: str) -> tuple[OpEnum, ...]:
     """Every op of one kind, in table order."""
     return tuple(KINDS[kind])
-
-
-build_pending()  # (the frozen classes above)

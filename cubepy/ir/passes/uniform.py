@@ -22,7 +22,7 @@ import dataclasses
 
 from ... import errors
 from .. import nodes as ir
-from ..batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
+from ..batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from ..names import NameTable
 from ..types import bool_
 from ..visit import child_blocks, child_exprs, walk_exprs
@@ -293,6 +293,3 @@ class _Uniformity:
             s.loc, f"{s.op}() must be reached by every unit of the cube{why}, but it is "
                    f"inside {where} (line {line}); move {s.op}() out of it or make the "
                    f"condition the same for every unit")
-
-
-build_pending()  # (the frozen classes above)
