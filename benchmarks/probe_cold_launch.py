@@ -1,7 +1,7 @@
 """Cold first launches on cuda, fresh processes interleaved, under variants of the
 NVRTC loading thread, against NVRTC alone in the same run.
 
-    python benchmarks/probe_cold_launch.py [RUNS]
+    python benchmarks/probe_cold_launch.py [RUNS] [PAUSE_S]
 
 Each process is benchmarks/bench_startup.py's launch child (import, client, then the
 timed decoration + first launch + sync of axpy with an empty cache folder); a variant
@@ -21,6 +21,9 @@ options), so each variant's median can be set against NVRTC's own time + 20 ms; 
 where CuPy is installed, its RawModule compiling and loading the same source with an
 empty kernel cache (bench_startup.py's CuPy child).
 
+PAUSE_S (default 0) is a sleep before each process, so that the previous one's exit
+(its CUDA context torn down) is over before the next is timed.
+
 Prints the median, minimum and every time per variant, and writes them as JSON to
 $OUT/cold_launch.json (or /tmp). Results: benchmarks/results/startup_cold_h200.md.
 """
@@ -32,6 +35,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_startup as b  # noqa: E402
@@ -53,6 +57,7 @@ PATCH = {
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    pause = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
     times: dict[str, list[float]] = {k: [] for k in PATCH}
     with tempfile.TemporaryDirectory() as tmp:
         kernel_file = os.path.join(tmp, "axpy_kernel.py")
@@ -68,11 +73,14 @@ def main() -> None:
             for variant, patch in PATCH.items():
                 code = b.LAUNCH_CHILD.replace("KERNEL_FILE", repr(kernel_file)).replace(
                     "before = set(sys.modules)", patch + "before = set(sys.modules)")
+                time.sleep(pause)
                 row = b._child(code, ["cuda", "cold"], os.path.join(tmp, f"c{i}{variant}"))
                 times[variant].append(row["first_launch_ms"])
+            time.sleep(pause)
             row = b._child(b.NVRTC_CTYPES_CHILD, files, None)
             times["nvrtc_alone_ctypes"].append(row["nvrtc_total_ms"])
             if with_cupy:
+                time.sleep(pause)
                 row = b._child(b.CUPY_CHILD, files, None)
                 times["cupy_rawmodule"].append(row["cupy_compile_load_ms"])
     for variant, values in times.items():

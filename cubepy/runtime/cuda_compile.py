@@ -144,12 +144,13 @@ def start_loading_nvrtc() -> None:
     forced.
 
     The thread compiles nothing. NVRTC's first compile in a process also sets NVRTC up
-    (it loads libnvrtc-builtins): on the H200 a small kernel's first compile took 14.0
-    ms against 10.3 ms for the next (with --minimal). But an empty program compiled on
-    this thread ahead of the real one made the cold first launch slower, not faster:
-    a median of 65.8 ms against 57.6 ms without it (10 fresh processes of each,
-    interleaved; `benchmarks/probe_cold_launch.py`), as it had before NVRTC was
-    reached through ctypes."""
+    (it loads libnvrtc-builtins): on the H200 a small kernel's first compile took 15.0
+    ms against 11.2 ms for the next (with --minimal;
+    `benchmarks/results/nvrtc_first_compile_h200.json`). But an empty program compiled
+    on this thread ahead of the real one made the cold first launch slower, not
+    faster: a median of 65.8 ms against 57.6 ms without it (10 fresh processes of each,
+    interleaved; `benchmarks/results/startup_cold_setup_h200.json`), as it had before
+    NVRTC was reached through ctypes."""
     global _loading
     if os.environ.get("CUBEPY_CUDA_COMPILER") == "nvcc" or _loading is not None:
         return
@@ -373,7 +374,9 @@ def compile_nvrtc(source: str, arch: str, fast_math: bool = True) -> bytes:
     Compiled with --minimal where this NVRTC has it (12.4 on): NVRTC then leaves out
     what generated kernels never use (texture and surface types, the device runtime's
     functions, launches from device code, the runtime API's types), which on the H200
-    took a small kernel's compile from 19.6 to 14.0 ms. A source NVRTC rejects that way
+    took a small kernel's first compile in a process from 25.1 to 15.0 ms and the next
+    from 21.6 to 11.2 (`benchmarks/results/nvrtc_first_compile_h200.json`); every
+    kernel of the GPU tests compiles with it. A source NVRTC rejects that way
     is compiled again without it, and that compile's outcome is the answer, so the
     option can cost time but never a kernel. The choice depends only on NVRTC's version
     and the source, both in the cubin's cache key."""
