@@ -321,11 +321,12 @@ def test_only_the_classes_used_are_built():
         pass
 
     assert PlainSubclass(4).v == 4 and PlainSubclass(4) == PlainSubclass(4) != Used(4)
-    assert Used.__init__ is not batched_dataclass._pending_init  # built by that instance
-    assert Unused.__init__ is batched_dataclass._pending_init  # never used: never built
-    assert Unused in batched_dataclass._pending and Used not in batched_dataclass._pending
+    assert Used not in batched_dataclass._pending  # built by that instance
+    assert Unused in batched_dataclass._pending  # never used: never built
+    assert str(inspect.signature(Unused)) == "(*args: 'Any', **kwargs: 'Any') -> 'None'"
     build_pending()
-    assert Unused.__init__ is not batched_dataclass._pending_init and Unused(1).v == 1
+    assert Unused not in batched_dataclass._pending and Unused(1).v == 1
+    assert str(inspect.signature(Unused)) == "(v: 'int') -> None"
 
 
 def test_threads_first_using_a_class_build_it_once():
@@ -359,9 +360,23 @@ def test_methods_called_before_a_first_instance_build_the_class():
             object.__setattr__(self, "v", v * 2)
 
     a = OwnInit(1)  # its own __init__: nothing built yet
-    assert OwnInit.__eq__ is batched_dataclass._pending_eq
+    assert OwnInit in batched_dataclass._pending
     assert a == OwnInit(1) and a != OwnInit(2) and hash(a) == hash((2,))
-    assert OwnInit.__eq__ is not batched_dataclass._pending_eq  # built by that first ==
+    assert OwnInit not in batched_dataclass._pending  # built by that first ==
+
+
+def test_a_subclass_init_calling_super_reaches_the_pending_one():
+    @batched_dataclass.dataclass(frozen=False)
+    class Base:
+        v: int
+
+    class Child(Base):
+        def __init__(self, v):
+            self.calls = getattr(self, "calls", 0) + 1
+            super().__init__(v * 10)
+
+    c = Child(2)  # Base's __init__ is still pending when Child's calls it
+    assert c.v == 20 and c.calls == 1 and Base not in batched_dataclass._pending
 
 
 def test_unsupported_options_are_refused():

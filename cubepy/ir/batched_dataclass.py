@@ -81,18 +81,6 @@ def build_pending() -> None:
             _build(batch)
 
 
-def _build_owner(cls: type, method: str) -> None:
-    """Builds the methods of the class from which `cls` has its pending `method` (the
-    first in its MRO to define it), unless another thread just did."""
-    for owner in cls.__mro__:
-        if method in owner.__dict__:
-            with _lock:
-                job = _pending.pop(owner, None)
-                if job is not None:
-                    _build([job])
-            return
-
-
 # ----------------------------------------------------------------------------- fields
 
 def _process(cls: _T, eq: bool, kw_only: bool, frozen: bool = True) -> _T:
@@ -131,15 +119,9 @@ def _process(cls: _T, eq: bool, kw_only: bool, frozen: bool = True) -> _T:
                eq and "__eq__" not in own, eq and frozen and not explicit_hash, frozen,
                [f.name for f in field_list if f.compare],
                [f.name for f in field_list if (f.compare if f.hash is None else f.hash)])
-    # Until the class is built, each of these methods builds it when first called.
-    if job.init:
-        cls.__init__ = _pending_init  # type: ignore[misc]
-    if job.eq:
-        cls.__eq__ = _pending_eq  # type: ignore[assignment]
-    if job.hash:
-        cls.__hash__ = _pending_hash  # type: ignore[assignment]
     if job.init or job.eq or job.hash:
         _pending[cls] = job
+        _set_pending_methods(cls, job)
     if eq and not frozen and not explicit_hash:  # as dataclasses: unhashable
         cls.__hash__ = None  # type: ignore[assignment]
     _set_new(cls, "__repr__", _repr_fn(cls, [f.name for f in field_list if f.repr]))
@@ -273,20 +255,34 @@ def _frozen_delattr(cls: type, names: tuple[str, ...]) -> Callable[[Any, str], N
     return __delattr__
 
 
-def _pending_init(self: Any, *args: Any, **kwargs: Any) -> None:
-    """Stands for `__init__` until the class is built: builds it, then initialises."""
-    _build_owner(type(self), "__init__")
-    type(self).__init__(self, *args, **kwargs)
+def _set_pending_methods(cls: type, job: _Job) -> None:
+    """Until `cls` is built, each of its methods builds it when first called, then runs
+    as built. They call `cls`'s own method, not the instance's class's, so that a
+    subclass's `__init__` calling `super().__init__()` reaches this one."""
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        _build_class(cls)
+        cls.__init__(self, *args, **kwargs)  # type: ignore[misc]
+
+    def __eq__(self: Any, other: Any) -> Any:
+        _build_class(cls)
+        return cls.__eq__(self, other)
+
+    def __hash__(self: Any) -> int:
+        _build_class(cls)
+        return cls.__hash__(self)
+
+    for name, method, wanted in (("__init__", __init__, job.init), ("__eq__", __eq__, job.eq),
+                                 ("__hash__", __hash__, job.hash)):
+        if wanted:
+            setattr(cls, name, method)
 
 
-def _pending_eq(self: Any, other: Any) -> Any:
-    _build_owner(type(self), "__eq__")
-    return type(self).__eq__(self, other)
-
-
-def _pending_hash(self: Any) -> int:
-    _build_owner(type(self), "__hash__")
-    return type(self).__hash__(self)
+def _build_class(cls: type) -> None:
+    """Builds `cls`'s methods, unless another thread just did."""
+    with _lock:
+        job = _pending.pop(cls, None)
+        if job is not None:
+            _build([job])
 
 
 _module_shapes: dict[str, set[tuple]] = {}  # module name -> the shapes of its classes
