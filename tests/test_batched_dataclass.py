@@ -45,7 +45,13 @@ MODULES = {"cubepy.ir.types": "from .batched_dataclass import build_pending, dat
            "cubepy.frontend.parse": "from ..ir.batched_dataclass import dataclass",
            "cubepy.frontend.context": "from ..ir.batched_dataclass import dataclass",
            "cubepy.dlpack": "from .ir.batched_dataclass import build_pending, dataclass",
-           "cubepy.kernel": "from .ir.batched_dataclass import build_pending, dataclass"}
+           "cubepy.kernel": "from .ir.batched_dataclass import build_pending, dataclass",
+           "cubepy.codegen.wgsl_barriers":
+               "from ..ir.batched_dataclass import dataclass  # (cheap to create)",
+           "cubepy.codegen.wgsl_memory":
+               "from ..ir.batched_dataclass import dataclass  # (cheap to create)",
+           "cubepy.codegen.float_helpers":
+               "from ..ir.batched_dataclass import dataclass  # (cheap to create)"}
 # Where a module's twin stops running: what follows registers into the real modules.
 TWIN_STOPS = {"cubepy.targets": "from . import cuda, wgsl, metal, cpu",
               "cubepy.kernel": "register_inlinable(CubeFunction, decorator=cube)"}

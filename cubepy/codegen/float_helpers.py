@@ -29,7 +29,8 @@ checks each one against that model of the division.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from ..ir.batched_dataclass import dataclass  # (cheap to create)
 
 # float constants written as f32 literals (shortest round-trip text)
 _NAN = "bitcast<f32>(0x7fc00000u)"

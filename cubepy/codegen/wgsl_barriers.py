@@ -17,22 +17,23 @@ read-only parameter shares a written buffer and `promoted=True` counts every buf
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 
 from ..ir import nodes as n
+from ..ir.batched_dataclass import dataclass  # (cheap to create)
 from ..ir.visit import child_blocks, child_exprs, walk_exprs
 
 # Statements whose `buffer` field is written (an atomic reads and writes it).
 _WRITES = (n.Store, n.StoreLine, n.AtomicOp, n.MatrixStore)
 
 
-@dataclass
+@dataclass(frozen=False)
 class _Access:
     buffer: str
     write: bool
 
 
-@dataclass
+@dataclass(frozen=False)
 class _Event:
     """An access or a barrier, at a position in source order, inside `loops`."""
 
@@ -42,7 +43,7 @@ class _Event:
     barrier: n.Barrier | None = None
 
 
-@dataclass
+@dataclass(frozen=False)
 class _Trace:
     events: list[_Event] = field(default_factory=list)
     loop_count: int = 0

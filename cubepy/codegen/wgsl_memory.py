@@ -13,8 +13,7 @@ write replaces its 16 bits and keeps the other half's bits.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from ..ir.batched_dataclass import dataclass  # (cheap to create)
 from ..ir.ops import LOWERED, AtomicOp
 from ..ir.types import DType, dtype_from_name
 from ..targets import get_target

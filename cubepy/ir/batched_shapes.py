@@ -1,7 +1,7 @@
 """The method templates of batched dataclasses for common shapes and those of
 cubepy's own classes (see cubepy/ir/batched_dataclass.py), compiled like any
 module. Written by batched_dataclass.write_shipped_shapes(): do not edit."""
-SHAPES = [('__eq__', 0), ('__eq__', 1), ('__eq__', 10), ('__eq__', 11), ('__eq__', 12), ('__eq__', 13), ('__eq__', 19), ('__eq__', 2), ('__eq__', 26), ('__eq__', 3), ('__eq__', 4), ('__eq__', 5), ('__eq__', 6), ('__eq__', 7), ('__eq__', 8), ('__eq__', 9), ('__hash__', 0), ('__hash__', 1), ('__hash__', 10), ('__hash__', 11), ('__hash__', 12), ('__hash__', 2), ('__hash__', 3), ('__hash__', 4), ('__hash__', 5), ('__hash__', 6), ('__hash__', 7), ('__hash__', 8), ('__hash__', 9), ('__init__', 0, 0, False), ('__init__', 0, 0, True), ('__init__', 0, 1, False), ('__init__', 0, 10, False), ('__init__', 0, 11, False), ('__init__', 0, 12, False), ('__init__', 0, 2, False), ('__init__', 0, 3, False), ('__init__', 0, 4, False), ('__init__', 0, 5, False), ('__init__', 0, 6, False), ('__init__', 0, 7, False), ('__init__', 0, 8, False), ('__init__', 0, 9, False), ('__init__', 1, 0, False), ('__init__', 1, 0, True), ('__init__', 10, 0, False), ('__init__', 10, 0, True), ('__init__', 11, 0, False), ('__init__', 11, 0, False, (6,)), ('__init__', 11, 0, True), ('__init__', 12, 0, False), ('__init__', 12, 0, True), ('__init__', 13, 0, False, (2, 3, 4, 5, 12), 'mutable'), ('__init__', 19, 0, False, (10, 11, 12, 13, 14, 17, 18), 'mutable'), ('__init__', 19, 0, False, (3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14), 'mutable'), ('__init__', 2, 0, False), ('__init__', 2, 0, True), ('__init__', 26, 0, False, (18, 21, 22)), ('__init__', 3, 0, False), ('__init__', 3, 0, True), ('__init__', 4, 0, False), ('__init__', 4, 0, True), ('__init__', 5, 0, False), ('__init__', 5, 0, False, (), 'mutable'), ('__init__', 5, 0, False, (4,), 'mutable'), ('__init__', 5, 0, True), ('__init__', 6, 0, False), ('__init__', 6, 0, False, (4,)), ('__init__', 6, 0, True), ('__init__', 7, 0, False), ('__init__', 7, 0, False, (), 'mutable'), ('__init__', 7, 0, False, (4, 6)), ('__init__', 7, 0, True), ('__init__', 8, 0, False), ('__init__', 8, 0, True), ('__init__', 9, 0, False), ('__init__', 9, 0, True)]
+SHAPES = [('__eq__', 0), ('__eq__', 1), ('__eq__', 10), ('__eq__', 11), ('__eq__', 12), ('__eq__', 13), ('__eq__', 19), ('__eq__', 2), ('__eq__', 26), ('__eq__', 3), ('__eq__', 4), ('__eq__', 5), ('__eq__', 6), ('__eq__', 7), ('__eq__', 8), ('__eq__', 9), ('__hash__', 0), ('__hash__', 1), ('__hash__', 10), ('__hash__', 11), ('__hash__', 12), ('__hash__', 2), ('__hash__', 3), ('__hash__', 4), ('__hash__', 5), ('__hash__', 6), ('__hash__', 7), ('__hash__', 8), ('__hash__', 9), ('__init__', 0, 0, False), ('__init__', 0, 0, True), ('__init__', 0, 1, False), ('__init__', 0, 10, False), ('__init__', 0, 11, False), ('__init__', 0, 12, False), ('__init__', 0, 2, False), ('__init__', 0, 3, False), ('__init__', 0, 4, False), ('__init__', 0, 5, False), ('__init__', 0, 6, False), ('__init__', 0, 7, False), ('__init__', 0, 8, False), ('__init__', 0, 9, False), ('__init__', 1, 0, False), ('__init__', 1, 0, True), ('__init__', 10, 0, False), ('__init__', 10, 0, True), ('__init__', 11, 0, False), ('__init__', 11, 0, False, (6,)), ('__init__', 11, 0, True), ('__init__', 12, 0, False), ('__init__', 12, 0, True), ('__init__', 13, 0, False, (2, 3, 4, 5, 12), 'mutable'), ('__init__', 19, 0, False, (10, 11, 12, 13, 14, 17, 18), 'mutable'), ('__init__', 19, 0, False, (3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14), 'mutable'), ('__init__', 2, 0, False), ('__init__', 2, 0, False, (), 'mutable'), ('__init__', 2, 0, True), ('__init__', 26, 0, False, (18, 21, 22)), ('__init__', 3, 0, False), ('__init__', 3, 0, False, (0, 2), 'mutable'), ('__init__', 3, 0, True), ('__init__', 4, 0, False), ('__init__', 4, 0, False, (), 'mutable'), ('__init__', 4, 0, True), ('__init__', 5, 0, False), ('__init__', 5, 0, False, (), 'mutable'), ('__init__', 5, 0, False, (4,), 'mutable'), ('__init__', 5, 0, True), ('__init__', 6, 0, False), ('__init__', 6, 0, False, (4,)), ('__init__', 6, 0, True), ('__init__', 7, 0, False), ('__init__', 7, 0, False, (), 'mutable'), ('__init__', 7, 0, False, (4, 6)), ('__init__', 7, 0, True), ('__init__', 8, 0, False), ('__init__', 8, 0, True), ('__init__', 9, 0, False), ('__init__', 9, 0, True)]
 
 def make0(_setattr):
  def __eq__(self, other):
@@ -476,12 +476,18 @@ def make55(_setattr):
  return __init__
 def make56(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_):
+  self._batched_field_0_ = _batched_field_0_
+  self._batched_field_1_ = _batched_field_1_
+  pass
+ return __init__
+def make57(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
   self.__post_init__()
   pass
  return __init__
-def make57(_setattr, _HAS_DEFAULT_FACTORY=None, _factory_18=None, _factory_21=None, _factory_22=None):
+def make58(_setattr, _HAS_DEFAULT_FACTORY=None, _factory_18=None, _factory_21=None, _factory_22=None):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_, _batched_field_9_, _batched_field_10_, _batched_field_11_, _batched_field_12_, _batched_field_13_, _batched_field_14_, _batched_field_15_, _batched_field_16_, _batched_field_17_, _batched_field_18_, _batched_field_19_, _batched_field_20_, _batched_field_21_, _batched_field_22_, _batched_field_23_, _batched_field_24_, _batched_field_25_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -511,63 +517,51 @@ def make57(_setattr, _HAS_DEFAULT_FACTORY=None, _factory_18=None, _factory_21=No
   _setattr(self, '_batched_field_25_', _batched_field_25_)
   pass
  return __init__
-def make58(_setattr):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_):
-  _setattr(self, '_batched_field_0_', _batched_field_0_)
-  _setattr(self, '_batched_field_1_', _batched_field_1_)
-  _setattr(self, '_batched_field_2_', _batched_field_2_)
-  pass
- return __init__
 def make59(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
   _setattr(self, '_batched_field_2_', _batched_field_2_)
-  self.__post_init__()
   pass
  return __init__
-def make60(_setattr):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_):
-  _setattr(self, '_batched_field_0_', _batched_field_0_)
-  _setattr(self, '_batched_field_1_', _batched_field_1_)
-  _setattr(self, '_batched_field_2_', _batched_field_2_)
-  _setattr(self, '_batched_field_3_', _batched_field_3_)
+def make60(_setattr, _HAS_DEFAULT_FACTORY=None, _factory_0=None, _factory_2=None):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_):
+  self._batched_field_0_ = _factory_0() if _batched_field_0_ is _HAS_DEFAULT_FACTORY else _batched_field_0_
+  self._batched_field_1_ = _batched_field_1_
+  self._batched_field_2_ = _factory_2() if _batched_field_2_ is _HAS_DEFAULT_FACTORY else _batched_field_2_
   pass
  return __init__
 def make61(_setattr):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
   _setattr(self, '_batched_field_2_', _batched_field_2_)
-  _setattr(self, '_batched_field_3_', _batched_field_3_)
   self.__post_init__()
   pass
  return __init__
 def make62(_setattr):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
   _setattr(self, '_batched_field_2_', _batched_field_2_)
   _setattr(self, '_batched_field_3_', _batched_field_3_)
-  _setattr(self, '_batched_field_4_', _batched_field_4_)
   pass
  return __init__
 def make63(_setattr):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_):
   self._batched_field_0_ = _batched_field_0_
   self._batched_field_1_ = _batched_field_1_
   self._batched_field_2_ = _batched_field_2_
   self._batched_field_3_ = _batched_field_3_
-  self._batched_field_4_ = _batched_field_4_
   pass
  return __init__
-def make64(_setattr, _HAS_DEFAULT_FACTORY=None, _factory_4=None):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_):
-  self._batched_field_0_ = _batched_field_0_
-  self._batched_field_1_ = _batched_field_1_
-  self._batched_field_2_ = _batched_field_2_
-  self._batched_field_3_ = _batched_field_3_
-  self._batched_field_4_ = _factory_4() if _batched_field_4_ is _HAS_DEFAULT_FACTORY else _batched_field_4_
+def make64(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  self.__post_init__()
   pass
  return __init__
 def make65(_setattr):
@@ -577,71 +571,65 @@ def make65(_setattr):
   _setattr(self, '_batched_field_2_', _batched_field_2_)
   _setattr(self, '_batched_field_3_', _batched_field_3_)
   _setattr(self, '_batched_field_4_', _batched_field_4_)
-  self.__post_init__()
   pass
  return __init__
 def make66(_setattr):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_):
-  _setattr(self, '_batched_field_0_', _batched_field_0_)
-  _setattr(self, '_batched_field_1_', _batched_field_1_)
-  _setattr(self, '_batched_field_2_', _batched_field_2_)
-  _setattr(self, '_batched_field_3_', _batched_field_3_)
-  _setattr(self, '_batched_field_4_', _batched_field_4_)
-  _setattr(self, '_batched_field_5_', _batched_field_5_)
-  pass
- return __init__
-def make67(_setattr, _HAS_DEFAULT_FACTORY=None, _factory_4=None):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_):
-  _setattr(self, '_batched_field_0_', _batched_field_0_)
-  _setattr(self, '_batched_field_1_', _batched_field_1_)
-  _setattr(self, '_batched_field_2_', _batched_field_2_)
-  _setattr(self, '_batched_field_3_', _batched_field_3_)
-  _setattr(self, '_batched_field_4_', _factory_4() if _batched_field_4_ is _HAS_DEFAULT_FACTORY else _batched_field_4_)
-  _setattr(self, '_batched_field_5_', _batched_field_5_)
-  pass
- return __init__
-def make68(_setattr):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_):
-  _setattr(self, '_batched_field_0_', _batched_field_0_)
-  _setattr(self, '_batched_field_1_', _batched_field_1_)
-  _setattr(self, '_batched_field_2_', _batched_field_2_)
-  _setattr(self, '_batched_field_3_', _batched_field_3_)
-  _setattr(self, '_batched_field_4_', _batched_field_4_)
-  _setattr(self, '_batched_field_5_', _batched_field_5_)
-  self.__post_init__()
-  pass
- return __init__
-def make69(_setattr):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_):
-  _setattr(self, '_batched_field_0_', _batched_field_0_)
-  _setattr(self, '_batched_field_1_', _batched_field_1_)
-  _setattr(self, '_batched_field_2_', _batched_field_2_)
-  _setattr(self, '_batched_field_3_', _batched_field_3_)
-  _setattr(self, '_batched_field_4_', _batched_field_4_)
-  _setattr(self, '_batched_field_5_', _batched_field_5_)
-  _setattr(self, '_batched_field_6_', _batched_field_6_)
-  pass
- return __init__
-def make70(_setattr):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_):
   self._batched_field_0_ = _batched_field_0_
   self._batched_field_1_ = _batched_field_1_
   self._batched_field_2_ = _batched_field_2_
   self._batched_field_3_ = _batched_field_3_
   self._batched_field_4_ = _batched_field_4_
-  self._batched_field_5_ = _batched_field_5_
-  self._batched_field_6_ = _batched_field_6_
   pass
  return __init__
-def make71(_setattr, _HAS_DEFAULT_FACTORY=None, _factory_4=None, _factory_6=None):
- def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_):
+def make67(_setattr, _HAS_DEFAULT_FACTORY=None, _factory_4=None):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_):
+  self._batched_field_0_ = _batched_field_0_
+  self._batched_field_1_ = _batched_field_1_
+  self._batched_field_2_ = _batched_field_2_
+  self._batched_field_3_ = _batched_field_3_
+  self._batched_field_4_ = _factory_4() if _batched_field_4_ is _HAS_DEFAULT_FACTORY else _batched_field_4_
+  pass
+ return __init__
+def make68(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  self.__post_init__()
+  pass
+ return __init__
+def make69(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  _setattr(self, '_batched_field_5_', _batched_field_5_)
+  pass
+ return __init__
+def make70(_setattr, _HAS_DEFAULT_FACTORY=None, _factory_4=None):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
   _setattr(self, '_batched_field_2_', _batched_field_2_)
   _setattr(self, '_batched_field_3_', _batched_field_3_)
   _setattr(self, '_batched_field_4_', _factory_4() if _batched_field_4_ is _HAS_DEFAULT_FACTORY else _batched_field_4_)
   _setattr(self, '_batched_field_5_', _batched_field_5_)
-  _setattr(self, '_batched_field_6_', _factory_6() if _batched_field_6_ is _HAS_DEFAULT_FACTORY else _batched_field_6_)
+  pass
+ return __init__
+def make71(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  _setattr(self, '_batched_field_5_', _batched_field_5_)
+  self.__post_init__()
   pass
  return __init__
 def make72(_setattr):
@@ -653,10 +641,43 @@ def make72(_setattr):
   _setattr(self, '_batched_field_4_', _batched_field_4_)
   _setattr(self, '_batched_field_5_', _batched_field_5_)
   _setattr(self, '_batched_field_6_', _batched_field_6_)
-  self.__post_init__()
   pass
  return __init__
 def make73(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_):
+  self._batched_field_0_ = _batched_field_0_
+  self._batched_field_1_ = _batched_field_1_
+  self._batched_field_2_ = _batched_field_2_
+  self._batched_field_3_ = _batched_field_3_
+  self._batched_field_4_ = _batched_field_4_
+  self._batched_field_5_ = _batched_field_5_
+  self._batched_field_6_ = _batched_field_6_
+  pass
+ return __init__
+def make74(_setattr, _HAS_DEFAULT_FACTORY=None, _factory_4=None, _factory_6=None):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _factory_4() if _batched_field_4_ is _HAS_DEFAULT_FACTORY else _batched_field_4_)
+  _setattr(self, '_batched_field_5_', _batched_field_5_)
+  _setattr(self, '_batched_field_6_', _factory_6() if _batched_field_6_ is _HAS_DEFAULT_FACTORY else _batched_field_6_)
+  pass
+ return __init__
+def make75(_setattr):
+ def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_):
+  _setattr(self, '_batched_field_0_', _batched_field_0_)
+  _setattr(self, '_batched_field_1_', _batched_field_1_)
+  _setattr(self, '_batched_field_2_', _batched_field_2_)
+  _setattr(self, '_batched_field_3_', _batched_field_3_)
+  _setattr(self, '_batched_field_4_', _batched_field_4_)
+  _setattr(self, '_batched_field_5_', _batched_field_5_)
+  _setattr(self, '_batched_field_6_', _batched_field_6_)
+  self.__post_init__()
+  pass
+ return __init__
+def make76(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -668,7 +689,7 @@ def make73(_setattr):
   _setattr(self, '_batched_field_7_', _batched_field_7_)
   pass
  return __init__
-def make74(_setattr):
+def make77(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -681,7 +702,7 @@ def make74(_setattr):
   self.__post_init__()
   pass
  return __init__
-def make75(_setattr):
+def make78(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
@@ -694,7 +715,7 @@ def make75(_setattr):
   _setattr(self, '_batched_field_8_', _batched_field_8_)
   pass
  return __init__
-def make76(_setattr):
+def make79(_setattr):
  def __init__(self, _batched_field_0_, _batched_field_1_, _batched_field_2_, _batched_field_3_, _batched_field_4_, _batched_field_5_, _batched_field_6_, _batched_field_7_, _batched_field_8_):
   _setattr(self, '_batched_field_0_', _batched_field_0_)
   _setattr(self, '_batched_field_1_', _batched_field_1_)
