@@ -4,8 +4,11 @@ present (cpu and wgpu here, cuda on a GPU machine) and through every target's co
 (tests/source_check.py)."""
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -604,3 +607,51 @@ def test_struct_comptime_field_specialises_the_kernel(runtime_client, width):
         row_sums.launch(c, CubeCount(1), CubeDim(16), Tile(2.5, c.tensor(data)), out)
     assert e.value.param == "tile.width"
 
+
+
+def test_every_lazily_registered_handler_is_found_by_its_key():
+    """handler_for imports the modules of seldom-used features at their first call: each
+    key those modules register must lead handler_for to them, in a fresh process."""
+    script = textwrap.dedent("""
+        import importlib
+        from cubepy.frontend import intrinsics
+        lazy = ("bits", "matrices", "warpgroup", "pipeline_calls")
+        before = set(intrinsics._HANDLERS)
+        assert not any(f"cubepy.frontend.{m}" in __import__("sys").modules for m in lazy)
+        for m in lazy:
+            importlib.import_module(f"cubepy.frontend.{m}")
+        keys = set(intrinsics._HANDLERS) - before
+        assert keys, "the lazy modules registered nothing"
+        missing = sorted(k for k in keys if not intrinsics._lazy_modules(k))
+        assert not missing, missing
+        print(len(keys))
+    """)
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(cubepy.__file__))}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) >= 20  # cmma, warpgroup, pipeline and bit functions
+
+
+def test_a_bit_function_compiles_first_in_a_fresh_process(tmp_path):
+    script = tmp_path / "ones.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        from cubepy import ABSOLUTE_POS, Array, cube, u32
+        from cubepy.lang import popcount
+
+        @cube(launch=True)
+        def ones(x: Array[u32], y: Array[u32]):
+            i = ABSOLUTE_POS
+            if i < len(y):
+                y[i] = popcount(x[i])
+
+        assert "cubepy.frontend.bits" not in sys.modules
+        print("__popc" in ones.source("cuda", cube_dim=(32, 1, 1)))
+    """))
+    env = {**os.environ, "CUBEPY_NO_CACHE": "1",
+           "PYTHONPATH": os.path.dirname(os.path.dirname(cubepy.__file__))}
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..ir import nodes as n
 from ..ir.types import DType, LineType, bool_, dtype_from_name, elem_of, u32
-from ..ir.ops import BOOL_MATH
+from ..ir.ops import BOOL_MATH, BitOp
 from ..lang import LineOf
 from ..math import PUBLIC_MATH
 from ..targets import PORTABLE
@@ -62,7 +62,35 @@ def intrinsic(*keys: str) -> Callable[[Handler], Handler]:
 
 def handler_for(key: str) -> Optional[Handler]:
     """The handler of the callable registered as `key`, or None."""
-    return _HANDLERS.get(key)
+    handler = _HANDLERS.get(key)
+    if handler is None and _import_registering(key):
+        handler = _HANDLERS.get(key)
+    return handler
+
+
+def _lazy_modules(key: str) -> tuple[str, ...]:
+    """The modules registering the handler of `key` that are imported at its first call:
+    those of features few kernels use (matrix units, asynchronous copies, bit functions),
+    which a first compile of a plain kernel then does not load."""
+    if key.startswith("cmma.") or key == "tf32":
+        return ("matrices", "warpgroup")
+    if key.startswith("pipeline."):
+        return ("pipeline_calls",)
+    if key in _BIT_KEYS:
+        return ("bits",)
+    return ()
+
+
+_BIT_KEYS = frozenset(op.value for op in BitOp)
+
+
+def _import_registering(key: str) -> bool:
+    """Imports the modules registering `key`'s handler; whether there were any."""
+    import importlib
+    modules = _lazy_modules(key)
+    for module in modules:
+        importlib.import_module(f"{__package__}.{module}")
+    return bool(modules)
 
 
 def _or_list(items) -> str:
@@ -544,8 +572,5 @@ def _dynamic_shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     return ctx.dynamic_shared
 
 
-from . import bits as _bits  # noqa: E402,F401  (registers the integer and bit functions)
 from . import math_calls  # noqa: E402,F401  (registers frexp, modf, ldexp, round)
-from . import matrices  # noqa: E402,F401  (registers the cmma calls)
-from . import pipeline_calls  # noqa: E402,F401  (registers the pipeline calls)
-from . import warpgroup  # noqa: E402,F401  (registers the warpgroup calls)
+# (bits, matrices, warpgroup and pipeline_calls register theirs at a first call: handler_for)
