@@ -608,7 +608,6 @@ def test_struct_comptime_field_specialises_the_kernel(runtime_client, width):
     assert e.value.param == "tile.width"
 
 
-
 def test_every_lazily_registered_handler_is_found_by_its_key():
     """handler_for imports the modules of seldom-used features at their first call: each
     key those modules register must lead handler_for to them, in a fresh process."""
