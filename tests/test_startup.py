@@ -65,6 +65,40 @@ def test_import_cubepy_leaves_the_compiler_passes_for_first_use(tmp_path):
     assert out.split() == ["[]", "parse"]
 
 
+def test_a_first_cuda_compile_of_a_plain_kernel_leaves_feature_code_unloaded(tmp_path):
+    """What a plain kernel does not use is imported at its first use: the verifier and
+    printer (CUBEPY_VERIFY), wgsl's lowerings, the frontend's and cuda's code of matrix
+    units, async copies, plane operations, bit functions and atomics, json; and the
+    batched dataclasses it never instantiates stay unbuilt."""
+    out = _python("""
+        import os, sys
+        os.environ["CUBEPY_NO_CACHE"] = "1"
+        os.environ.pop("CUBEPY_VERIFY", None)  # (the test suite turns the verifier on)
+        import cubepy
+        from cubepy import ABSOLUTE_POS, Array, cube, f32
+        from cubepy.ir import batched_dataclass
+
+        @cube(launch=True)
+        def axpy(a: f32, x: Array[f32], y: Array[f32]):
+            i = ABSOLUTE_POS
+            if i < len(y):
+                y[i] = a * x[i] + y[i]
+
+        assert "y[i] = a *" in axpy.source("cuda", cube_dim=(64, 1, 1))
+        lazy = ["cubepy.ir.verify", "cubepy.ir.printer", "cubepy.ir.passes.async_copy",
+                "cubepy.frontend.bits", "cubepy.frontend.matrices",
+                "cubepy.frontend.warpgroup", "cubepy.frontend.pipeline_calls",
+                "cubepy.codegen.clike_cmma", "cubepy.codegen.clike_wgmma",
+                "cubepy.codegen.cuda_async", "cubepy.codegen.cuda_atomics",
+                "cubepy.codegen.clike_plane", "cubepy.codegen.clike_bits", "json"]
+        print(sorted(m for m in lazy if m in sys.modules))
+        print(sum(c.__module__ == "cubepy.ir.nodes" for c in batched_dataclass._pending))
+    """, tmp_path / "plain_kernel.py")
+    loaded, unbuilt_nodes = out.split("\n")[:2]
+    assert loaded == "[]"
+    assert int(unbuilt_nodes) > 10  # of the IR's ~50 node classes
+
+
 def test_default_client_skips_ruled_out_runtimes_without_importing_them():
     out = _python(NO_GPU + """
 import sys, cubepy
