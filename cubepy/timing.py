@@ -4,12 +4,16 @@ What a timer measures depends on the runtime:
 
 - cuda: CUDA events (`pycuda.driver.Event`) recorded on the client's stream, so the
   time is the GPU's, without Python or launch overhead in between repetitions;
-- wgpu: timestamp queries when the device has the `timestamp-query` feature (a
-  timestamp before and after the timed work, both recorded into the launches' own
-  command buffer, so the host's time between submits is not counted; inside the
-  launches' compute pass where the device has `timestamp-query-inside-passes`, else as
-  an empty pass of its own, whose boundaries add about 6 us on an H200); without it,
-  the wall time from the first submit to the end of a `sync()`;
+- wgpu: timestamp queries when the device has the `timestamp-query` feature: `start()`
+  opens the compute pass the timed launches go into, with the pass's own timestamps
+  (`timestampWrites`) at its beginning and end, and `stop()` ends it; all of it is
+  recorded into the launches' command buffer, so the host's time between submits is not
+  counted. A raw wgpu-py program times its own pass the same way. (Work between start
+  and stop that ends the pass, a copy or a submit, leaves the stop to a third
+  timestamp, written inside the next pass where the device has
+  `timestamp-query-inside-passes`, else as an empty pass of its own, whose boundaries
+  add about 6 us on an H200.) Without the feature, the wall time from the first submit
+  to the end of a `sync()`;
 - cpu: wall time (`time.perf_counter`) around the work and a `sync()`.
 
 `BenchResult.method` says which one was used.
@@ -146,30 +150,33 @@ class CudaEventTimer(Timer):
 
 
 class WgpuTimestampTimer(Timer):
-    """Two timestamps written by the GPU, resolved into a buffer read after the work."""
+    """Timestamps written by the GPU at the beginning and end of the timed launches'
+    compute pass (a third one when that pass ends before `stop()`), resolved into a
+    buffer read after the work."""
 
     method = "wgpu-timestamps"
 
     def __init__(self, client, flush_bytes: int = 0) -> None:
         super().__init__(client)
-        self._query_set = client.timestamp_query_set(2)
-        self._marked = 0
+        self._query_set = client.timestamp_query_set(3)
+        self._started = False
+        self._stop: int | None = None  # the query holding the stop, once stopped
         self.flush_bytes = flush_bytes
         self._scratch = client.scratch_buffer(flush_bytes) if flush_bytes else None
 
     def start(self) -> None:
-        self.client.write_timestamp(self._query_set, 0, clear=self._scratch)
-        self._marked = 1
+        self.client.start_timed_pass(self._query_set, 0, 1, clear=self._scratch)
+        self._started, self._stop = True, None
 
     def stop(self) -> None:
-        self.client.write_timestamp(self._query_set, 1)
-        self._marked = 2
+        if self._started:
+            self._stop = self.client.stop_timed_pass(self._query_set, 2)
 
     def elapsed_ms(self) -> float:
-        if self._marked != 2:
+        if self._stop is None:
             raise RuntimeError("timer: call start() and stop() before elapsed_ms()")
-        t0, t1 = self.client.read_timestamps(self._query_set, 2)
-        return (t1 - t0) * 1e-6  # WebGPU timestamps are nanoseconds
+        stamps = self.client.read_timestamps(self._query_set, self._stop + 1)
+        return (stamps[self._stop] - stamps[0]) * 1e-6  # WebGPU timestamps are ns
 
 
 def make_timer(client, flush_bytes: int = 0) -> Timer:

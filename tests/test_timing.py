@@ -153,13 +153,11 @@ def _wgpu_timer_client():
 
 
 @pytest.mark.wgpu
-def test_wgpu_timer_marks_go_into_the_launches_own_pass():
-    """With timestamp-query-inside-passes the marks add no pass boundary (each costs the
-    GPU microseconds): start() opens the pass the launches then use, stop() writes into
-    it, and the stop mark still waits for the launches' work."""
+def test_wgpu_timer_times_the_launches_own_pass():
+    """start() opens the pass the timed launches go into, with the pass's own timestamps
+    (as a raw wgpu-py program times its pass; marks inside the pass read longer), and
+    stop() ends it: its end timestamp follows the launches' work."""
     client = _wgpu_timer_client()
-    if "timestamp-query-inside-passes" not in client.features:
-        pytest.skip("the adapter has no timestamp-query-inside-passes")
     x = client.zeros((64 * 64,), f32)
     _launch(client, x, 1)
     client.sync()
@@ -168,8 +166,10 @@ def test_wgpu_timer_marks_go_into_the_launches_own_pass():
     opened = client._pass
     assert opened is not None
     _launch(client, x, HEAVY_LOOPS)
+    assert client._pass is opened  # the launch went into the timed pass
     timer.stop()
-    assert client._pass is opened  # one pass from the first mark to the last
+    assert client._pass is None  # stop() ended it, which writes its end timestamp
+    assert timer._stop == 1
     slow = timer.elapsed_ms()
     timer.start()
     _launch(client, x, 1)
@@ -179,13 +179,38 @@ def test_wgpu_timer_marks_go_into_the_launches_own_pass():
 
 
 @pytest.mark.wgpu
+@pytest.mark.parametrize("in_pass", [True, False], ids=["in_pass", "empty_pass"])
+def test_wgpu_timer_stop_after_its_pass_ended_follows_the_work(monkeypatch, in_pass):
+    """A submit between start() and stop() ends the timed pass (its end timestamp
+    then precedes the later launches); the stop is a third timestamp, written inside
+    the next pass or as an empty pass, after the work recorded before it."""
+    client = _wgpu_timer_client()
+    if in_pass and "timestamp-query-inside-passes" not in client.features:
+        pytest.skip("the adapter has no timestamp-query-inside-passes")
+    monkeypatch.setattr(client, "_in_pass_timestamps", in_pass)
+    x = client.zeros((64 * 64,), f32)
+    timer = client.timer()
+    timer.start()
+    _launch(client, x, HEAVY_LOOPS)
+    timer.stop()
+    alone = timer.elapsed_ms()
+    timer.start()
+    _launch(client, x, 1)
+    client.flush()
+    _launch(client, x, HEAVY_LOOPS)
+    timer.stop()
+    assert timer._stop == 2
+    assert timer.elapsed_ms() > 0.5 * alone  # the heavy launch came before the stop
+
+
+@pytest.mark.wgpu
 def test_wgpu_timer_without_in_pass_timestamps_marks_empty_passes(monkeypatch):
     client = _wgpu_timer_client()
     monkeypatch.setattr(client, "_in_pass_timestamps", False)
     x = client.zeros((64 * 64,), f32)
     timer = client.timer()
-    timer.start()
-    assert client._pass is None  # the mark's own pass is already ended
+    timer.start()  # the pass's own timestamps need no in-pass feature
+    assert client._pass is not None
     _launch(client, x, HEAVY_LOOPS)
     timer.stop()
     slow = timer.elapsed_ms()

@@ -143,8 +143,8 @@ _WANTED_LIMITS = (
     "max-compute-workgroups-per-dimension",
 )
 # timestamp-query: client.timer() / cubepy.bench time launches on the GPU.
-# timestamp-query-inside-passes (native wgpu): the timer's marks go into the launches' own
-# compute pass, without the pass boundaries an empty pass per mark costs.
+# timestamp-query-inside-passes (native wgpu): a timer's stop whose own pass has already
+# ended goes into the launches' pass, without the boundaries of an empty pass.
 _WANTED_FEATURES = ("shader-f16", "subgroup", "shader-float32-atomic", "timestamp-query",
                     "timestamp-query-inside-passes", "subgroup-barrier")
 
@@ -349,6 +349,7 @@ class WgpuClient(Client):
         self._encoder = None  # the open batch's command encoder
         self._pass = None
         self._marked = False  # the open batch's encoder holds timestamps to submit
+        self._timed_end: int | None = None  # the open pass's own end timestamp, if timed
         self._calls = PassCalls()
         self._pass_handle = None  # what self._calls takes for the open pass
         self._wait_idle = wait_idle(self._device)
@@ -724,12 +725,13 @@ class WgpuClient(Client):
         self._check_at = min(pending + BATCH_CHECK, MAX_BATCH)
         return False
 
-    def _open_pass(self) -> None:
+    def _open_pass(self, timestamp_writes: dict | None = None) -> None:
         """A compute pass for the next launches, in the open batch's encoder (a new
-        encoder when no batch is open)."""
+        encoder when no batch is open), with the pass's own `timestamp_writes` when
+        given."""
         if self._encoder is None:
             self._encoder = self._device.create_command_encoder()
-        self._pass = self._encoder.begin_compute_pass()
+        self._pass = self._encoder.begin_compute_pass(timestamp_writes=timestamp_writes)
         self._pass_handle = self._calls.handle(self._pass)
         self._pass_pipeline = None
 
@@ -756,7 +758,7 @@ class WgpuClient(Client):
         # The bind group and the last launch go too: they reference their buffers, so
         # keeping them would keep the memory of tensors dropped before this submit.
         self._pass = self._pass_pipeline = self._pass_bind_group = None
-        self._pass_handle = self._last_launch = None
+        self._pass_handle = self._last_launch = self._timed_end = None
         self._pass_info = b""
         cpass.end()
 
@@ -802,6 +804,42 @@ class WgpuClient(Client):
         """A device buffer that `write_timestamp(..., clear=)` can clear."""
         return self._device.create_buffer(size=nbytes, usage=self._wgpu.BufferUsage.COPY_DST)
 
+    def start_timed_pass(self, query_set: Any, begin: int, end: int,
+                         clear: Any = None) -> None:
+        """Opens the compute pass the next launches go into, in the open batch (after
+        clearing the buffer `clear`, when given), with the pass's own timestamps: `begin`
+        written as it starts, `end` as it ends. `stop_timed_pass` ends it.
+
+        These are the timestamps a raw wgpu-py program takes of its own pass. Marks
+        written inside the pass around the launches (`write_timestamp`) read about 2.5 us
+        longer on an H200's Vulkan driver (benchmarks/results/wgpu_rows_h200.md), and an
+        empty pass of its own before them about 1 us longer."""
+        with self._lock:
+            self.check_alive()
+            self._end_pass()
+            if self._encoder is None:
+                self._encoder = self._device.create_command_encoder()
+            if clear is not None:
+                self._encoder.clear_buffer(clear)
+            self._open_pass({"query_set": query_set, "beginning_of_pass_write_index": begin,
+                             "end_of_pass_write_index": end})
+            self._timed_end = end
+            self._marked = True
+
+    def stop_timed_pass(self, query_set: Any, fallback: int) -> int:
+        """Ends the pass `start_timed_pass` opened, whose end timestamp then follows the
+        launches recorded since, and returns its index. When that pass has already
+        ended (a submit, a copy or a clear came between), writes timestamp `fallback`
+        after the work recorded so far (`write_timestamp`) and returns `fallback`."""
+        with self._lock:
+            self.check_alive()
+            end = self._timed_end
+            if self._pass is not None and end is not None:
+                self._end_pass()
+                return end
+            self.write_timestamp(query_set, fallback)
+            return fallback
+
     def write_timestamp(self, query_set: Any, index: int, clear: Any = None) -> None:
         """Records timestamp `index` into the open batch, written once the work recorded
         before it is done (after clearing the buffer `clear`, when given). Nothing is
@@ -812,7 +850,9 @@ class WgpuClient(Client):
         With `timestamp-query-inside-passes` the mark goes into the compute pass the
         launches are recorded in (opened here when none is); else it is an empty pass
         of its own, whose boundaries the GPU pays too (about 1 us before the timed
-        launches and 5-6 us after them on an H200's Vulkan driver)."""
+        launches and 5-6 us after them on an H200's Vulkan driver). The timer writes
+        its marks as a pass's own timestamps instead (`start_timed_pass`), and this
+        only for a stop whose pass has already ended."""
         with self._lock:
             self.check_alive()
             if clear is not None or not self._in_pass_timestamps:
