@@ -17,7 +17,8 @@ cubepy's timer writes), median and minimum of `--reps` submissions in microsecon
 - `generated`: `softmax_in_registers` (one cube per row, 4 lines of 4 per unit: the plan
   cubepy's wgpu runtime picks at 1024 and 4096 columns) as cubepy emits it, unchecked;
 - `generated` with text patches: `noexit` (no early exit for the extra workgroups of a
-  folded cube count, so no read of the info buffer), `fn` (the register array a
+  folded cube count, so no read of the info buffer; generated WGSL has skipped that
+  read on 1-D grids since the H200 runs of benchmarks/results/wgpu_rows_h200.md), `fn` (the register array a
   function variable instead of `var<private>`), `max` (WGSL's `max` instead of the
   NaN-aware helper), `all` (the three, and the plane size folded to 32);
 - `hand_cube`: the same plan written by hand in plain WGSL;
@@ -126,6 +127,9 @@ def patched(source: str, patches: set[str]) -> str:
     """The generated WGSL with the probe's text patches (see the module docstring)."""
     if patches & {"noexit", "all"}:
         assert EXIT in source
+        # (the guard as emitted since 1-D grids skip it, then as emitted before)
+        source = re.sub(r"if \(cube_groups\.y \* cube_groups\.z > 1u\) \{\n.*?\n *\}\n",
+                        "", source, flags=re.S)
         source = source.replace(EXIT, "")
         source = re.sub(r"let cube_count: vec3<u32> = vec3<u32>\(info[^;]*;",
                         "let cube_count: vec3<u32> = cube_groups;", source)

@@ -308,6 +308,21 @@ def test_folded_dispatch_rebuilds_logical_positions_and_exits_extra_groups():
     assert got.tolist() == want
 
 
+@pytest.mark.wgpu
+@pytest.mark.skipif(_DEVICE is None, reason="no WebGPU adapter")
+def test_a_one_dimensional_grid_is_the_logical_count_without_reading_the_info_struct():
+    """The runtime folds only into y and z, so a 1-D grid is never folded: the kernel
+    takes its count from num_workgroups and skips the info struct's read. Here the
+    info says 4 cubes while 6 run: all 6 write, and CUBE_COUNT reads 6."""
+    out = ir.Param("out", "array", u32)
+    body = [ir.Store(buffer=out.buffer, index=builtin("cube_pos"), loc=L(2),
+                     value=binop("add", binop("mul", builtin("cube_count"), c(100)),
+                                 builtin("cube_pos")))]
+    k = kernel(body, params=[out], cube_dim=(1, 1, 1))
+    got = run(k, {"out": np.zeros(6, np.uint32)}, cube_count=(4, 1, 1), grid=(6, 1, 1))
+    assert got["out"].tolist() == [600 + i for i in range(6)]
+
+
 # ----------------------------------------------------------------------------- control flow
 
 @pytest.mark.wgpu
@@ -369,7 +384,12 @@ def test_layout_golden_lines():
     assert "var<workgroup> tile: array<f32, 32>;" in lines
     assert "@compute @workgroup_size(32, 2, 1)" in lines
     assert "let flag: bool = info.flag != 0u;" in lines
-    assert "if (cube_linear >= cube_count.x * cube_count.y * cube_count.z) { return; }" in lines
+    # the info struct's cube count is read on a 2-D/3-D grid only (a fold spans y or z)
+    guard = lines.index("if (cube_groups.y * cube_groups.z > 1u) {")
+    assert lines[guard - 1] == "var cube_count: vec3<u32> = cube_groups;"
+    assert lines[guard + 1:guard + 4] == [
+        "cube_count = vec3<u32>(info.cube_count_[0], info.cube_count_[1], info.cube_count_[2]);",
+        "if (cube_linear >= cube_count.x * cube_count.y * cube_count.z) { return; }", "}"]
     # x is only read before the barrier and out only written after it: no storage fence
     assert "storageBarrier();" not in lines and "workgroupBarrier();" in lines
     assert "cube_store_tile(cube_local.x, cube_load_x(info.x_stride[1u]));" in lines
