@@ -801,7 +801,7 @@ class WgpuClient(Client):
                                              count=count)
 
     def scratch_buffer(self, nbytes: int) -> Any:
-        """A device buffer that `write_timestamp(..., clear=)` can clear."""
+        """A device buffer that `start_timed_pass(..., clear=)` can clear."""
         return self._device.create_buffer(size=nbytes, usage=self._wgpu.BufferUsage.COPY_DST)
 
     def start_timed_pass(self, query_set: Any, begin: int, end: int,
@@ -840,27 +840,23 @@ class WgpuClient(Client):
             self.write_timestamp(query_set, fallback)
             return fallback
 
-    def write_timestamp(self, query_set: Any, index: int, clear: Any = None) -> None:
+    def write_timestamp(self, query_set: Any, index: int) -> None:
         """Records timestamp `index` into the open batch, written once the work recorded
-        before it is done (after clearing the buffer `clear`, when given). Nothing is
-        submitted: the launches timed between two marks share their command buffer, so
-        the host's time between the submits (a wgpu submit costs tens of microseconds)
-        is not counted as the launches' time.
+        before it is done. Nothing is submitted, so the host's time between submits (a
+        wgpu submit costs tens of microseconds) is not counted as the launches' time.
 
         With `timestamp-query-inside-passes` the mark goes into the compute pass the
         launches are recorded in (opened here when none is); else it is an empty pass
         of its own, whose boundaries the GPU pays too (about 1 us before the timed
-        launches and 5-6 us after them on an H200's Vulkan driver). The timer writes
-        its marks as a pass's own timestamps instead (`start_timed_pass`), and this
-        only for a stop whose pass has already ended."""
+        launches and 5-6 us after them on an H200's Vulkan driver). The timer takes a
+        pass's own timestamps instead (`start_timed_pass`), and this only for a stop
+        whose pass has already ended."""
         with self._lock:
             self.check_alive()
-            if clear is not None or not self._in_pass_timestamps:
+            if not self._in_pass_timestamps:
                 self._end_pass()
             if self._encoder is None:
                 self._encoder = self._device.create_command_encoder()
-            if clear is not None:
-                self._encoder.clear_buffer(clear)
             if self._in_pass_timestamps:
                 if self._pass is None:
                     self._open_pass()
