@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.probe_wgpu_timestamps import submit_and_read_us  # noqa: E402
 from benchmarks.wgpu_copy import GROUPS, SHADER as COPY_SHADER  # noqa: E402
 
 SCRATCH_BYTES = 256 << 20
@@ -217,13 +218,7 @@ class Harness:
         if mode == "in_pass":
             write_timestamp(cpass, self.queries, 1)
         cpass.end()
-        encoder.resolve_query_set(self.queries, 0, 2, self.resolve, 0)
-        encoder.copy_buffer_to_buffer(self.resolve, 0, self.read, 0, 16)
-        self.device.queue.submit([encoder.finish()])
-        self.read.map_sync(self.wgpu.MapMode.READ)
-        stamps = np.frombuffer(self.read.read_mapped(), dtype=np.uint64).copy()
-        self.read.unmap()
-        return float(stamps[1] - stamps[0]) * 1e-3
+        return submit_and_read_us(self, encoder)
 
     def download(self, buffer, shape) -> np.ndarray:
         return np.frombuffer(self.device.queue.read_buffer(buffer),

@@ -97,13 +97,20 @@ class Probe:
         cpass.end()
         if mode in ("empty_both", "own_start"):
             empty_pass(1)
-        encoder.resolve_query_set(self.queries, 0, 2, self.resolve, 0)
-        encoder.copy_buffer_to_buffer(self.resolve, 0, self.read, 0, 16)
-        self.device.queue.submit([encoder.finish()])
-        self.read.map_sync(self.wgpu.MapMode.READ)
-        stamps = np.frombuffer(self.read.read_mapped(), dtype=np.uint64).copy()
-        self.read.unmap()
-        return float(stamps[1] - stamps[0]) * 1e-3
+        return submit_and_read_us(self, encoder)
+
+
+def submit_and_read_us(probe, encoder) -> float:
+    """Resolves timestamps 0 and 1 of `probe.queries` at the end of `encoder`, submits it
+    on `probe.device` and returns the time between them in microseconds (`probe.resolve`
+    and `probe.read`: 16-byte resolve and mappable buffers)."""
+    encoder.resolve_query_set(probe.queries, 0, 2, probe.resolve, 0)
+    encoder.copy_buffer_to_buffer(probe.resolve, 0, probe.read, 0, 16)
+    probe.device.queue.submit([encoder.finish()])
+    probe.read.map_sync(probe.wgpu.MapMode.READ)
+    stamps = np.frombuffer(probe.read.read_mapped(), dtype=np.uint64).copy()
+    probe.read.unmap()
+    return float(stamps[1] - stamps[0]) * 1e-3
 
 
 def main(argv: list[str] | None = None) -> int:
