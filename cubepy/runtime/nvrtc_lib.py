@@ -95,6 +95,7 @@ class Nvrtc:
         # NVRTC 11.1, which added the cubin calls) is refused at the load.
         self._version = self._bind("nvrtcVersion", ctypes.POINTER(ctypes.c_int),
                                    ctypes.POINTER(ctypes.c_int))
+        self._version_seen: tuple[int, int] | None = None
         strings = ctypes.POINTER(ctypes.c_char_p)
         self._create = self._bind("nvrtcCreateProgram", ctypes.POINTER(ctypes.c_void_p),
                                   ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
@@ -121,10 +122,14 @@ class Nvrtc:
             raise NvrtcError(f"{call} failed: {self._error_string(result).decode()}")
 
     def version(self) -> tuple[int, int]:
-        """NVRTC's (major, minor)."""
-        major, minor = ctypes.c_int(), ctypes.c_int()
-        self._check(self._version(ctypes.byref(major), ctypes.byref(minor)), "nvrtcVersion")
-        return major.value, minor.value
+        """NVRTC's (major, minor), asked once per loaded library (every compile reads it:
+        compile_nvrtc's --minimal choice)."""
+        if self._version_seen is None:
+            major, minor = ctypes.c_int(), ctypes.c_int()
+            self._check(self._version(ctypes.byref(major), ctypes.byref(minor)),
+                        "nvrtcVersion")
+            self._version_seen = (major.value, minor.value)
+        return self._version_seen
 
     def compile(self, source: str, name: str, options: list[str]) -> bytes:
         """The cubin NVRTC makes of `source` with `options`; NvrtcError with the
