@@ -166,6 +166,58 @@ def test_layernorm_plane_rows_every_plan(runtime_client, dtype, rows, lines_per_
         assert (got[rows:] == 7.0).all(), f"{units} units: stored past the last row"
 
 
+@pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])
+@pytest.mark.parametrize("rows", [1, 7, 13])
+def test_layernorm_staged_rows_every_plan(runtime_client, dtype, rows):
+    """Several rows per cube, weight and bias staged in shared memory: every staged plan
+    for rows of 8 lines per plane unit, with a partly empty last cube."""
+    c = runtime_client
+    if dtype not in c.limits.dtypes:
+        pytest.skip(f"{c.device} has no {dtype}")
+    n = 16 // np.dtype(dtype.numpy).itemsize
+    cols = n * c.limits.plane_dim * 8
+    plans = layernorm.staged_plans(c, cols // n)
+    assert plans
+    rng = np.random.default_rng(rows)
+    x_h = (rng.standard_normal((rows, cols)) * 3 + 1).astype(dtype.numpy)
+    w_h, b_h = (rng.standard_normal(cols).astype(dtype.numpy) for _ in range(2))
+    want = layernorm.reference(x_h, w_h, b_h).astype(np.float64)
+    tol = 1e-4 if dtype == f32 else 2e-2
+    for plan in plans:
+        y = c.tensor(np.full((rows + TAIL, cols), 7.0, dtype.numpy))
+        # (unchecked: the row guard alone keeps the groups past the last row from storing)
+        layernorm.launch_plan(c, plan, tuple(c.tensor(a).with_line_size(n)
+                                             for a in (x_h, w_h, b_h)) +
+                              (y.with_line_size(n), 1e-5), checked=False)
+        got = y.numpy().astype(np.float64)
+        np.testing.assert_allclose(got[:rows], want, rtol=tol, atol=tol, err_msg=str(plan))
+        assert (got[rows:] == 7.0).all(), f"{plan}: stored past the last row"
+
+
+def test_staged_plans_hold_whole_planes_within_the_cube_limit():
+    """A staged plan's row group is one plane or a register plan's cube of at most 128
+    units (whole planes), in cubes of 256 or 512 units holding at least two rows."""
+    from types import SimpleNamespace
+
+    def client(plane, max_units=1024):
+        return SimpleNamespace(limits=SimpleNamespace(plane_dim=plane,
+                                                      max_units_per_cube=max_units))
+    assert layernorm.staged_plans(client(32), 256) == [
+        ("staged", 256, 4, 64), ("staged", 512, 4, 64), ("staged", 256, 2, 128),
+        ("staged", 512, 2, 128), ("staged", 256, 8, 32), ("staged", 512, 8, 32)]
+    assert layernorm.staged_plans(client(32, max_units=256), 256) == [
+        ("staged", 256, 4, 64), ("staged", 256, 2, 128), ("staged", 256, 8, 32)]
+    # 1024 lines: the register plans' cubes are all over 128 units; 32 per plane unit is
+    # over the plane plans' 16 lines
+    assert layernorm.staged_plans(client(32), 1024) == [("staged", 256, 8, 128),
+                                                        ("staged", 512, 8, 128)]
+    assert layernorm.staged_plans(client(64), 256) == [
+        ("staged", 256, 4, 64), ("staged", 512, 4, 64), ("staged", 256, 2, 128),
+        ("staged", 512, 2, 128)]  # (the plane's group is the 64-unit register plan's)
+    assert layernorm.rows_per_cube(client(32), ("staged", 512, 8, 32)) == 16
+    assert "16 rows per cube" in layernorm.describe_plan(("staged", 512, 8, 32))
+
+
 def test_plane_row_plans_follow_the_plane_size():
     """A row must split evenly over the plane into at most 16 lines per unit; the cube
     sizes hold whole planes and stay within the device's limit."""
@@ -212,6 +264,8 @@ def test_a_plane_plan_for_another_plane_size_is_rejected(runtime_client, monkeyp
     assert not softmax.plane_plan_agrees(c, ("plane", 64, 4), 8 * plane, 4)
     if has_f16:
         assert not layernorm.plane_plan_agrees(c, ("plane", 64, 4), x16)
+        # a staged plan of one (half) plane per row: its plane sums span two rows
+        assert not layernorm.plane_plan_agrees(c, ("staged", 256, 4, plane // 2), x16)
 
 
 @pytest.mark.parametrize("kernel,spec", [
@@ -230,6 +284,20 @@ def test_plane_row_kernels_compile_for_every_target(tmp_path, kernel, spec):
     assert "workgroupBarrier" not in sources["wgsl"]
     assert "var<workgroup>" not in sources["wgsl"]
     assert "subgroupAdd" in sources["wgsl"]
+
+
+@pytest.mark.parametrize("group", ["plane", "planes"])
+def test_layernorm_staged_rows_compiles_for_every_target(tmp_path, group):
+    """The staged kernel as the benchmark launches it, through nvcc, clang++ (Metal) and
+    naga: weight and bias in shared memory; a group of one plane reduces with plane
+    operations alone, so its only barrier is the one after the staging."""
+    spec = {"Float": f32, "per_unit": 8 if group == "plane" else 4,
+            "group": 32 if group == "plane" else 64, "plane": 32,
+            "line_sizes": {"x": 4, "weight": 4, "bias": 4, "y": 4}}
+    sources = validate_sources(layernorm.layernorm_staged_rows, tmp_path,
+                               cube_dim=(256, 1, 1), checked=False, **spec)
+    assert sources["wgsl"].count("workgroupBarrier()") == (1 if group == "plane" else 5)
+    assert sources["cuda"].count("__syncthreads()") == (1 if group == "plane" else 5)
 
 
 @pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])

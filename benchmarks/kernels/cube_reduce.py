@@ -1,7 +1,8 @@
 """Reductions over a whole cube, shared by the benchmark kernels: `plane_sum` /
 `plane_max` within each plane, then the planes' partials through shared memory. Every
 unit gets the result. `row_sum` / `row_max` reduce over the units holding one row: the
-cube, or (a plane per row) the plane."""
+cube, or (a plane per row) the plane; `group_sum` over a group of consecutive units
+(one row of several in a cube)."""
 from __future__ import annotations
 
 import cubepy
@@ -62,3 +63,24 @@ def row_max(v: f32, plane: Comptime[int]) -> f32:
     else:
         best = cubepy.plane_max(v)
     return best
+
+
+@cube
+def group_sum(v: f32, group: Comptime[int], plane: Comptime[int]) -> f32:
+    """The sum of `v` over this unit's group of `group` consecutive units: a plane sum
+    when the group is one plane (`plane`, the PLANE_DIM the kernel runs with), else the
+    sums of the group's planes through shared memory (`group` a multiple of the plane
+    size)."""
+    total = cubepy.plane_sum(v)
+    if group != plane:
+        parts = SharedMemory(f32, MAX_PLANES)
+        if UNIT_POS_PLANE == 0:
+            parts[UNIT_POS // PLANE_DIM] = total
+        sync_cube()
+        planes = group // PLANE_DIM
+        first = (UNIT_POS // group) * planes
+        total = f32(0.0)
+        for p in range(planes):
+            total += parts[first + p]
+        sync_cube()
+    return total

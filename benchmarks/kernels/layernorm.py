@@ -13,9 +13,17 @@ traffic of a copy.
 
 `layernorm_plane_rows` gives each row to one plane instead (CUBE_DIM / plane rows per cube,
 at most 16 lines per lane, statistics from `plane_sum` alone: no shared memory, no
-`sync_cube`), as softmax's `softmax_plane_rows`. `run` times softmax.candidate_plans (one
-plane or one cube per row) and the three-pass kernel once per shape, dtype and client on a
-GPU and keeps the fastest.
+`sync_cube`), as softmax's `softmax_plane_rows`.
+
+Those kernels read weight and bias whole for every row: at 1024 f32 columns, 8 KiB per
+row, as many bytes as the row itself, though from caches. On NVIDIA's Vulkan driver
+those reads cost 1-3 us of a 15 us kernel (benchmarks/probe_layernorm_rows.py).
+`layernorm_staged_rows` gives each cube several rows, each held in registers by a group
+of units (one plane, or whole planes), and stages weight and bias in shared memory once
+for them all.
+
+`run` times `candidate_plans` (one plane or one cube per row, and the staged plans) and
+the three-pass kernel once per shape, dtype and client on a GPU and keeps the fastest.
 """
 from __future__ import annotations
 
@@ -23,10 +31,11 @@ import numpy as np
 
 import cubepy
 from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Comptime, CubeCount, CubeDim, Float,
-                    Line, LocalArray, Tensor, cube, f32, u32, unroll)
+                    Line, LocalArray, SharedMemory, Tensor, cube, f32, sync_cube, u32,
+                    unroll)
 from cubepy import math
 
-from .cube_reduce import cube_sum, row_sum
+from .cube_reduce import cube_sum, group_sum, row_sum
 
 UNITS = 256
 
@@ -116,19 +125,112 @@ def layernorm_plane_rows(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
                        UNIT_POS % plane, plane, per_unit, plane, row < rows)
 
 
+@cube(launch=True)
+def layernorm_staged_rows(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
+                          bias: Tensor[Line[Float]], y: Tensor[Line[Float]], eps: f32,
+                          per_unit: Comptime[int], group: Comptime[int],
+                          plane: Comptime[int]):
+    """layernorm with CUBE_DIM // `group` rows per cube, each of exactly `per_unit *
+    group` lines held in registers by `group` consecutive units: one plane (`group` ==
+    `plane`, the PLANE_DIM the kernel runs with) or whole planes. The cube first stages
+    weight and bias in shared memory, read from memory once for all its rows."""
+    width = x.line_size()
+    rows = x.shape(0)
+    cols = x.shape(1)
+    weight_s = SharedMemory(Line[Float], per_unit * group, width)
+    bias_s = SharedMemory(Line[Float], per_unit * group, width)
+    row = CUBE_POS * (CUBE_DIM // group) + UNIT_POS // group
+    lane = UNIT_POS % group
+    # Groups past the last row read the last row again (every unit stays in the plane
+    # operations and barriers) and store nothing.
+    base = min(row, rows - 1) * (per_unit * group) + lane
+    held = LocalArray(Line[Float], per_unit, width)
+    for k in unroll(range(per_unit)):
+        held[k] = x[base + k * group]
+    # Staged while the row's loads are in flight; the barrier before the stores makes
+    # it visible (a plane's reductions have none).
+    for i in range(UNIT_POS, per_unit * group, CUBE_DIM):
+        weight_s[i] = weight[i]
+        bias_s[i] = bias[i]
+    s = f32(0.0)
+    for k in unroll(range(per_unit)):
+        s += line_total(f32(held[k]), width)
+    mean = group_sum(s, group, plane) / f32(cols)
+    q = f32(0.0)
+    for k in unroll(range(per_unit)):
+        d = f32(held[k]) - mean
+        q += line_total(d * d, width)
+    rstd = math.rsqrt(group_sum(q, group, plane) / f32(cols) + eps)
+    sync_cube()
+    if row < rows:
+        for k in unroll(range(per_unit)):
+            j = lane + k * group
+            z = (f32(held[k]) - mean) * rstd
+            y[base + k * group] = Float(z * f32(weight_s[j]) + f32(bias_s[j]))
+
+
+STAGED_CUBES = (256, 512)  # units per cube of the staged plans
+MAX_STAGED_GROUP = 128  # units per row: larger groups were slower in every plan timed
+
+
+def staged_plans(client, lines: int) -> list[tuple]:
+    """("staged", units per cube, lines per unit, units per row) for rows of `lines`
+    lines: rows held by one plane or by a register plan's cube of at most
+    MAX_STAGED_GROUP units, several rows per cube of STAGED_CUBES units."""
+    from .softmax import MAX_PLANE_LINES, register_plans
+    plane = client.limits.plane_dim
+    groups = [(units, per_unit) for units, per_unit in register_plans(lines)
+              if units <= MAX_STAGED_GROUP]
+    if plane >= 1 and lines % plane == 0 and lines // plane <= MAX_PLANE_LINES:
+        groups.append((plane, lines // plane))
+    limit = client.limits.max_units_per_cube
+    return [("staged", units, per_unit, group)
+            for group, per_unit in dict.fromkeys(groups) if group % plane == 0
+            for units in STAGED_CUBES if group < units <= limit]
+
+
+def candidate_plans(client, lines: int) -> list[tuple]:
+    """softmax.candidate_plans (one plane or one cube per row), then `staged_plans`."""
+    from .softmax import candidate_plans as row_plans
+    return row_plans(client, lines) + staged_plans(client, lines)
+
+
+def rows_per_cube(client, plan: tuple) -> int:
+    """How many rows one cube of `plan` takes."""
+    if plan[0] == "staged":
+        return plan[1] // plan[3]
+    return plan[1] // client.limits.plane_dim if plan[0] == "plane" else 1
+
+
+def describe_plan(plan: tuple | None) -> str:
+    """A plan in words, for benchmark reports."""
+    from .softmax import describe_plan as describe_row_plan
+    if plan is None or plan[0] != "staged":
+        return describe_row_plan(plan)
+    _, units, per_unit, group = plan
+    return (f"{units // group} rows per cube, weight and bias staged, {units} units, "
+            f"{group} units x {per_unit} lines per row")
+
+
 _CHOSEN: dict = {}  # (client id, rows, lines, dtype) -> the fastest plan
 
 
 def launch_plan(client, plan: tuple | None, args: tuple, checked: bool = True) -> None:
     """Runs layernorm on args = (x, weight, bias, y, eps), line tensors, with one plan
-    of softmax.candidate_plans (None: the three-pass kernel on UNITS units)."""
+    of `candidate_plans` (None: the three-pass kernel on UNITS units)."""
     from .softmax import plane_rows_cubes
     rows = args[0].shape[0]
     if plan is None:
         launch = layernorm.launch if checked else layernorm.launch_unchecked
         launch(client, CubeCount(rows), CubeDim(UNITS), *args)
         return
-    kind, units, per_unit = plan
+    kind, units, per_unit = plan[:3]
+    if kind == "staged":
+        launch = layernorm_staged_rows.launch if checked else \
+            layernorm_staged_rows.launch_unchecked
+        launch(client, CubeCount(-(-rows // rows_per_cube(client, plan))), CubeDim(units),
+               *args, per_unit, plan[3], client.limits.plane_dim)
+        return
     if kind == "plane":
         plane = client.limits.plane_dim
         launch = layernorm_plane_rows.launch if checked else \
@@ -142,12 +244,11 @@ def launch_plan(client, plan: tuple | None, args: tuple, checked: bool = True) -
 
 
 def plane_plan_agrees(client, plan: tuple, x) -> bool:
-    """Whether a plane-per-row plan gives numpy's layernorm on a few rows shaped like
-    the line tensor x (two cubes, the second partly empty): as softmax's
+    """Whether a plane-per-row or staged plan gives numpy's layernorm on a few rows
+    shaped like the line tensor x (two cubes, the second partly empty): as softmax's
     plane_plan_agrees, a driver running another subgroup size than the client's plane
     size fails here."""
-    _, units, _ = plan
-    rows, cols = units // client.limits.plane_dim + 1, x.shape[1]
+    rows, cols = rows_per_cube(client, plan) + 1, x.shape[1]
     rng = np.random.default_rng(0)
     x_h, w_h, b_h = (rng.standard_normal(shape).astype(x.dtype.numpy)
                      for shape in ((rows, cols), cols, cols))
@@ -166,10 +267,9 @@ def plane_plan_agrees(client, plan: tuple, x) -> bool:
 
 
 def register_plan(client, rows: int, lines: int, args: tuple) -> tuple | None:
-    """The plan for this shape (softmax.candidate_plans lists the candidates: one plane
-    or one cube per row in registers), or None for the three-pass kernel: softmax's
-    `choose_plan` picks it."""
-    from .softmax import candidate_plans, choose_plan
+    """The plan for this shape (`candidate_plans`), or None for the three-pass kernel:
+    softmax's `choose_plan` picks it."""
+    from .softmax import choose_plan
     return choose_plan(_CHOSEN, (id(client), rows, lines, args[0].dtype), client,
                        candidate_plans(client, lines),
                        lambda plan: launch_plan(client, plan, args, False),
@@ -182,7 +282,7 @@ def chosen_plan(client, x) -> str:
     rows, cols = x.shape
     lines = cols // line_size_for(cols, x.dtype)
     return plan_in_words(_CHOSEN, (id(client), rows, lines, x.dtype), client, lines,
-                         "three-pass (cube per row)")
+                         "three-pass (cube per row)", describe_plan)
 
 
 def line_size_for(cols: int, dtype) -> int:
