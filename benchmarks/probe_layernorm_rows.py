@@ -16,7 +16,8 @@ through `cubepy.bench` (a cold L2, as the benchmark):
   registers by a group of units, and stages weight and bias in shared memory once for
   them all;
 - `no affine`: the register plans without weight and bias (y = normalised x), the
-  same traffic to memory less those reads: what they cost;
+  same traffic to memory less those reads: what they cost (the block kernel below with
+  one row per cube and no weight or bias);
 - `block B`: a cube takes B consecutive rows one after the other, each held in
   registers as `cube` plans do, after reading its lines of weight and bias once into
   registers for the block;
@@ -47,42 +48,21 @@ EPS = 1e-5
 
 
 @cube(launch=True)
-def layernorm_no_affine(x: Tensor[Line[Float]], y: Tensor[Line[Float]], eps: f32,
-                        per_unit: Comptime[int]):
-    """(x - mean) * rstd for rows of `per_unit * CUBE_DIM` lines held in registers."""
-    width = x.line_size()
-    cols = x.shape(1)
-    held = LocalArray(Line[Float], per_unit, width)
-    base = CUBE_POS * (per_unit * CUBE_DIM) + UNIT_POS
-    s = f32(0.0)
-    for k in unroll(range(per_unit)):
-        v = x[base + k * CUBE_DIM]
-        held[k] = v
-        s += line_total(f32(v), width)
-    mean = cube_sum(s) / f32(cols)
-    q = f32(0.0)
-    for k in unroll(range(per_unit)):
-        d = f32(held[k]) - mean
-        q += line_total(d * d, width)
-    rstd = math.rsqrt(cube_sum(q) / f32(cols) + eps)
-    for k in unroll(range(per_unit)):
-        y[base + k * CUBE_DIM] = Float((f32(held[k]) - mean) * rstd)
-
-
-@cube(launch=True)
 def layernorm_block(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
                     bias: Tensor[Line[Float]], y: Tensor[Line[Float]], eps: f32,
-                    per_unit: Comptime[int], block: Comptime[int]):
+                    per_unit: Comptime[int], block: Comptime[int], affine: Comptime[bool]):
     """layernorm of `block` consecutive rows of `per_unit * CUBE_DIM` lines per cube,
-    each held in registers, weight and bias read once for the block."""
+    each held in registers, weight and bias read once for the block; without them (y =
+    normalised x) unless `affine`."""
     width = x.line_size()
     cols = x.shape(1)
     w = LocalArray(Line[Float], per_unit, width)
     b = LocalArray(Line[Float], per_unit, width)
     held = LocalArray(Line[Float], per_unit, width)
-    for k in unroll(range(per_unit)):
-        w[k] = weight[UNIT_POS + k * CUBE_DIM]
-        b[k] = bias[UNIT_POS + k * CUBE_DIM]
+    if affine:
+        for k in unroll(range(per_unit)):
+            w[k] = weight[UNIT_POS + k * CUBE_DIM]
+            b[k] = bias[UNIT_POS + k * CUBE_DIM]
     for r in range(block):
         base = (CUBE_POS * block + r) * (per_unit * CUBE_DIM) + UNIT_POS
         s = f32(0.0)
@@ -98,7 +78,9 @@ def layernorm_block(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
         rstd = math.rsqrt(cube_sum(q) / f32(cols) + eps)
         for k in unroll(range(per_unit)):
             z = (f32(held[k]) - mean) * rstd
-            y[base + k * CUBE_DIM] = Float(z * f32(w[k]) + f32(b[k]))
+            if affine:
+                z = z * f32(w[k]) + f32(b[k])
+            y[base + k * CUBE_DIM] = Float(z)
 
 
 def variants(client, rows: int, lines: int, args: tuple) -> list[tuple]:
@@ -112,17 +94,15 @@ def variants(client, rows: int, lines: int, args: tuple) -> list[tuple]:
     for units, per_unit in softmax.register_plans(lines):
         if units > client.limits.max_units_per_cube:
             continue
-        found.append((f"no affine {units}x{per_unit}", lambda u=units, p=per_unit:
-                      layernorm_no_affine.launch_unchecked(client, CubeCount(rows),
-                                                           CubeDim(u), x, y, eps, p),
-                      y, "plain"))
-        for block in (2, 4):
+        for block, affine in ((1, False), (2, True), (4, True)):
             if rows % block == 0:
-                found.append((f"block {block} {units}x{per_unit}",
-                              lambda u=units, p=per_unit, b=block:
+                found.append((f"block {block} {units}x{per_unit}" if affine else
+                              f"no affine {units}x{per_unit}",
+                              lambda u=units, p=per_unit, b=block, a=affine:
                               layernorm_block.launch_unchecked(
                                   client, CubeCount(rows // b), CubeDim(u), x, weight,
-                                  bias, y, eps, p, b), y, "layernorm"))
+                                  bias, y, eps, p, b, a),
+                              y, "layernorm" if affine else "plain"))
     if x.dtype == f32:
         out = client.zeros(x.shape, f32).with_line_size(x.line_size)
         found += [(f"softmax {softmax.describe_plan(plan)}",
