@@ -183,14 +183,15 @@ def test_layernorm_staged_rows_every_plan(runtime_client, dtype, rows):
     w_h, b_h = (rng.standard_normal(cols).astype(dtype.numpy) for _ in range(2))
     want = layernorm.reference(x_h, w_h, b_h).astype(np.float64)
     tol = 1e-4 if dtype == f32 else 2e-2
-    for plan in plans:
+    # (unchecked, the row guard alone keeps the groups past the last row from storing)
+    for plan, checked in [(plan, checked) for plan in plans for checked in (False, True)]:
         y = c.tensor(np.full((rows + TAIL, cols), 7.0, dtype.numpy))
-        # (unchecked: the row guard alone keeps the groups past the last row from storing)
         layernorm.launch_plan(c, plan, tuple(c.tensor(a).with_line_size(n)
                                              for a in (x_h, w_h, b_h)) +
-                              (y.with_line_size(n), 1e-5), checked=False)
+                              (y.with_line_size(n), 1e-5), checked=checked)
         got = y.numpy().astype(np.float64)
-        np.testing.assert_allclose(got[:rows], want, rtol=tol, atol=tol, err_msg=str(plan))
+        np.testing.assert_allclose(got[:rows], want, rtol=tol, atol=tol,
+                                   err_msg=f"{plan}, checked={checked}")
         assert (got[rows:] == 7.0).all(), f"{plan}: stored past the last row"
 
 
