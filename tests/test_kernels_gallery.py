@@ -215,6 +215,7 @@ def test_staged_plans_hold_whole_planes_within_the_cube_limit():
     assert layernorm.staged_plans(client(64), 256) == [
         ("staged", 256, 4, 64), ("staged", 512, 4, 64), ("staged", 256, 2, 128),
         ("staged", 512, 2, 128)]  # (the plane's group is the 64-unit register plan's)
+    assert layernorm.staged_plans(client(0), 256) == []  # no plane operations
     assert layernorm.rows_per_cube(client(32), ("staged", 512, 8, 32)) == 16
     assert "16 rows per cube" in layernorm.describe_plan(("staged", 512, 8, 32))
 

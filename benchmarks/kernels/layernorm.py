@@ -179,9 +179,11 @@ def staged_plans(client, lines: int) -> list[tuple]:
     MAX_STAGED_GROUP units, several rows per cube of STAGED_CUBES units."""
     from .softmax import MAX_PLANE_LINES, register_plans
     plane = client.limits.plane_dim
+    if plane < 1:  # no plane operations: no group to reduce over
+        return []
     groups = [(units, per_unit) for units, per_unit in register_plans(lines)
               if units <= MAX_STAGED_GROUP]
-    if plane >= 1 and lines % plane == 0 and lines // plane <= MAX_PLANE_LINES:
+    if lines % plane == 0 and lines // plane <= MAX_PLANE_LINES:
         groups.append((plane, lines // plane))
     limit = client.limits.max_units_per_cube
     return [("staged", units, per_unit, group)

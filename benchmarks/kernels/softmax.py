@@ -234,14 +234,15 @@ def choose_plan(memo: dict, key: tuple, client, plans: list, launch: Callable,
     """`memo[key]`, once set to the fastest of `plans` and None (the kernel for any row),
     each run by `launch(plan)`: on a GPU timed once (cubepy.bench, a cold L2 as the
     benchmark times them: a block of rows held in L2 ranks the plans differently), a
-    plane or staged plan only once `agrees(plan)`, a plan the device cannot run skipped; on the
-    cpu runtime the first plan."""
+    plan relying on the client's plane size (every kind but "cube", whose kernels read
+    PLANE_DIM as they run) only once `agrees(plan)`, a plan the device cannot run
+    skipped; on the cpu runtime the first plan."""
     if not plans or client.runtime == "cpu":
         return plans[0] if plans else None
     if key not in memo:
         times: dict = {}
         for plan in plans + [None]:
-            if plan is not None and plan[0] in ("plane", "staged") and not agrees(plan):
+            if plan is not None and plan[0] != "cube" and not agrees(plan):
                 continue
             try:
                 times[plan] = cubepy.bench(launch, plan, client=client, warmup=1,
@@ -280,14 +281,14 @@ def run(client, x, out, checked: bool = True, config: dict | None = None) -> Non
 
 
 def plan_in_words(memo: dict, key: tuple, client, lines: int, fallback: str,
-                  describe: Callable[[tuple], str] | None = None) -> str:
-    """The plan `choose_plan` keeps in `memo[key]`, in words (`describe`, by default
-    describe_plan; `fallback` for None; "" while a GPU has not chosen yet)."""
+                  describe: Callable[[tuple], str] = describe_plan) -> str:
+    """The plan `choose_plan` keeps in `memo[key]`, in words (`describe`; `fallback` for
+    None; "" while a GPU has not chosen yet)."""
     if client.runtime != "cpu" and key not in memo:
         return ""
     plans = candidate_plans(client, lines)
     plan = memo.get(key, plans[0] if plans else None)
-    return fallback if plan is None else (describe or describe_plan)(plan)
+    return fallback if plan is None else describe(plan)
 
 
 def chosen_plan(client, x) -> str:
