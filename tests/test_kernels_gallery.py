@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 
 import numpy as np
 import pytest
@@ -358,24 +359,33 @@ def test_elementwise_checked_drops_the_tail():
 
 
 # -- at the benchmark's sizes, on a real GPU --------------------------------------------
+# One case each, so that parallel runs of the GPU tests (tools/gpu_tests.py) spread them
+# (together they take minutes on an H200: each autotuned kernel times its plans).
+BENCHMARK_SIZES = {
+    "matmul_f32_2048": partial(matmul.example, m=2048, n=2048, k=2048),
+    **{f"matmul_tc_config_{i}": partial(matmul_tc.example, m=1024, n=768, k=512, config=cfg)
+       for i, cfg in enumerate(matmul_tc.CONFIGS)},
+    "softmax_512x16384": partial(softmax.example, rows=512, cols=16384),
+    "layernorm_f16_512x8192": partial(layernorm.example, rows=512, cols=8192, dtype=f16),
+    # the short rows, where the plane-per-row and staged plans are candidates
+    "softmax_4096x1024": partial(softmax.example, rows=4096, cols=1024),
+    **{f"layernorm_{dtype}_4096x{cols}": partial(layernorm.example, rows=4096, cols=cols,
+                                                 dtype=dtype)
+       for dtype, cols in ((f16, 1024), (f16, 4096), (f32, 1024))},
+    "reduce_sum_64Mi": partial(reduce_sum.example, n=1 << 26),
+    "elementwise_16Mi_unchecked": partial(elementwise.example, n=1 << 24, checked=False),
+}
+
+
 @pytest.mark.cuda
 @pytest.mark.gpu
-def test_gallery_at_benchmark_sizes_on_cuda():
+@pytest.mark.parametrize("case", list(BENCHMARK_SIZES))
+def test_gallery_at_benchmark_sizes_on_cuda(case):
     try:
         client = cubepy.client("cuda")
     except cubepy.LaunchError as e:
         pytest.skip(str(e))
-    matmul.example(client, m=2048, n=2048, k=2048)
-    for cfg in matmul_tc.CONFIGS:
-        matmul_tc.example(client, m=1024, n=768, k=512, config=cfg)
-    softmax.example(client, rows=512, cols=16384)
-    layernorm.example(client, rows=512, cols=8192, dtype=f16)
-    # the short rows, where the plane-per-row plans are candidates
-    softmax.example(client, rows=4096, cols=1024)
-    for dtype, cols in ((f16, 1024), (f16, 4096), (f32, 1024)):
-        layernorm.example(client, rows=4096, cols=cols, dtype=dtype)
-    reduce_sum.example(client, n=1 << 26)
-    elementwise.example(client, n=1 << 24, checked=False)
+    BENCHMARK_SIZES[case](client)
 
 
 # -- the CUDA the H200 will run, compiled here with nvcc --------------------------------
