@@ -219,8 +219,7 @@ def describe_compilers() -> list[str]:
             lines.append(f"NVRTC {major}.{minor} ({nvrtc.path})"
                          + (", used first" if forced != "nvrtc" else ", forced"))
         except nvrtc_lib.NvrtcError as e:
-            tried = len(e.tried)
-            lines.append(f"NVRTC not found (tried {tried} place{'s' * (tried != 1)}; "
+            lines.append(f"NVRTC not found (tried {_places(len(e.tried))}; "
                          "CUBEPY_NVRTC_LIBRARY names the library)")
     nvcc = shutil.which("nvcc")
     if forced == "nvrtc":
@@ -492,6 +491,10 @@ class CudaCompiler:
                           "\n" + "\n".join(errors))
 
 
+def _places(count: int) -> str:
+    return f"{count} place" + ("" if count == 1 else "s")
+
+
 def _nothing_found(forced: str | None) -> str:
     """Why no compiler ran: where libnvrtc was looked for (each place and why it did not
     load) and whether nvcc is on PATH, with what to do about it."""
@@ -501,8 +504,7 @@ def _nothing_found(forced: str | None) -> str:
             nvrtc_lib.load()
         except nvrtc_lib.NvrtcError as e:
             if e.tried:
-                lines.append(f"libnvrtc was looked for in {len(e.tried)} "
-                             f"place{'s' * (len(e.tried) != 1)}:")
+                lines.append(f"libnvrtc was looked for in {_places(len(e.tried))}:")
                 lines += [f"  {place}" for place in e.tried]
             else:
                 lines.append(str(e))
