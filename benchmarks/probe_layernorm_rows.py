@@ -21,6 +21,11 @@ through `cubepy.bench` (a cold L2, as the benchmark):
 - `block B`: a cube takes B consecutive rows one after the other, each held in
   registers as `cube` plans do, after reading its lines of weight and bias once into
   registers for the block;
+- `walk R`: each plane normalises R consecutive rows in turn (a row's lines held by the
+  plane's lanes, as the plane plans do), its lanes' lines of weight and bias read once
+  into registers for all R, the next row's loads issued before the current row is
+  reduced: weight and bias read once per R rows with no shared memory or barrier (the
+  staged plans need both);
 - `softmax`: the softmax register plan of the same shape, for reference;
 - on wgpu, the raw wgpu-py copy of the same bytes (benchmarks/wgpu_copy.py).
 
@@ -83,6 +88,82 @@ def layernorm_block(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
             y[base + k * CUBE_DIM] = Float(z)
 
 
+@cube(launch=True)
+def layernorm_plane_walk(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
+                         bias: Tensor[Line[Float]], y: Tensor[Line[Float]], eps: f32,
+                         per_unit: Comptime[int], plane: Comptime[int],
+                         walk: Comptime[int]):
+    """layernorm of `walk` consecutive rows of `per_unit * plane` lines per plane (`plane`
+    the PLANE_DIM it runs with), one row at a time, each held in registers; this lane's
+    lines of weight and bias are read once, and row r + 1 is loaded before row r is
+    reduced. Planes past the last row read the last row again and store nothing."""
+    width = x.line_size()
+    rows = x.shape(0)
+    cols = x.shape(1)
+    row_lines = per_unit * plane
+    lane = UNIT_POS % plane
+    first = (CUBE_POS * (CUBE_DIM // plane) + UNIT_POS // plane) * walk
+    w = LocalArray(Line[Float], per_unit, width)
+    b = LocalArray(Line[Float], per_unit, width)
+    held = LocalArray(Line[Float], per_unit, width)
+    ahead = LocalArray(Line[Float], per_unit, width)
+    base = min(first, rows - 1) * row_lines + lane
+    for k in unroll(range(per_unit)):
+        held[k] = x[base + k * plane]
+    for k in unroll(range(per_unit)):
+        w[k] = weight[lane + k * plane]
+        b[k] = bias[lane + k * plane]
+    for r in unroll(range(walk)):
+        row = first + r
+        if r + 1 < walk:
+            following = min(row + 1, rows - 1) * row_lines + lane
+            for k in unroll(range(per_unit)):
+                ahead[k] = x[following + k * plane]
+        s = f32(0.0)
+        for k in unroll(range(per_unit)):
+            s += line_total(f32(held[k]), width)
+        mean = cubepy.plane_sum(s) / f32(cols)
+        q = f32(0.0)
+        for k in unroll(range(per_unit)):
+            d = f32(held[k]) - mean
+            q += line_total(d * d, width)
+        rstd = math.rsqrt(cubepy.plane_sum(q) / f32(cols) + eps)
+        if row < rows:
+            out = row * row_lines + lane
+            for k in unroll(range(per_unit)):
+                z = (f32(held[k]) - mean) * rstd
+                y[out + k * plane] = Float(z * f32(w[k]) + f32(b[k]))
+        if r + 1 < walk:
+            for k in unroll(range(per_unit)):
+                held[k] = ahead[k]
+
+
+WALKS = (2, 4, 8)  # rows per plane of the `walk` variants
+WALK_CUBES = (128, 256)  # units per cube of the `walk` variants
+
+
+def walk_variants(client, rows: int, lines: int, args: tuple) -> list[tuple]:
+    """The `walk` variants (see the module doc) for rows of `lines` lines, where a plane
+    can hold a row (at most softmax.MAX_PLANE_LINES lines per lane)."""
+    plane = client.limits.plane_dim
+    if plane < 1 or lines % plane or lines // plane > softmax.MAX_PLANE_LINES:
+        return []
+    per_unit = lines // plane
+    found = []
+    for units in WALK_CUBES:
+        if units % plane or units > client.limits.max_units_per_cube:
+            continue
+        for walk in WALKS:
+            rows_per_cube = units // plane * walk
+            found.append((f"walk {walk} rows per plane, {units} units, {per_unit} lines/unit",
+                          lambda u=units, w=walk, r=rows_per_cube:
+                          layernorm_plane_walk.launch_unchecked(
+                              client, CubeCount(-(-rows // r)), CubeDim(u), *args,
+                              per_unit, plane, w),
+                          args[3], "layernorm"))
+    return found
+
+
 def variants(client, rows: int, lines: int, args: tuple) -> list[tuple]:
     """(name, launch(), output tensor, what it should hold: "layernorm", "plain" or
     "softmax") for the shape; `args` are layernorm's line tensors and eps."""
@@ -91,6 +172,7 @@ def variants(client, rows: int, lines: int, args: tuple) -> list[tuple]:
               lambda plan=plan: layernorm.launch_plan(client, plan, args, False), y,
               "layernorm")
              for plan in layernorm.candidate_plans(client, lines) + [None]]
+    found += walk_variants(client, rows, lines, args)
     for units, per_unit in softmax.register_plans(lines):
         if units > client.limits.max_units_per_cube:
             continue
