@@ -17,7 +17,8 @@ one throwaway process first fills __pycache__):
   child also reports which compiler modules it loaded (frontend, passes, jinja2, NVRTC).
   The cold child also times the device compiler's part of its first launch (cuda: the
   CUDA compiler step, NVRTC's load included; wgpu: shader module and pipeline creation),
-  so cubepy's own share is the rest.
+  so cubepy's own share is the rest; of that share, cubepy's frontend, passes and code
+  generation (with the compiler modules they import), and the time the cyclic GC took.
 - NVRTC alone (cuda): the source and options of the cold launch's compile, compiled by
   NVRTC in fresh processes of their own that hold a CUDA context, as cubepy's does, two
   ways, alternating: cuda-python (its import, then the compile, which loads libnvrtc)
@@ -63,17 +64,31 @@ t2 = time.perf_counter()
 client = cubepy.client(sys.argv[1])
 x = client.tensor(np.ones(1024, np.float32)); y = client.zeros(1024, f32)
 client.sync()
-compiler_ms = [0.0]
+phase_ms = {"compiler": 0.0, "frontend": 0.0, "gc": 0.0}
+gc_collections = [0]
 if len(sys.argv) > 2:  # the cold run: time what the device's compiler takes
-    def timed(owner, name):
+    def timed(owner, name, phase="compiler"):
         inner = getattr(owner, name)
         def wrapper(*args, **kwargs):
             s = time.perf_counter()
             try:
                 return inner(*args, **kwargs)
             finally:
-                compiler_ms[0] += 1e3 * (time.perf_counter() - s)
+                phase_ms[phase] += 1e3 * (time.perf_counter() - s)
         setattr(owner, name, wrapper)
+    # cubepy's frontend (the parse, at the decoration, and the IR's build), passes and
+    # code generation, with the compiler modules they import on a first compile
+    import cubepy.kernel
+    timed(cubepy.kernel.CubeFunction, "_parse", "frontend")
+    timed(cubepy.kernel, "_compile_spec", "frontend")
+    import gc
+    gc_start = [0.0]
+    def on_gc(phase, info):  # the time the cyclic GC takes in the timed part
+        if phase == "start":
+            gc_start[0] = time.perf_counter()
+        elif gc_start[0]:
+            phase_ms["gc"] += 1e3 * (time.perf_counter() - gc_start[0])
+            gc_collections[0] += 1
     if sys.argv[1] == "cuda":  # identity (loads NVRTC), cache lookup and compile
         from cubepy.runtime import cuda_compile
         from cubepy.runtime.cuda_compile import CudaCompiler
@@ -93,6 +108,8 @@ if len(sys.argv) > 2:  # the cold run: time what the device's compiler takes
         timed(type(client._device), "create_shader_module")
         timed(type(client._device), "create_compute_pipeline")
 before = set(sys.modules)
+if len(sys.argv) > 2:
+    gc.callbacks.append(on_gc)
 t3 = time.perf_counter()
 exec(compile(open(KERNEL_FILE).read(), KERNEL_FILE, "exec"))
 axpy.launch(client, CubeCount(4), CubeDim(256), 2.0, x, y)
@@ -103,7 +120,9 @@ loaded = [m for m in sys.modules if m not in before]
 maps = open("/proc/self/maps").read() if sys.platform == "linux" else ""
 print({"import_numpy_ms": 1e3 * (t1 - t0), "import_cubepy_ms": 1e3 * (t2 - t1),
        "client_ms": 1e3 * (t3 - t2), "first_launch_ms": 1e3 * (t4 - t3),
-       "compiler_ms": compiler_ms[0], "modules_loaded": loaded,
+       "compiler_ms": phase_ms["compiler"], "frontend_ms": phase_ms["frontend"],
+       "gc_ms": phase_ms["gc"], "gc_collections": gc_collections[0],
+       "modules_loaded": loaded,
        "nvrtc_loaded": "libnvrtc" in maps, "jinja2_imported": "jinja2" in sys.modules,
        "frontend_imported": "cubepy.frontend.build" in sys.modules})
 """
@@ -372,6 +391,10 @@ def render(report: dict, runtimes: list[str]) -> str:
             lines.append(f"| of which importing cubepy's compiler modules "
                          f"(alone, median of 3 processes) | {cold['modules_import_ms']:.1f} "
                          f"| | |")
+            lines.append(f"| of which the frontend, passes and code generation, with "
+                         f"the compiler modules' import | {cold['frontend_ms']:.1f} | | |")
+            lines.append(f"| the cyclic GC during the first launch ({cold['gc_collections']} "
+                         f"collections) | {cold['gc_ms']:.1f} | | |")
         alone = cold.get("nvrtc_alone")
         if alone:
             lines.append(f"| NVRTC alone, fresh processes with a CUDA context (median of "

@@ -24,8 +24,10 @@ empty kernel cache (bench_startup.py's CuPy child).
 PAUSE_S (default 0) is a sleep before each process, so that the previous one's exit
 (its CUDA context torn down) is over before the next is timed.
 
-Prints the median, minimum and every time per variant, and writes them as JSON to
-$OUT/cold_launch.json (or /tmp). Results: benchmarks/results/startup_cold_h200.md.
+Prints the median, minimum and every time per variant, with the medians of the cold
+processes' phases (the compiler step, cubepy's frontend, the cyclic GC), and writes them
+as JSON ({"first_launch_ms": {variant: times}, "phases_ms": {variant: [phases per
+process]}}) to $OUT/cold_launch.json (or /tmp). Results: benchmarks/results/startup_cold_h200.md.
 """
 from __future__ import annotations
 
@@ -55,10 +57,17 @@ PATCH = {
 }
 
 
+# What each cold process reports of its first launch (bench_startup.py's launch child):
+# the CUDA compiler step, cubepy's frontend, passes and code generation (with the
+# compiler modules' import), and the cyclic GC's time.
+PHASES = ("compiler_ms", "frontend_ms", "gc_ms")
+
+
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     pause = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
     times: dict[str, list[float]] = {k: [] for k in PATCH}
+    phases: dict[str, list[dict]] = {k: [] for k in PATCH}
     with tempfile.TemporaryDirectory() as tmp:
         kernel_file = os.path.join(tmp, "axpy_kernel.py")
         with open(kernel_file, "w") as fh:
@@ -76,6 +85,7 @@ def main() -> None:
                 time.sleep(pause)
                 row = b._child(code, ["cuda", "cold"], os.path.join(tmp, f"c{i}{variant}"))
                 times[variant].append(row["first_launch_ms"])
+                phases[variant].append({k: row[k] for k in PHASES})
             time.sleep(pause)
             row = b._child(b.NVRTC_CTYPES_CHILD, files, None)
             times["nvrtc_alone_ctypes"].append(row["nvrtc_total_ms"])
@@ -86,9 +96,13 @@ def main() -> None:
     for variant, values in times.items():
         print(f"{variant}: median {statistics.median(values):.1f} min {min(values):.1f} ms  "
               f"{[round(x, 1) for x in values]}")
+        if phases.get(variant):
+            print("   of which, medians: " + ", ".join(
+                f"{k} {statistics.median(p[k] for p in phases[variant]):.1f}"
+                for k in PHASES))
     out = os.path.join(os.environ.get("OUT", "/tmp"), "cold_launch.json")
     with open(out, "w") as fh:
-        json.dump(times, fh)
+        json.dump({"first_launch_ms": times, "phases_ms": phases}, fh)
 
 
 if __name__ == "__main__":
