@@ -45,7 +45,7 @@ def collect(marks: str, paths: list[str]) -> list[str]:
                           capture_output=True, text=True)
     if proc.returncode not in (0, 5):  # 5: nothing selected
         raise SystemExit(f"collection failed:\n{proc.stdout}\n{proc.stderr}")
-    return [line for line in proc.stdout.splitlines() if "::" in line]
+    return [line for line in proc.stdout.splitlines() if re.match(r"\S+\.py::", line)]
 
 
 def deal(ids: list[str], jobs: int) -> list[list[str]]:
@@ -76,26 +76,26 @@ def run(hands: list[list[str]], marks: str, out: Path, timeout: float) -> list[d
     when cut by `timeout`) and final line."""
     logs = out / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    caches = Path(tempfile.mkdtemp(prefix="cubepy-gpu-tests-"))
-    procs = []
-    for n, hand in enumerate(hands):
-        env = dict(os.environ, PYTHONUNBUFFERED="1",
-                   CUBEPY_CACHE_DIR=str(caches / f"job{n}"))
-        log = logs / f"job{n}.log"
-        with open(log, "w") as fh:
-            procs.append((log, subprocess.Popen(
-                [*_pytest(marks), "-q", "-rfE", *hand], env=env, stdout=fh,
-                stderr=subprocess.STDOUT)))
-    deadline = time.monotonic() + timeout
-    results = []
-    for log, proc in procs:
-        try:
-            code = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            code = None
-        results.append({"log": log, "code": code, "last": _last_line(log)})
+    with tempfile.TemporaryDirectory(prefix="cubepy-gpu-tests-") as caches:
+        procs = []
+        for n, hand in enumerate(hands):
+            env = dict(os.environ, PYTHONUNBUFFERED="1",
+                       CUBEPY_CACHE_DIR=os.path.join(caches, f"job{n}"))
+            log = logs / f"job{n}.log"
+            with open(log, "w") as fh:
+                procs.append((log, subprocess.Popen(
+                    [*_pytest(marks), "-q", "-rfE", *hand], env=env, stdout=fh,
+                    stderr=subprocess.STDOUT)))
+        deadline = time.monotonic() + timeout
+        results = []
+        for log, proc in procs:
+            try:
+                code = proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                code = None
+            results.append({"log": log, "code": code, "last": _last_line(log)})
     return results
 
 
