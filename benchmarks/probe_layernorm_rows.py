@@ -29,7 +29,8 @@ through `cubepy.bench` (a cold L2, as the benchmark):
 - `softmax`: the softmax register plan of the same shape, for reference;
 - on wgpu, the raw wgpu-py copy of the same bytes (benchmarks/wgpu_copy.py).
 
-Every kernel's output is checked against numpy (largest absolute error).
+Every kernel's output is checked against numpy (largest absolute error); a variant
+the device cannot launch is printed and listed under "failed" in the JSON.
 """
 from __future__ import annotations
 
@@ -143,23 +144,21 @@ WALK_CUBES = (128, 256)  # units per cube of the `walk` variants
 
 
 def walk_variants(client, rows: int, lines: int, args: tuple) -> list[tuple]:
-    """The `walk` variants (see the module doc) for rows of `lines` lines, where a plane
-    can hold a row (at most softmax.MAX_PLANE_LINES lines per lane)."""
+    """The `walk` variants (see the module doc) for rows of `lines` lines, in the cubes
+    of WALK_CUBES units where softmax's plane plans hold a row (`plane_row_plans`)."""
     plane = client.limits.plane_dim
-    if plane < 1 or lines % plane or lines // plane > softmax.MAX_PLANE_LINES:
-        return []
-    per_unit = lines // plane
     found = []
-    for units in WALK_CUBES:
-        if units % plane or units > client.limits.max_units_per_cube:
+    for units, per_unit in softmax.plane_row_plans(lines, plane,
+                                                   client.limits.max_units_per_cube):
+        if units not in WALK_CUBES:
             continue
         for walk in WALKS:
             rows_per_cube = units // plane * walk
             found.append((f"walk {walk} rows per plane, {units} units, {per_unit} lines/unit",
-                          lambda u=units, w=walk, r=rows_per_cube:
+                          lambda u=units, p=per_unit, w=walk, r=rows_per_cube:
                           layernorm_plane_walk.launch_unchecked(
                               client, CubeCount(-(-rows // r)), CubeDim(u), *args,
-                              per_unit, plane, w),
+                              p, plane, w),
                           args[3], "layernorm"))
     return found
 
@@ -195,12 +194,11 @@ def variants(client, rows: int, lines: int, args: tuple) -> list[tuple]:
 
 
 def expected(x_h, w_h, b_h) -> dict[str, np.ndarray]:
-    x64 = x_h.astype(np.float64)
-    mean = x64.mean(axis=1, keepdims=True)
-    plain = (x64 - mean) / np.sqrt(((x64 - mean) ** 2).mean(axis=1, keepdims=True) + EPS)
-    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
-    return {"layernorm": plain * w_h + b_h, "plain": plain,
-            "softmax": e / e.sum(axis=1, keepdims=True)}
+    """What each kind of variant should hold (the kernels' numpy references)."""
+    ones, zeros = np.ones_like(w_h), np.zeros_like(b_h)
+    return {"layernorm": layernorm.reference(x_h, w_h, b_h, EPS),
+            "plain": layernorm.reference(x_h, ones, zeros, EPS),
+            "softmax": softmax.reference(x_h)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -218,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     w_h, b_h = (rng.standard_normal(args.cols).astype(dtype.numpy) for _ in range(2))
     want = expected(x_h, w_h, b_h)
     n = layernorm.line_size_for(args.cols, dtype)
-    found, devices = [], {}
+    found, failed, devices = [], [], {}
     for runtime in args.runtimes.split(","):
         try:
             client = cubepy.client(runtime)
@@ -234,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
                 res = cubepy.bench(launch, client=client, warmup=3, reps=args.reps)
             except cubepy.CubepyError as e:
                 print(f"{runtime:5s} {name:28s} failed: {str(e).splitlines()[0]}")
+                failed.append({"runtime": runtime, "variant": name, "error": str(e)})
                 continue
             err = float(np.abs(out.numpy().astype(np.float64) - want[kind]).max())
             found.append({"runtime": runtime, "variant": name, "median_us": res.median_ms
@@ -250,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         Path(args.out).write_text(json.dumps({"host": describe_host(), "devices": devices,
                                               "shape": [args.rows, args.cols],
-                                              "dtype": args.dtype, "rows": found},
+                                              "dtype": args.dtype, "rows": found,
+                                              "failed": failed},
                                              indent=1))
     return 0
 

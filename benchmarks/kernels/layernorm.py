@@ -177,13 +177,13 @@ def staged_plans(client, lines: int) -> list[tuple]:
     """("staged", units per cube, lines per unit, units per row) for rows of `lines`
     lines: rows held by one plane or by a register plan's cube of at most
     MAX_STAGED_GROUP units, several rows per cube of STAGED_CUBES units."""
-    from .softmax import MAX_PLANE_LINES, register_plans
+    from .softmax import plane_row_plans, register_plans
     plane = client.limits.plane_dim
     if plane < 1:  # no plane operations: no group to reduce over
         return []
     groups = [(units, per_unit) for units, per_unit in register_plans(lines)
               if units <= MAX_STAGED_GROUP]
-    if lines % plane == 0 and lines // plane <= MAX_PLANE_LINES:
+    if plane_row_plans(lines, plane):  # a plane holds a row
         groups.append((plane, lines // plane))
     limit = client.limits.max_units_per_cube
     return [("staged", units, per_unit, group)
@@ -283,7 +283,8 @@ def chosen_plan(client, x) -> str:
     from .softmax import plan_in_words
     rows, cols = x.shape
     lines = cols // line_size_for(cols, x.dtype)
-    return plan_in_words(_CHOSEN, (id(client), rows, lines, x.dtype), client, lines,
+    return plan_in_words(_CHOSEN, (id(client), rows, lines, x.dtype), client,
+                         candidate_plans(client, lines),
                          "three-pass (cube per row)", describe_plan)
 
 

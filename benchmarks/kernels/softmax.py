@@ -280,13 +280,13 @@ def run(client, x, out, checked: bool = True, config: dict | None = None) -> Non
     launch_plan(client, register_plan(client, rows, cols // n, xl, ol), xl, ol, checked)
 
 
-def plan_in_words(memo: dict, key: tuple, client, lines: int, fallback: str,
+def plan_in_words(memo: dict, key: tuple, client, plans: list, fallback: str,
                   describe: Callable[[tuple], str] = describe_plan) -> str:
-    """The plan `choose_plan` keeps in `memo[key]`, in words (`describe`; `fallback` for
-    None; "" while a GPU has not chosen yet)."""
+    """The plan `choose_plan` keeps in `memo[key]` among `plans`, in words (`describe`;
+    `fallback` for None; "" while a GPU has not chosen yet; on the cpu runtime, which
+    chooses the first plan, that one)."""
     if client.runtime != "cpu" and key not in memo:
         return ""
-    plans = candidate_plans(client, lines)
     plan = memo.get(key, plans[0] if plans else None)
     return fallback if plan is None else describe(plan)
 
@@ -295,7 +295,8 @@ def chosen_plan(client, x) -> str:
     """The plan `run` takes for x on `client`, in words (after a first run)."""
     rows, cols = x.shape
     lines = cols // line_size_for(cols)
-    return plan_in_words(_CHOSEN, (id(client), rows, lines), client, lines,
+    return plan_in_words(_CHOSEN, (id(client), rows, lines), client,
+                         candidate_plans(client, lines),
                          describe_plan(None))
 
 
