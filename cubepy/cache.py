@@ -22,6 +22,7 @@ import os
 import stat
 import warnings
 from pathlib import Path
+from typing import Any, Callable
 
 DIR_ENV = "CUBEPY_CACHE_DIR"
 NO_CACHE_ENV = "CUBEPY_NO_CACHE"
@@ -69,14 +70,20 @@ def sha256(data: bytes = b""):
     """A SHA-256 hash object, from CPython's own SHA-256 module where there is one:
     importing hashlib maps OpenSSL's libcrypto, a few ms of a warm start that needs a
     handful of short digests. The digests are the same."""
-    try:
-        from _sha2 import sha256 as new  # Python 3.12+
-    except ImportError:
+    global _sha256_new
+    if _sha256_new is None:  # looked up once: a failed import searches sys.path each time
         try:
-            from _sha256 import sha256 as new  # Python 3.11
-        except ImportError:  # a build without them
-            from hashlib import sha256 as new
-    return new(data)
+            from _sha2 import sha256 as new  # Python 3.12+
+        except ImportError:
+            try:
+                from _sha256 import sha256 as new  # Python 3.11
+            except ImportError:  # a build without them
+                from hashlib import sha256 as new
+        _sha256_new = new
+    return _sha256_new(data)
+
+
+_sha256_new: Callable[[bytes], Any] | None = None
 
 
 def cache_key(*parts: str | bytes) -> str:

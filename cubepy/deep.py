@@ -2,6 +2,8 @@
 nested deeper than Python's default recursion limit allows is compiled again on a thread
 with a large stack and a raised recursion limit (see docs/LANGUAGE.md, "Limits").
 
+The cyclic garbage collector is paused while the compiler runs (gc_pause.py).
+
 The recursion limit is per interpreter, so it is raised only while the deep thread runs,
 one deep compile at a time; other threads keep their own (default-sized) stacks but see
 the raised limit meanwhile, which matters only for code recursing thousands deep."""
@@ -12,6 +14,7 @@ import threading
 from typing import Callable, TypeVar
 
 from .errors import CompileError
+from .gc_pause import gc_paused
 
 T = TypeVar("T")
 _TOO_DEEP = ("the kernel is too deeply nested to compile (expressions or inlined calls "
@@ -24,13 +27,19 @@ _ON_DEEP_THREAD = threading.local()
 
 
 def call_deep(fn: Callable[[], T], where: Callable[[str], CompileError]) -> T:
-    """`fn()`; when it overflows the recursion limit, `fn()` again on a thread with a
-    large stack. A RecursionError there too becomes `where(reason)`, a CompileError."""
-    try:
-        return fn()
-    except RecursionError:
-        if getattr(_ON_DEEP_THREAD, "active", False):  # nested: already as deep as it gets
-            raise where(_TOO_DEEP) from None
+    """`fn()`, with the cyclic GC paused; when it overflows the recursion limit, `fn()`
+    again on a thread with a large stack. A RecursionError there too becomes
+    `where(reason)`, a CompileError."""
+    with gc_paused:
+        try:
+            return fn()
+        except RecursionError:
+            if getattr(_ON_DEEP_THREAD, "active", False):  # nested: as deep as it gets
+                raise where(_TOO_DEEP) from None
+        return _call_on_deep_thread(fn, where)
+
+
+def _call_on_deep_thread(fn: Callable[[], T], where: Callable[[str], CompileError]) -> T:
     with _LOCK:
         outcome: list = []
 

@@ -33,7 +33,8 @@ from .lru import LRU
 from .spec import Specialization
 from .targets import PORTABLE, WMMA_TILE_ALIGN, get_target, source_targets
 
-if TYPE_CHECKING:  # the frontend, the passes and the IR load at first use: `import cubepy` stays light
+# The frontend, the passes and the IR load at first use: `import cubepy` stays light.
+if TYPE_CHECKING:
     from .ir import nodes as ir
     from .frontend import ParamInfo, ParsedFunction
 
@@ -80,7 +81,6 @@ class Specialised:
     def source(self) -> str:
         """The generated source (for the cpu target, its numpy code)."""
         return self.artefact.source
-
 
 
 @dataclass(frozen=False)
@@ -139,7 +139,6 @@ class CubeFunction:
     # -- compilation ------------------------------------------------------------------
     def _parse(self) -> ParsedFunction:
         if self._parsed is None:
-            from .frontend.parse import parse_function
             self._parsed = call_deep(lambda: parse_function(self.fn, self.is_kernel),
                                      self._too_deep)
         return self._parsed
@@ -511,6 +510,12 @@ class CubeFunction:
 
 
 _MISSING = object()
+
+
+def parse_function(fn: Callable, is_kernel: bool) -> ParsedFunction:
+    """frontend.parse_function, loaded at first use (inside the compiler's GC pause)."""
+    from .frontend.parse import parse_function as parse
+    return parse(fn, is_kernel)
 
 
 def build_kernel(parsed: ParsedFunction, spec: Specialization,

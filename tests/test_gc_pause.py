@@ -1,0 +1,93 @@
+"""The cyclic GC is off while cubepy compiles and comes back as it was (gc_pause.py)."""
+from __future__ import annotations
+
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import cubepy
+import cubepy.kernel
+from cubepy import ABSOLUTE_POS, Array, CompileError, cube, f32
+from cubepy.gc_pause import gc_paused
+
+
+def _axpy():
+    @cube(launch=True)
+    def axpy(a: f32, x: Array[f32], y: Array[f32]):
+        i = ABSOLUTE_POS
+        if i < len(y):
+            y[i] = a * x[i] + y[i]
+    return axpy
+
+
+@pytest.fixture
+def gc_seen_while_compiling(monkeypatch):
+    seen: list[bool] = []
+    real = cubepy.kernel._compile_spec
+
+    def spy(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+    monkeypatch.setattr(cubepy.kernel, "_compile_spec", spy)
+    return seen
+
+
+def test_a_compile_runs_with_the_collector_off_and_turns_it_back_on(
+        gc_seen_while_compiling, monkeypatch):
+    monkeypatch.setenv("CUBEPY_NO_CACHE", "1")
+    assert gc.isenabled()
+    client = cubepy.client("cpu")
+    y = client.tensor(np.ones(64, np.float32))
+    _axpy().launch(client, cubepy.CubeCount(1), cubepy.CubeDim(64), 2.0,
+                   client.tensor(np.ones(64, np.float32)), y)
+    assert gc_seen_while_compiling == [False]
+    assert gc.isenabled()
+    assert np.array_equal(y.numpy(), np.full(64, 3.0, np.float32))
+
+
+def test_a_collector_turned_off_by_the_user_stays_off(gc_seen_while_compiling):
+    gc.disable()
+    try:
+        _axpy().source("cuda", cube_dim=(64, 1, 1))
+        assert gc_seen_while_compiling == [False]
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_compile_error_turns_the_collector_back_on():
+    with pytest.raises(CompileError):
+        @cube(launch=True)
+        def broken(y: Array[f32]):
+            y[0] = undefined_name  # noqa: F821 (the error under test)
+
+        broken.source("cuda")
+    assert gc.isenabled()
+
+
+def test_pauses_nest_across_threads():
+    """The collector comes back when the last of two overlapping compiles ends."""
+    inside = threading.Barrier(2)
+    first_left = threading.Event()
+    states: dict[str, bool] = {}
+
+    def first() -> None:
+        with gc_paused:
+            inside.wait()
+        first_left.set()
+
+    def second() -> None:
+        with gc_paused:
+            inside.wait()
+            first_left.wait()
+            states["after the first left"] = gc.isenabled()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert states == {"after the first left": False}
+    assert gc.isenabled()
