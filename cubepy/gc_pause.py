@@ -1,12 +1,13 @@
 """The cyclic garbage collector paused while cubepy compiles.
 
-A first compile makes tens of thousands of short-lived objects (the AST, IR nodes, and
-the compiler modules it imports) and so sets off a dozen collections, some of them of
-the oldest generation, which walks every object of the process (numpy's, torch's): about
-5 ms of a 25 ms cold compile. Reference counting frees nearly all of those objects as
-soon as they are dropped; the few cycles among them wait for the first collection after
-the pause. The pause is process-wide (the collector has no other setting), nests, spans
-threads compiling at once, and never enables a collector that was off when it began.
+A first compile makes tens of thousands of objects (the AST, IR nodes, and the compiler
+modules it imports) and so set off about a dozen collections; paused, it sets off one
+when it ends. On the development machine a cold decorate + `source("cuda")` of a small
+kernel went from 33.0 to 30.2 ms (medians of 41 fresh processes, interleaved).
+Reference counting frees nearly all of a compile's garbage as soon as it is dropped; the
+few cycles among it wait for the first collection after the pause. The pause is
+process-wide (the collector has no other setting), nests, spans threads compiling at
+once, and never enables a collector that was off when it began.
 """
 from __future__ import annotations
 
