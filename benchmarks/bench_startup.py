@@ -15,10 +15,11 @@ one throwaway process first fills __pycache__):
   times decorating an axpy kernel plus its first launch and a sync. The cold run uses an
   empty cache folder ($CUBEPY_CACHE_DIR); the warm runs reuse the folder it filled. Each
   child also reports which compiler modules it loaded (frontend, passes, jinja2, NVRTC).
-  The cold child also times the device compiler's part of its first launch (cuda: the
-  CUDA compiler step, NVRTC's load included; wgpu: shader module and pipeline creation),
-  so cubepy's own share is the rest; of that share, cubepy's frontend, passes and code
-  generation (with the compiler modules they import), and the time the cyclic GC took.
+  Every child also times the device compiler's part of its first launch (cuda: the
+  CUDA compiler step, NVRTC's load included, or on a warm cache the cubin's lookup;
+  wgpu: shader module and pipeline creation, which no cubepy cache skips), so cubepy's
+  own share is the rest; of that share, cubepy's frontend, passes and code generation
+  (with the compiler modules they import), and the time the cyclic GC took.
 - NVRTC alone (cuda): the source and options of the cold launch's compile, compiled by
   NVRTC in fresh processes of their own that hold a CUDA context, as cubepy's does, two
   ways, alternating: cuda-python (its import, then the compile, which loads libnvrtc)
@@ -64,52 +65,53 @@ t2 = time.perf_counter()
 client = cubepy.client(sys.argv[1])
 x = client.tensor(np.ones(1024, np.float32)); y = client.zeros(1024, f32)
 client.sync()
+# Where the first launch's time goes (warm runs too: a warm one's compiler phase is the
+# cache lookup, or on wgpu the shader module and pipeline, which no cache holds)
 phase_ms = {"compiler": 0.0, "frontend": 0.0, "gc": 0.0}
 gc_collections = [0]
-if len(sys.argv) > 2:  # the cold run: time what the device's compiler takes
-    def timed(owner, name, phase="compiler"):
-        inner = getattr(owner, name)
-        def wrapper(*args, **kwargs):
-            s = time.perf_counter()
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                phase_ms[phase] += 1e3 * (time.perf_counter() - s)
-        setattr(owner, name, wrapper)
-    # cubepy's frontend (the parse, at the decoration, and the IR's build), passes and
-    # code generation, with the compiler modules they import on a first compile
-    import cubepy.kernel
-    timed(cubepy.kernel.CubeFunction, "_parse", "frontend")
-    timed(cubepy.kernel, "_compile_spec", "frontend")
-    import gc
-    gc_start = [0.0]
-    def on_gc(phase, info):  # the time the cyclic GC takes in the timed part
-        if phase == "start":
-            gc_start[0] = time.perf_counter()
-        elif gc_start[0]:
-            phase_ms["gc"] += 1e3 * (time.perf_counter() - gc_start[0])
-            gc_collections[0] += 1
-    if sys.argv[1] == "cuda":  # identity (loads NVRTC), cache lookup and compile
-        from cubepy.runtime import cuda_compile
-        from cubepy.runtime.cuda_compile import CudaCompiler
-        timed(CudaCompiler, "compile")
-        real_nvrtc = cuda_compile.compile_nvrtc
-        def keep_source(source, arch, fast_math=True):  # for NVRTC_CHILD to compile again
-            with open(KERNEL_FILE + ".cu", "w") as fh:
-                fh.write(source)
-            with open(KERNEL_FILE + ".opts", "w") as fh:
-                fh.write("\n".join(cuda_compile.nvrtc_options(  # as compile_nvrtc's
-                    arch, fast_math, minimal=cuda_compile.nvrtc_minimal())))
-            with open(KERNEL_FILE + ".lib", "w") as fh:  # the libnvrtc cubepy loaded
-                fh.write(cuda_compile.nvrtc_lib.load().path)
-            return real_nvrtc(source, arch, fast_math=fast_math)
-        cuda_compile.compile_nvrtc = keep_source
-    elif sys.argv[1] == "wgpu":  # naga's translation and the driver's pipeline build
-        timed(type(client._device), "create_shader_module")
-        timed(type(client._device), "create_compute_pipeline")
+def timed(owner, name, phase="compiler"):
+    inner = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        s = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            phase_ms[phase] += 1e3 * (time.perf_counter() - s)
+    setattr(owner, name, wrapper)
+# cubepy's frontend (the parse, at the decoration, and the IR's build), passes and code
+# generation, with the compiler modules they import on a first compile
+import cubepy.kernel
+timed(cubepy.kernel.CubeFunction, "_parse", "frontend")
+timed(cubepy.kernel, "_compile_spec", "frontend")
+import gc
+gc_start = [0.0]
+def on_gc(phase, info):  # the time the cyclic GC takes in the timed part
+    if phase == "start":
+        gc_start[0] = time.perf_counter()
+    elif gc_start[0]:
+        phase_ms["gc"] += 1e3 * (time.perf_counter() - gc_start[0])
+        gc_collections[0] += 1
+if sys.argv[1] == "cuda":  # identity (loads NVRTC), cache lookup and compile
+    from cubepy.runtime import cuda_compile
+    from cubepy.runtime.cuda_compile import CudaCompiler
+    timed(CudaCompiler, "compile")
+elif sys.argv[1] == "wgpu":  # naga's translation and the driver's pipeline build
+    timed(type(client._device), "create_shader_module")
+    timed(type(client._device), "create_compute_pipeline")
+if sys.argv[1] == "cuda" and len(sys.argv) > 2:  # cold: keep what NVRTC compiles
+    real_nvrtc = cuda_compile.compile_nvrtc
+    def keep_source(source, arch, fast_math=True):  # for NVRTC_CHILD to compile again
+        with open(KERNEL_FILE + ".cu", "w") as fh:
+            fh.write(source)
+        with open(KERNEL_FILE + ".opts", "w") as fh:
+            fh.write("\n".join(cuda_compile.nvrtc_options(  # as compile_nvrtc's
+                arch, fast_math, minimal=cuda_compile.nvrtc_minimal())))
+        with open(KERNEL_FILE + ".lib", "w") as fh:  # the libnvrtc cubepy loaded
+            fh.write(cuda_compile.nvrtc_lib.load().path)
+        return real_nvrtc(source, arch, fast_math=fast_math)
+    cuda_compile.compile_nvrtc = keep_source
 before = set(sys.modules)
-if len(sys.argv) > 2:
-    gc.callbacks.append(on_gc)
+gc.callbacks.append(on_gc)
 t3 = time.perf_counter()
 exec(compile(open(KERNEL_FILE).read(), KERNEL_FILE, "exec"))
 axpy.launch(client, CubeCount(4), CubeDim(256), 2.0, x, y)
@@ -367,7 +369,8 @@ def render(report: dict, runtimes: list[str]) -> str:
               "Fresh processes with bytecode cached (PYTHONDONTWRITEBYTECODE unset); medians "
               f"of {runs} processes.", "",
               f"- `import numpy`: {imp['numpy_ms']:.1f} ms; `import cubepy` beyond it: "
-              f"{imp['cubepy_beyond_numpy_ms']:.1f} ms (min {imp['cubepy_beyond_numpy_min_ms']:.1f})",
+              f"{imp['cubepy_beyond_numpy_ms']:.1f} ms "
+              f"(min {imp['cubepy_beyond_numpy_min_ms']:.1f})",
               f"- `cubepy.client()` without a name: {dflt['median_ms']:.1f} ms "
               f"(min {dflt['min_ms']:.1f}), chose "
               f"{dflt['chosen']} ({'; '.join(dflt['why'])})", ""]
@@ -383,7 +386,7 @@ def render(report: dict, runtimes: list[str]) -> str:
                     "wgpu": "shader module + compute pipeline creation"}.get(runtime)
         if compiler:
             lines.append(f"| of which the compiler: {compiler} | {cold['compiler_ms']:.1f} "
-                         f"| | |")
+                         f"| {warm['compiler_ms']:.1f} | {r['warm_min']['compiler_ms']:.1f} |")
             overlap = " (NVRTC's load on its thread overlaps it)" if runtime == "cuda" else ""
             lines.append(f"| the rest: cubepy's frontend, code generation, module load "
                          f"and launch{overlap} | "
@@ -394,7 +397,8 @@ def render(report: dict, runtimes: list[str]) -> str:
             lines.append(f"| of which the frontend, passes and code generation, with "
                          f"the compiler modules' import | {cold['frontend_ms']:.1f} | | |")
             lines.append(f"| the cyclic GC during the first launch ({cold['gc_collections']} "
-                         f"collections) | {cold['gc_ms']:.1f} | | |")
+                         f"collections cold) | {cold['gc_ms']:.1f} | {warm['gc_ms']:.1f} "
+                         f"| {r['warm_min']['gc_ms']:.1f} |")
         alone = cold.get("nvrtc_alone")
         if alone:
             lines.append(f"| NVRTC alone, fresh processes with a CUDA context (median of "
