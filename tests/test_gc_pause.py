@@ -91,3 +91,41 @@ def test_pauses_nest_across_threads():
         t.join(timeout=30)
     assert states == {"after the first left": False}
     assert gc.isenabled()
+
+
+@pytest.fixture
+def collections_started():
+    started: list[int] = []
+
+    def on_gc(phase, info):
+        if phase == "start":
+            started.append(info["generation"])
+    gc.callbacks.append(on_gc)
+    yield started
+    gc.callbacks.remove(on_gc)
+
+
+def test_what_a_pause_leaves_alive_is_not_scanned_by_the_next_young_collection(
+        collections_started):
+    """Objects that survive a pause move to the oldest generation unscanned, so the
+    allocations right after it set off no collection (they would: 5000 survivors are
+    far past the young generation's threshold)."""
+    with gc_paused:
+        kept = [[] for _ in range(5000)]
+    after = [[] for _ in range(100)]
+    assert collections_started == []
+    assert len(kept) == 5000 and len(after) == 100
+    assert gc.is_tracked(kept[0])
+
+
+def test_objects_frozen_by_the_process_stay_frozen():
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with gc_paused:
+            kept = [[] for _ in range(100)]
+        assert gc.get_freeze_count() == frozen
+        assert len(kept) == 100
+    finally:
+        gc.unfreeze()
