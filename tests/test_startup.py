@@ -68,7 +68,8 @@ def test_import_cubepy_leaves_the_compiler_passes_for_first_use(tmp_path):
 def test_a_first_cuda_compile_of_a_plain_kernel_leaves_feature_code_unloaded(tmp_path):
     """What a plain kernel does not use is imported at its first use: the verifier and
     printer (CUBEPY_VERIFY), wgsl's lowerings, the frontend's and cuda's code of matrix
-    units, async copies, plane operations, bit functions and atomics, json; and the
+    units, async copies, plane operations, bit functions and atomics, json, the Unicode
+    database (for names and source beyond ASCII); and the
     batched dataclasses it never instantiates stay unbuilt."""
     out = _python("""
         import os, sys
@@ -90,7 +91,8 @@ def test_a_first_cuda_compile_of_a_plain_kernel_leaves_feature_code_unloaded(tmp
                 "cubepy.frontend.warpgroup", "cubepy.frontend.pipeline_calls",
                 "cubepy.codegen.clike_cmma", "cubepy.codegen.clike_wgmma",
                 "cubepy.codegen.cuda_async", "cubepy.codegen.cuda_atomics",
-                "cubepy.codegen.clike_plane", "cubepy.codegen.clike_bits", "json"]
+                "cubepy.codegen.clike_plane", "cubepy.codegen.clike_bits", "json",
+                "unicodedata"]
         print(sorted(m for m in lazy if m in sys.modules))
         print(sum(c.__module__ == "cubepy.ir.nodes" for c in batched_dataclass._pending))
     """, tmp_path / "plain_kernel.py")

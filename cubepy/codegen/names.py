@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import linecache
 import re
-import unicodedata
 
 from .reserved import MACRO_PREFIX, reserved
 
@@ -40,6 +39,10 @@ def _is_free(name: str) -> bool:
 def _ascii(name: str) -> str:
     """`name` spelled with [A-Za-z0-9_]: accents dropped (é -> e), any other character
     written as its code point (π -> u03c0)."""
+    if name.isascii():
+        return "".join(ch if ch.isalnum() or ch == "_" else f"_u{ord(ch):04x}_"
+                       for ch in name)
+    import unicodedata  # (loaded only for names beyond ASCII)
     out = []
     for ch in unicodedata.normalize("NFKD", name):
         if ch.isascii() and (ch.isalnum() or ch == "_"):
@@ -131,6 +134,15 @@ def field_name(abi, target: str, kind: str, param: str = "") -> str:
 _ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
+def _escaped(ch: str) -> bool:
+    """Whether `ch` is one of _ESCAPED_CATEGORIES; in ASCII only the control characters
+    are, so the Unicode database is loaded only for source beyond ASCII."""
+    if ch.isascii():
+        return ch < " " or ch == "\x7f"
+    import unicodedata
+    return unicodedata.category(ch) in _ESCAPED_CATEGORIES
+
+
 def comment_text(text: str) -> str:
     """`text` made safe to follow `//` on one line of any target: it cannot end the
     comment, continue it onto the next line (trailing `\\` or the trigraph `??/`), or
@@ -139,7 +151,7 @@ def comment_text(text: str) -> str:
     for ch in text.strip():  # str.strip() also drops line and paragraph separators
         if ch == "\t":
             out.append(" ")
-        elif unicodedata.category(ch) in _ESCAPED_CATEGORIES:
+        elif _escaped(ch):
             out.append(f"<U+{ord(ch):04X}>")
         else:
             out.append(ch)
