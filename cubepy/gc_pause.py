@@ -53,8 +53,12 @@ def _promote_young_objects() -> None:
     that move (list splices, no scan). It is skipped when the process holds frozen
     objects, which unfreezing would hand back to the collector: a pre-fork server's, or
     the interpreter's own (Python 3.12 starts with a few hundred frozen tuples; 3.11 and
-    3.13 with none), so on 3.12 the young collections after a compile remain."""
-    if gc.get_freeze_count() == 0:
+    3.13 with none), so on 3.12 the young collections after a compile remain. It is
+    also skipped when the pause left fewer young objects than would set off a
+    collection (a compile read from the disk cache): the program's own young objects
+    keep their normal schedule."""
+    if (gc.get_count()[0] > gc.get_threshold()[0] > 0
+            and gc.get_freeze_count() == 0):
         gc.freeze()
         gc.unfreeze()
 

@@ -121,6 +121,16 @@ def test_what_a_pause_leaves_alive_is_not_scanned_by_the_next_young_collection(
     assert gc.is_tracked(kept[0])
 
 
+def test_a_light_pause_leaves_young_objects_young():
+    """A pause that left fewer objects than a young collection's threshold (a compile
+    read from the disk cache) promotes nothing: the program's young objects stay in the
+    young generation, on their normal schedule."""
+    young = [[]]
+    with gc_paused:
+        pass
+    assert any(o is young[0] for o in gc.get_objects(generation=0))
+
+
 def test_objects_frozen_by_the_process_stay_frozen(collections_started):
     """With frozen objects about, the pause promotes nothing (unfreezing would hand them
     back to the collector): they stay frozen, and the survivors meet the next young
