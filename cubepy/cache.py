@@ -18,6 +18,7 @@ Every disk cache of cubepy (jinja2 bytecode, cubins, any later one) goes through
 """
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import warnings
@@ -70,20 +71,19 @@ def sha256(data: bytes = b""):
     """A SHA-256 hash object, from CPython's own SHA-256 module where there is one:
     importing hashlib maps OpenSSL's libcrypto, a few ms of a warm start that needs a
     handful of short digests. The digests are the same."""
-    global _sha256_new
-    if _sha256_new is None:  # looked up once: a failed import searches sys.path each time
+    return _sha256_constructor()(data)
+
+
+@functools.cache  # looked up once: a failed import searches sys.path each time
+def _sha256_constructor() -> Callable[[bytes], Any]:
+    try:
+        from _sha2 import sha256 as new  # Python 3.12+
+    except ImportError:
         try:
-            from _sha2 import sha256 as new  # Python 3.12+
-        except ImportError:
-            try:
-                from _sha256 import sha256 as new  # Python 3.11
-            except ImportError:  # a build without them
-                from hashlib import sha256 as new
-        _sha256_new = new
-    return _sha256_new(data)
-
-
-_sha256_new: Callable[[bytes], Any] | None = None
+            from _sha256 import sha256 as new  # Python 3.11
+        except ImportError:  # a build without them
+            from hashlib import sha256 as new
+    return new
 
 
 def cache_key(*parts: str | bytes) -> str:

@@ -24,25 +24,28 @@ def _axpy():
 
 @pytest.fixture
 def gc_seen_while_compiling(monkeypatch):
+    """Whether the collector was on at each entry to the parser and to the build of a
+    specialisation (with the disk cache off, so that both run)."""
+    monkeypatch.setenv("CUBEPY_NO_CACHE", "1")
     seen: list[bool] = []
-    real = cubepy.kernel._compile_spec
+    for name in ("parse_function", "_compile_spec"):
+        real = getattr(cubepy.kernel, name)
 
-    def spy(*args, **kwargs):
-        seen.append(gc.isenabled())
-        return real(*args, **kwargs)
-    monkeypatch.setattr(cubepy.kernel, "_compile_spec", spy)
+        def spy(*args, real=real, **kwargs):
+            seen.append(gc.isenabled())
+            return real(*args, **kwargs)
+        monkeypatch.setattr(cubepy.kernel, name, spy)
     return seen
 
 
 def test_a_compile_runs_with_the_collector_off_and_turns_it_back_on(
-        gc_seen_while_compiling, monkeypatch):
-    monkeypatch.setenv("CUBEPY_NO_CACHE", "1")
+        gc_seen_while_compiling):
     assert gc.isenabled()
     client = cubepy.client("cpu")
     y = client.tensor(np.ones(64, np.float32))
     _axpy().launch(client, cubepy.CubeCount(1), cubepy.CubeDim(64), 2.0,
                    client.tensor(np.ones(64, np.float32)), y)
-    assert gc_seen_while_compiling == [False]
+    assert gc_seen_while_compiling == [False, False]  # the parse, the build
     assert gc.isenabled()
     assert np.array_equal(y.numpy(), np.full(64, 3.0, np.float32))
 
@@ -51,19 +54,20 @@ def test_a_collector_turned_off_by_the_user_stays_off(gc_seen_while_compiling):
     gc.disable()
     try:
         _axpy().source("cuda", cube_dim=(64, 1, 1))
-        assert gc_seen_while_compiling == [False]
+        assert gc_seen_while_compiling == [False, False]
         assert not gc.isenabled()
     finally:
         gc.enable()
 
 
-def test_a_compile_error_turns_the_collector_back_on():
-    with pytest.raises(CompileError):
+def test_a_compile_error_turns_the_collector_back_on(gc_seen_while_compiling):
+    with pytest.raises(CompileError, match="undefined_name"):
         @cube(launch=True)
         def broken(y: Array[f32]):
             y[0] = undefined_name  # noqa: F821 (the error under test)
 
         broken.source("cuda")
+    assert gc_seen_while_compiling and not any(gc_seen_while_compiling)  # raised paused
     assert gc.isenabled()
 
 

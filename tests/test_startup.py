@@ -69,8 +69,8 @@ def test_a_first_cuda_compile_of_a_plain_kernel_leaves_feature_code_unloaded(tmp
     """What a plain kernel does not use is imported at its first use: the verifier and
     printer (CUBEPY_VERIFY), wgsl's lowerings, the frontend's and cuda's code of matrix
     units, async copies, plane operations, bit functions and atomics, json, the Unicode
-    database (for names and source beyond ASCII); and the
-    batched dataclasses it never instantiates stay unbuilt."""
+    database (for names and source beyond ASCII); and the batched dataclasses it never
+    instantiates stay unbuilt."""
     out = _python("""
         import os, sys
         os.environ["CUBEPY_NO_CACHE"] = "1"

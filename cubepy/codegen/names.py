@@ -39,14 +39,13 @@ def _is_free(name: str) -> bool:
 def _ascii(name: str) -> str:
     """`name` spelled with [A-Za-z0-9_]: accents dropped (é -> e), any other character
     written as its code point (π -> u03c0)."""
-    if name.isascii():
-        return "".join(ch if ch.isalnum() or ch == "_" else f"_u{ord(ch):04x}_"
-                       for ch in name)
-    import unicodedata  # (loaded only for names beyond ASCII)
+    if not name.isascii():
+        import unicodedata  # (loaded only for names beyond ASCII)
+        name = unicodedata.normalize("NFKD", name)
     out = []
-    for ch in unicodedata.normalize("NFKD", name):
-        if ch.isascii() and (ch.isalnum() or ch == "_"):
-            out.append(ch)
+    for ch in name:
+        if ch.isascii():
+            out.append(ch if ch.isalnum() or ch == "_" else f"_u{ord(ch):04x}_")
         elif unicodedata.category(ch) != "Mn":  # combining marks (accents) are dropped
             out.append(f"_u{ord(ch):04x}_")
     return "".join(out)
