@@ -7,13 +7,16 @@ Each process is benchmarks/bench_startup.py's launch child (import, client, then
 timed decoration + first launch + sync of axpy with an empty cache folder); a variant
 adds one line before the timed part:
 
-- `now`: the code as it stands (NVRTC through ctypes);
-- `cdll`: libnvrtc opened by ctypes.CDLL, whose dlopen holds the GIL (as until the
-  loader's dlopen was called as a foreign function, which releases it);
-- `no_minimal`: every compile without NVRTC's --minimal (compile_nvrtc), as before it;
-- `cuda_python`: the loading thread first imports cuda-python's NVRTC bindings, as it
-  did while NVRTC was reached through them (until nvrtc_lib.py), so the two designs are
-  compared in one run.
+- `now`: the code as it stands;
+- `gc_promotion_off_on_312`: the cyclic GC's promotion after a compile skipped wherever
+  the process holds frozen objects, as before it told the interpreter's own (Python
+  3.12's immortal tuples) from a program's (cubepy/gc_pause.py);
+- `eager_passes`: the compile first imports what a plain kernel's first compile no
+  longer loads (the passes for lines, unrolling, long elif chains and uniform barriers,
+  the C-like line accesses, cuda's cmma staging), as before passes/needs.py.
+
+(Earlier runs compared other variants: ctypes.CDLL's dlopen, compiles without
+`--minimal`, NVRTC through cuda-python; their results keep those names.)
 
 Between them, NVRTC alone: bench_startup.py's ctypes child (a fresh process with a CUDA
 context opens the libnvrtc cubepy loaded and compiles the cold launch's source with its
@@ -44,16 +47,17 @@ import bench_startup as b  # noqa: E402
 
 PATCH = {
     "now": "",
-    "cdll": "import ctypes as _ct\nfrom cubepy.runtime import nvrtc_lib as _nl\n"
-            "_nl._open = _ct.CDLL\n",
-    "no_minimal": "from cubepy.runtime import cuda_compile as _cc\n"
-                  "_cc._has_minimal = lambda nvrtc: False\n",
-    "cuda_python": "from cubepy.runtime import cuda_compile as _cc\n"
-                   "_load = _cc._load_nvrtc\n"
-                   "def _load_through_cuda_python(*args):\n"
-                   "    from cuda.bindings import nvrtc\n"
-                   "    _load(*args)\n"
-                   "_cc._load_nvrtc = _load_through_cuda_python\n",
+    "gc_promotion_off_on_312": "import gc as _gc, cubepy.gc_pause as _gp\n"
+                               "_gp._only_immortal_objects_frozen = "
+                               "lambda: _gc.get_freeze_count() == 0\n",
+    "eager_passes": "import cubepy.kernel as _k\n"
+                    "_compile_spec = _k._compile_spec\n"
+                    "def _eager(*args, **kwargs):\n"
+                    "    import cubepy.ir.passes.lines, cubepy.ir.passes.uniform\n"
+                    "    import cubepy.ir.passes.unroll, cubepy.ir.passes.elif_chains\n"
+                    "    import cubepy.codegen.clike_lines, cubepy.codegen.cuda_cmma_staging\n"
+                    "    return _compile_spec(*args, **kwargs)\n"
+                    "_k._compile_spec = _eager\n",
 }
 
 

@@ -33,7 +33,8 @@ MODULES = {"cubepy.ir.types": "from .batched_dataclass import build_pending, dat
            "cubepy.frontend.intrinsics": "from ..ir.batched_dataclass import dataclass",
            "cubepy.frontend.indexing": "from ..ir.batched_dataclass import dataclass",
            "cubepy.ir.passes.uniform": "from ..batched_dataclass import dataclass",
-           "cubepy.codegen.clike_lines": "from ..ir.batched_dataclass import dataclass",
+           "cubepy.codegen.clike_dialect":
+               "from ..ir.batched_dataclass import dataclass  # (frozen classes, cheap to create)",
            "cubepy.targets": "from ..ir.batched_dataclass import build_pending, dataclass",
            "cubepy.codegen.compiled": "from ..ir.batched_dataclass import dataclass",
            "cubepy.ir.ops": "from .batched_dataclass import dataclass",

@@ -92,7 +92,9 @@ def test_a_first_cuda_compile_of_a_plain_kernel_leaves_feature_code_unloaded(tmp
                 "cubepy.codegen.clike_cmma", "cubepy.codegen.clike_wgmma",
                 "cubepy.codegen.cuda_async", "cubepy.codegen.cuda_atomics",
                 "cubepy.codegen.clike_plane", "cubepy.codegen.clike_bits", "json",
-                "unicodedata"]
+                "unicodedata", "cubepy.ir.passes.lines", "cubepy.ir.passes.uniform",
+                "cubepy.ir.passes.unroll", "cubepy.ir.passes.elif_chains",
+                "cubepy.codegen.clike_lines", "cubepy.codegen.cuda_cmma_staging"]
         print(sorted(m for m in lazy if m in sys.modules))
         print(sum(c.__module__ == "cubepy.ir.nodes" for c in batched_dataclass._pending))
     """, tmp_path / "plain_kernel.py")

@@ -153,10 +153,12 @@ class CEmitter(BracedWalker):
             self.branch(cond, lambda: self.line(line))
 
     def stmt_loadline(self, s: n.LoadLine) -> None:
-        clike_lines.load_line(self, s)
+        from .clike_lines import load_line  # (at a kernel's first whole-line access)
+        load_line(self, s)
 
     def stmt_storeline(self, s: n.StoreLine) -> None:
-        clike_lines.store_line(self, s)
+        from .clike_lines import store_line
+        store_line(self, s)
 
     def stmt_atomicop(self, s: n.AtomicOp) -> None:
         ptr = f"&{self.buffer(s.buffer)}[{self.expr(s.index)}]"
@@ -534,7 +536,6 @@ class CEmitter(BracedWalker):
 
 
 from . import clike_helpers as prelude_helpers  # noqa: E402  (helpers need CEmitter's API)
-from . import clike_lines  # noqa: E402
 from .clike_helpers import (_assigned_vars, _invariant, float_literal,  # noqa: E402,F401
                             scalar_locals)
 from .skeleton import render  # noqa: E402,F401  (re-exported for cuda.py and metal.py)

@@ -3,14 +3,32 @@
 headers a kernel needs."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ..ir import nodes as n
+from ..ir.batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from ..ir.types import DType
 
 if TYPE_CHECKING:
     from .clike import CEmitter
-    from .clike_lines import LinePiece
+
+XYZW = "xyzw"
+
+
+@dataclass(frozen=True)
+class LinePiece:
+    """How a dialect moves `count` elements of one type in one access (`Dialect.line_piece`;
+    the accesses themselves: clike_lines.py)."""
+
+    type: str  # the type of one access: float4, uint2, half4, ...
+    get: Callable[[str, int], str]  # (access value, element k) -> element k
+    make: Callable[[list[str]], str]  # the elements -> an access value
+
+
+def vector_piece(type_name: str, count: int, make: str) -> LinePiece:
+    """A vector type of `count` components named .x .y .z .w, built by `make(...)`."""
+    return LinePiece(type_name, lambda v, k: f"{v}.{XYZW[k]}",
+                     lambda values: f"{make}({', '.join(values)})")
 
 
 class Prelude:
@@ -140,7 +158,7 @@ class Dialect:
         return em.helper(name, float_divmod_text(kind, name, t, ops))
 
     def line_piece(self, em: "CEmitter", elem: DType, count: int,
-                   space: str) -> "LinePiece | None":
+                   space: str) -> LinePiece | None:
         """How `count` elements of `elem` (2 to 16 bytes together) of a buffer in `space`
         ("global" or "shared") move in one vector load or store (clike_lines.py); None:
         element by element."""

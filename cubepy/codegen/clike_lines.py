@@ -7,7 +7,9 @@ two float4. The dialect names the type of one access and how its elements are re
 packed (`Dialect.line_piece`); with none for an element type the line goes element by
 element. The address is a multiple of the access's bytes: the line index times the
 line's bytes from a buffer the launch found aligned (`Param.aligned`), or from shared
-memory, which the generator declares aligned to 16 bytes (`aligned_shared`).
+memory, which the generator declares aligned to 16 bytes (cuda.py's `_aligned_shared`).
+The dialect's vocabulary for a vector access (`LinePiece`) is in clike_dialect.py; this
+module is imported at a kernel's first whole-line access.
 
 A checked launch keeps the vector access for lines wholly inside the buffer and checks
 each element of the others:
@@ -16,42 +18,15 @@ each element of the others:
 """
 from __future__ import annotations
 
-from ..ir.batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from typing import TYPE_CHECKING, Callable
 
-from ..ir import nodes as n
-from ..ir.passes.line_access import element_accesses
-from ..ir.passes.lines import line_element_index
-from ..ir.visit import walk_stmts
 from ..abi import MAX_LINE_ACCESS_BYTES
+from ..ir import nodes as n
+from ..ir.passes.line_access import element_accesses, line_element_index
+from .clike_dialect import LinePiece
 
 if TYPE_CHECKING:
     from .clike import CEmitter
-
-XYZW = "xyzw"
-
-
-@dataclass(frozen=True)
-class LinePiece:
-    """How a dialect moves `count` elements of one type in one access."""
-
-    type: str  # the type of one access: float4, uint2, half4, ...
-    get: Callable[[str, int], str]  # (access value, element k) -> element k
-    make: Callable[[list[str]], str]  # the elements -> an access value
-
-
-def vector_piece(type_name: str, count: int, make: str) -> LinePiece:
-    """A vector type of `count` components named .x .y .z .w, built by `make(...)`."""
-    return LinePiece(type_name, lambda v, k: f"{v}.{XYZW[k]}",
-                     lambda values: f"{make}({', '.join(values)})")
-
-
-def aligned_shared(kernel: n.Kernel) -> set[str]:
-    """The shared arrays some whole-line access or asynchronous copy (cp.async needs
-    the copy's size as alignment) uses: declared aligned to 16 bytes."""
-    out = {s.buffer.name for s in walk_stmts(kernel.body)
-           if isinstance(s, (n.LoadLine, n.StoreLine)) and s.buffer.space == "shared"}
-    return out | {s.dst.name for s in walk_stmts(kernel.body) if isinstance(s, n.AsyncCopy)}
 
 
 def _access(em: "CEmitter", s: n.LoadLine | n.StoreLine,

@@ -15,7 +15,7 @@ from ..abi import MAX_LINE_ACCESS_BYTES, KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.dtype_facts import SPELLING
-from ..ir.visit import matrix_buffers, swizzled_buffers, warpgroup_buffers
+from ..ir.visit import matrix_buffers, swizzled_buffers, walk_stmts, warpgroup_buffers
 from ..wgmma_layout import SWIZZLE_ALIGN as WGMMA_SWIZZLE_ALIGN
 from ..wgmma_layout import TILE_ALIGN as WGMMA_TILE_ALIGN
 from ..ir.ops import LOWERED, MathFn
@@ -24,8 +24,7 @@ from ..targets import DEFAULT_SHARED_BYTES, WMMA_TILE_ALIGN, get_target
 from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render,
                     scalar_locals)
 from . import clike_helpers as prelude_helpers
-from . import cuda_cmma_staging as cmma_staging
-from .clike_lines import XYZW, LinePiece, aligned_shared, vector_piece
+from .clike_dialect import XYZW, LinePiece, vector_piece
 from .names import entry_name, field_name
 
 if TYPE_CHECKING:
@@ -333,7 +332,7 @@ def generate_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled"
         params.append("const cube_info_t info")
     fields = [f"{_TYPES[f.dtype.name]} {field_name(abi, TARGET, f.kind, f.param)}"
               + (f"[{f.count}]" if f.count > 1 else "") for f in abi.fields]
-    staging = cmma_staging.staging_bytes(kernel, checked)  # a static array of its own
+    staging = _cmma_staging_bytes(kernel, checked)  # a static array of its own
     dynamic = _carved_shared_bytes(kernel, staging)
     entry = _entry_lines(kernel, abi, em, dynamic > 0)
     name = entry_name(kernel.name, TARGET)
@@ -375,6 +374,25 @@ def _carve_offsets(kernel: n.Kernel) -> tuple[list[int], int]:
     return offsets, end
 
 
+def _cmma_staging_bytes(kernel: n.Kernel, checked: bool) -> int:
+    """cuda_cmma_staging.staging_bytes, its module imported for a kernel with cmma loads or
+    stores only (so not by a plain kernel's first compile)."""
+    if not checked or not any(isinstance(s, (n.MatrixLoad, n.MatrixStore))
+                              for s in walk_stmts(kernel.body)):
+        return 0
+    from .cuda_cmma_staging import staging_bytes
+    return staging_bytes(kernel, checked)
+
+
+def _aligned_shared(kernel: n.Kernel) -> set[str]:
+    """The shared arrays some whole-line access or asynchronous copy (cp.async needs
+    the copy's size as alignment) uses: declared aligned to 16 bytes."""
+    return {name for s in walk_stmts(kernel.body) for name in
+            ((s.buffer.name,) if isinstance(s, (n.LoadLine, n.StoreLine))
+             and s.buffer.space == "shared" else
+             (s.dst.name,) if isinstance(s, n.AsyncCopy) else ())}
+
+
 def _carved_shared_bytes(kernel: n.Kernel, staging: int = 0) -> int:
     """Bytes of dynamic shared memory the launch must give: 0 while the arrays and the
     cmma staging tiles (`staging` bytes, always static) fit the static 48 KB (the arrays
@@ -406,7 +424,7 @@ def _shared_decls(kernel: n.Kernel, em: CEmitter, carved: bool) -> list[str]:
             lines.append(f"{ty}* const {em.buffer(s.buffer)} = "
                          f"reinterpret_cast<{ty}*>({base} + {offset});")
         return lines
-    vector = aligned_shared(kernel)  # read and written a whole line at a time
+    vector = _aligned_shared(kernel)  # read and written a whole line at a time
     tiles = matrix_buffers(kernel, "shared")  # wmma needs 32-byte aligned tiles
     wgmma_tiles = warpgroup_buffers(kernel)  # and wgmma's shared tiles 128
     swizzled = swizzled_buffers(kernel)  # or 1024, those read with the 128-byte swizzle

@@ -23,7 +23,7 @@ from .clike import (EQ, PRIMARY, UNARY, CEmitter, Dialect, float_literal, render
 from . import clike_helpers as prelude_helpers
 from .clike_bits import metal_bits
 from .clike_cmma import SimdgroupSpelling
-from .clike_lines import LinePiece, vector_piece
+from .clike_dialect import LinePiece, vector_piece
 from .clike_plane import metal_plane
 from . import float_helpers
 from .names import entry_name, field_name

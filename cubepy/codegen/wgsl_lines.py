@@ -37,8 +37,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from ..ir import nodes as n
-from ..ir.passes.line_access import element_accesses
-from ..ir.passes.lines import line_element_index
+from ..ir.passes.line_access import element_accesses, line_element_index
 from ..ir.visit import walk_stmts
 from .wgsl_expr import wgsl_type
 from .wgsl_memory import F16_WORDS, BufferView, f16_half, f16_pair, store_helper
@@ -206,4 +205,3 @@ def _checked_or_not(em: "_WgslEmitter", s: n.LoadLine | n.StoreLine, size: int,
         return
     last = em.index(line_element_index(s.line, size, size - 1))
     em.branch(f"{last} < {em.view(s.buffer).bound}", vector, elements)
-

@@ -11,14 +11,49 @@ from typing import Callable
 from ... import targets
 from .. import nodes as ir
 from .dce import remove_dead_code
-from .elif_chains import flatten_elif_chains
 from .fold import fold_constants, specialize_cube_dim
 from .legalize import legalize_types
-from .lines import scalarize_lines
-from .uniform import uniform_barriers
-from .unroll import unroll_loops
+from .needs import has_lines, has_long_elif_chain, has_unrolled_loop, holds_barrier
 
 Pass = Callable[[ir.Kernel], ir.Kernel]
+
+# These four passes rewrite what most kernels lack: each is imported only for a kernel that
+# has something for it (passes/needs.py), so a small kernel's first compile loads less.
+
+
+def scalarize_lines(kernel: ir.Kernel) -> ir.Kernel:
+    """lines.scalarize_lines, imported for a kernel with lines only."""
+    if not has_lines(kernel):
+        return kernel
+    from .lines import scalarize_lines as scalarize
+    return scalarize(kernel)
+
+
+def unroll_loops(kernel: ir.Kernel) -> ir.Kernel:
+    """unroll.unroll_loops, imported for a kernel with a loop to unroll only."""
+    if not has_unrolled_loop(kernel):
+        return kernel
+    from .unroll import unroll_loops as unroll
+    return unroll(kernel)
+
+
+def flatten_elif_chains(kernel: ir.Kernel) -> ir.Kernel:
+    """elif_chains.flatten_elif_chains, imported for a kernel with a chain of more than
+    MAX_ELIF_CHAIN branches only."""
+    if not has_long_elif_chain(kernel):
+        return kernel
+    from .elif_chains import flatten_elif_chains as flatten
+    return flatten(kernel)
+
+
+def uniform_barriers(kernel: ir.Kernel, syncs: frozenset[str] = frozenset({"sync_cube"}),
+                     title: str = "the target") -> ir.Kernel:
+    """uniform.uniform_barriers, imported for a kernel with a barrier in `syncs` only."""
+    if not holds_barrier(kernel.body, syncs):
+        return kernel
+    from .uniform import uniform_barriers as check
+    return check(kernel, syncs, title)
+
 
 # Target-independent passes, in order.
 PIPELINE: list[tuple[str, Pass]] = [

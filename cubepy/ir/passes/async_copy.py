@@ -14,7 +14,7 @@ import dataclasses
 
 from .. import nodes as ir
 from ..visit import walk_stmts
-from .lines import line_element_index
+from .line_access import line_element_index
 from .rewrite import map_stmts
 
 

@@ -16,40 +16,22 @@ from .. import nodes as ir
 from ..names import NameTable
 from ..types import bool_
 from ..visit import map_blocks
+from .needs import elif_chain, has_long_elif_chain, is_long_elif_chain
 from .rewrite import all_var_names
-
-MAX_ELIF_CHAIN = 64  # branches kept nested; longer chains are flattened
 
 
 def flatten_elif_chains(kernel: ir.Kernel) -> ir.Kernel:
     """Flattens every if/elif chain of more than MAX_ELIF_CHAIN branches."""
-    if not any(_chain_length(s) > MAX_ELIF_CHAIN for s in _all_ifs(kernel.body)):
+    if not has_long_elif_chain(kernel):
         return kernel
     names = NameTable(all_var_names(kernel), style="always_n")  # elif_done_1, ...
     return dataclasses.replace(kernel, body=_block(kernel.body, names))
 
 
-def _all_ifs(block: ir.Block):
-    from ..visit import walk_stmts
-    return (s for s in walk_stmts(block) if isinstance(s, ir.If))
-
-
-def _chain(s: ir.If) -> tuple[list[ir.If], ir.Block]:
-    """The Ifs of the chain starting at `s` and its final else block."""
-    links = [s]
-    while len(links[-1].orelse.stmts) == 1 and isinstance(links[-1].orelse.stmts[0], ir.If):
-        links.append(links[-1].orelse.stmts[0])
-    return links, links[-1].orelse
-
-
-def _chain_length(s: ir.If) -> int:
-    return len(_chain(s)[0])
-
-
 def _block(block: ir.Block, names: NameTable) -> ir.Block:
     out: list[ir.Stmt] = []
     for s in block.stmts:
-        if isinstance(s, ir.If) and _chain_length(s) > MAX_ELIF_CHAIN:
+        if is_long_elif_chain(s):
             out.extend(_flatten(s, names))
         else:
             out.append(map_blocks(s, lambda b: _block(b, names)))
@@ -57,7 +39,7 @@ def _block(block: ir.Block, names: NameTable) -> ir.Block:
 
 
 def _flatten(s: ir.If, names: NameTable) -> list[ir.Stmt]:
-    links, final = _chain(s)
+    links, final = elif_chain(s)
     loc = s.loc
     done = ir.Var(names.fresh("elif_done"), bool_)
     is_done = ir.Load(ty=bool_, var=done, loc=loc)

@@ -11,7 +11,6 @@ import dataclasses
 
 from .. import nodes as ir
 from ..visit import walk_stmts
-from .lines import line_element_index
 from .rewrite import map_stmts
 
 
@@ -20,6 +19,15 @@ def lower_line_access(kernel: ir.Kernel) -> ir.Kernel:
     if not any(isinstance(s, (ir.LoadLine, ir.StoreLine)) for s in walk_stmts(kernel.body)):
         return kernel
     return dataclasses.replace(kernel, body=map_stmts(kernel.body, element_accesses))
+
+
+def line_element_index(line: ir.Expr, size: int, k: int) -> ir.Expr:
+    """`line * size + k`, element k of line `line`, in the line index's own integer type."""
+    ty, loc = line.ty, line.loc
+    out = ir.Binary(ty=ty, op="mul", lhs=line, rhs=ir.Const(ty=ty, value=size, loc=loc), loc=loc)
+    if k:
+        out = ir.Binary(ty=ty, op="add", lhs=out, rhs=ir.Const(ty=ty, value=k, loc=loc), loc=loc)
+    return out
 
 
 def element_accesses(s: ir.Stmt) -> list[ir.Stmt]:

@@ -38,21 +38,15 @@ from .. import nodes as ir
 from ..names import NameTable
 from ..types import LineType, bool_ as BOOL
 from ..visit import walk_all_exprs, walk_exprs, walk_stmts
+from .line_access import line_element_index
+from .needs import has_line_values, has_lines
 
 
 def scalarize_lines(kernel: ir.Kernel) -> ir.Kernel:
     """The kernel with every line value split into scalars (unchanged without lines)."""
-    if all(p.line_size == 1 for p in kernel.params) and not _has_lines(kernel):
+    if not has_lines(kernel):
         return kernel
     return _Scalarizer(kernel).run()
-
-
-def _has_lines(kernel: ir.Kernel) -> bool:
-    """True when some expression or variable of the kernel is a line."""
-    if any(isinstance(e.ty, LineType) for e in walk_all_exprs(kernel.body)):
-        return True
-    return any(isinstance(getattr(s, "var", None), ir.Var) and isinstance(s.var.ty, LineType)
-               for s in walk_stmts(kernel.body))
 
 
 class _Scalarizer:
@@ -91,7 +85,7 @@ class _Scalarizer:
         params = tuple(dataclasses.replace(p, line_size=1, aligned=True)
                        if p.line_size > 1 else p for p in self.kernel.params)
         out = dataclasses.replace(self.kernel, params=params, body=body)
-        if _has_lines(out):  # a compiler bug, never a user's mistake
+        if has_line_values(out):  # a compiler bug, never a user's mistake
             raise AssertionError(f"scalarize_lines left a line in {out.name}")
         return out
 
@@ -142,7 +136,7 @@ class _Scalarizer:
             if parts is not None:
                 return ir.Load(ty=elem, var=parts[k], loc=loc)
             return ir.Index(ty=elem, buffer=e.buffer, loc=loc,
-                            index=self.element_index(base, line.size, k))
+                            index=line_element_index(base, line.size, k))
         if isinstance(e, ir.MakeLine):  # a line built from scalars: element k's own
             whole = _shared_line_read(e) if self.sure else None
             if whole is not None:  # the frontend's read of a line of shared memory
@@ -220,17 +214,6 @@ class _Scalarizer:
                              rhs=ir.Const(ty=index.ty, value=k, loc=e.loc))
             out = ir.Select(ty=e.ty, cond=hit, if_true=self.element(e.value, k),
                             if_false=out, loc=e.loc)
-        return out
-
-    @staticmethod
-    def element_index(index: ir.Expr, size: int, k: int) -> ir.Expr:
-        """`index * size + k`, in the index's own integer type."""
-        ty, loc = index.ty, index.loc
-        out = ir.Binary(ty=ty, op="mul", lhs=index, rhs=ir.Const(ty=ty, value=size, loc=loc),
-                        loc=loc)
-        if k:
-            out = ir.Binary(ty=ty, op="add", lhs=out, rhs=ir.Const(ty=ty, value=k, loc=loc),
-                            loc=loc)
         return out
 
     # -- statements ---------------------------------------------------------------------
@@ -327,7 +310,7 @@ class _Scalarizer:
             if self.can_access_whole(s.buffer, index):
                 return out + [ir.StoreLine(buffer=s.buffer, line=index, values=tuple(values),
                                            loc=loc)]
-            out += [ir.Store(buffer=s.buffer, index=self.element_index(index, size, k),
+            out += [ir.Store(buffer=s.buffer, index=line_element_index(index, size, k),
                              value=values[k], loc=loc) for k in range(size)]
             return out
         if isinstance(s, ir.StoreLine):  # the frontend's store of a line of shared memory
@@ -335,7 +318,7 @@ class _Scalarizer:
             line = self.hoist(self.scalar(s.line), s.buffer.name)
             if s.buffer.name in self.whole:
                 return [ir.StoreLine(buffer=s.buffer, line=line, values=values, loc=loc)]
-            return [ir.Store(buffer=s.buffer, index=self.element_index(line, len(values), k),
+            return [ir.Store(buffer=s.buffer, index=line_element_index(line, len(values), k),
                              value=v, loc=loc) for k, v in enumerate(values)]
         if isinstance(s, ir.AsyncCopy) and s.src.name in self.sizes \
                 and s.src.name not in self.whole:  # a misaligned source: copied plainly
@@ -355,7 +338,6 @@ class _Scalarizer:
             elif isinstance(v, tuple) and v and isinstance(v[0], ir.Expr):
                 changes[f.name] = tuple(self.scalar(x) for x in v)
         return [dataclasses.replace(s, **changes) if changes else s]
-
 
     def atomic(self, s: ir.AtomicOp, size: int) -> list[ir.Stmt]:
         """An atomic on a line buffer: one atomic per element, each atomic on its own
@@ -382,7 +364,7 @@ class _Scalarizer:
         results = self.split(s.result) if s.result is not None else (None,) * size
         for k in range(size):
             out.append(ir.AtomicOp(
-                op=s.op, buffer=s.buffer, index=self.element_index(index, size, k),
+                op=s.op, buffer=s.buffer, index=line_element_index(index, size, k),
                 value=operands["value"][k] if "value" in operands else None,
                 compare=operands["compare"][k] if "compare" in operands else None,
                 result=results[k], loc=loc))
@@ -416,11 +398,6 @@ def _shared_line_read(e: ir.MakeLine) -> tuple[ir.BufferRef, ir.Expr] | None:
                                          rhs=ir.Const(ty=x.index.ty, value=k))):
             return None
     return first.buffer, first.index.lhs
-
-
-def line_element_index(line: ir.Expr, size: int, k: int) -> ir.Expr:
-    """`line * size + k`, element k of line `line`, in the line index's integer type."""
-    return _Scalarizer.element_index(line, size, k)
 
 
 def _zero(ty):

@@ -25,7 +25,8 @@ from .. import nodes as ir
 from ..batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from ..names import NameTable
 from ..types import bool_
-from ..visit import child_blocks, child_exprs, walk_exprs
+from ..visit import child_exprs, walk_exprs
+from .needs import holds_barrier
 from .rewrite import all_var_names, contains, escaping_jump
 
 ACTIVE = "cube_active"
@@ -41,21 +42,12 @@ def uniform_barriers(kernel: ir.Kernel, syncs: frozenset[str] = frozenset({"sync
     `syncs`: the Barrier ops the target needs in uniform control flow (its
     `uniform_syncs`, `title` its name for messages); the others (sync_plane, the fences of
     CUDA and Metal) may be anywhere."""
-    if not _holds_barrier(kernel.body, syncs):
+    if not holds_barrier(kernel.body, syncs):
         return kernel
     if contains(kernel.body, ir.Terminate):
         kernel = _Guard(kernel, syncs).run()
     _Uniformity(kernel, syncs, title).check()
     return kernel
-
-
-def _holds_barrier(x, syncs: frozenset[str]) -> bool:
-    """Whether a statement or block holds a Barrier whose op is in `syncs`."""
-    if isinstance(x, ir.Block):
-        return any(_holds_barrier(s, syncs) for s in x.stmts)
-    if isinstance(x, ir.Barrier):
-        return x.op in syncs
-    return any(_holds_barrier(b, syncs) for b in child_blocks(x))
 
 
 # ----------------------------------------------------------------------------- guarding
@@ -100,7 +92,7 @@ class _Guard:
                 guarded = True
                 continue
             terminates = contains(s, ir.Terminate)
-            if _holds_barrier(s, self.syncs) or escaping_jump(s) is not None:
+            if holds_barrier(s, self.syncs) or escaping_jump(s) is not None:
                 flush()
                 out.append(self.structural(s, loop, guarded))
             else:
@@ -242,7 +234,7 @@ class _Uniformity:
             self.barrier_error(s, ctx)
         elif isinstance(s, (ir.Break, ir.Continue)) and self.checking and loop is not None \
                 and ctx is not None and ctx is not loop[1] and ctx.stmt is not loop[0] \
-                and _holds_barrier(loop[0], self.syncs):
+                and holds_barrier(loop[0], self.syncs):
             word = "break" if isinstance(s, ir.Break) else "continue"
             errors.compile_error(s.loc, f"{word} under a condition that depends on "
                                         f"{ctx.reason} (line {ctx.stmt.loc.lineno}) inside a "
@@ -257,7 +249,7 @@ class _Uniformity:
 
     def loop(self, s: ir.Stmt, ctx: _Ctx | None) -> None:
         why = self.loop_ctx_reason(s)
-        if why is None and ctx is None and not _holds_barrier(s, self.syncs):
+        if why is None and ctx is None and not holds_barrier(s, self.syncs):
             why = self.jump_reason(s.body, None)  # (in a barrier loop: an error below)
         inner = ctx or (_Ctx(why, s) if why else None)
         if isinstance(s, ir.For) and inner is not None:
