@@ -67,20 +67,24 @@ def row_max(v: f32, plane: Comptime[int]) -> f32:
 
 @cube
 def group_sum(v: f32, group: Comptime[int], plane: Comptime[int]) -> f32:
-    """The sum of `v` over this unit's group of `group` consecutive units: a plane sum
-    when the group is one plane (`plane`, the PLANE_DIM the kernel runs with), else the
-    sums of the group's planes through shared memory (`group` a multiple of the plane
-    size)."""
-    total = cubepy.plane_sum(v)
-    if group != plane:
-        parts = SharedMemory(f32, MAX_PLANES)
-        if UNIT_POS_PLANE == 0:
-            parts[UNIT_POS // PLANE_DIM] = total
-        sync_cube()
-        planes = group // PLANE_DIM
-        first = (UNIT_POS // group) * planes
-        total = f32(0.0)
-        for p in range(planes):
-            total += parts[first + p]
-        sync_cube()
+    """The sum of `v` over this unit's group of `group` consecutive units: the whole cube
+    when `group` is 0 (`cube_sum`), a plane sum when the group is one plane (`plane`, the
+    PLANE_DIM the kernel runs with), else the sums of the group's planes through shared
+    memory (`group` a multiple of the plane size)."""
+    total = v
+    if group == 0:
+        total = cube_sum(v)
+    else:
+        total = cubepy.plane_sum(v)
+        if group != plane:
+            parts = SharedMemory(f32, MAX_PLANES)
+            if UNIT_POS_PLANE == 0:
+                parts[UNIT_POS // PLANE_DIM] = total
+            sync_cube()
+            planes = group // PLANE_DIM
+            first = (UNIT_POS // group) * planes
+            total = f32(0.0)
+            for p in range(planes):
+                total += parts[first + p]
+            sync_cube()
     return total

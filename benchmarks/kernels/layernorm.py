@@ -30,12 +30,12 @@ from __future__ import annotations
 import numpy as np
 
 import cubepy
-from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Comptime, CubeCount, CubeDim, Float,
-                    Line, LocalArray, SharedMemory, Tensor, cube, f32, sync_cube, u32,
+from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Array, Comptime, CubeCount, CubeDim,
+                    Float, Line, LocalArray, SharedMemory, Tensor, cube, f32, sync_cube, u32,
                     unroll)
 from cubepy import math
 
-from .cube_reduce import cube_sum, group_sum, row_sum
+from .cube_reduce import cube_sum, group_sum
 
 UNITS = 256
 
@@ -46,6 +46,23 @@ def line_total(v: Line[f32], size: cubepy.Comptime[int]) -> f32:
     for k in unroll(range(1, size)):
         total += v[k]
     return total
+
+
+@cube
+def held_row_stats(held: Array[Line[Float]], per_unit: Comptime[int], width: Comptime[int],
+                   cols: u32, eps: f32, group: Comptime[int], plane: Comptime[int]):
+    """The mean and 1 / sqrt(variance + eps) of a row of `cols` elements whose lines a
+    group of units holds (`group_sum`: 0 for the cube), `per_unit` lines of `width` in
+    each unit's `held`; the variance of `x - mean`, as the three-pass kernel's."""
+    s = f32(0.0)
+    for k in unroll(range(per_unit)):
+        s += line_total(f32(held[k]), width)
+    mean = group_sum(s, group, plane) / f32(cols)
+    q = f32(0.0)
+    for k in unroll(range(per_unit)):
+        d = f32(held[k]) - mean
+        q += line_total(d * d, width)
+    return mean, math.rsqrt(group_sum(q, group, plane) / f32(cols) + eps)
 
 
 @cube(launch=True)
@@ -82,17 +99,9 @@ def layernorm_held_row(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
     width = x.line_size()
     cols = x.shape(1)
     held = LocalArray(Line[Float], per_unit, x.line_size())
-    s = f32(0.0)
     for k in unroll(range(per_unit)):
-        v = x[base + lane + k * step]
-        held[k] = v
-        s += line_total(f32(v), width)
-    mean = row_sum(s, plane) / f32(cols)
-    q = f32(0.0)
-    for k in unroll(range(per_unit)):
-        d = f32(held[k]) - mean
-        q += line_total(d * d, width)
-    rstd = math.rsqrt(row_sum(q, plane) / f32(cols) + eps)
+        held[k] = x[base + lane + k * step]
+    mean, rstd = held_row_stats(held, per_unit, width, cols, eps, plane, plane)
     if store:
         for k in unroll(range(per_unit)):
             j = lane + k * step
@@ -152,15 +161,7 @@ def layernorm_staged_rows(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
     for i in range(UNIT_POS, per_unit * group, CUBE_DIM):
         weight_s[i] = weight[i]
         bias_s[i] = bias[i]
-    s = f32(0.0)
-    for k in unroll(range(per_unit)):
-        s += line_total(f32(held[k]), width)
-    mean = group_sum(s, group, plane) / f32(cols)
-    q = f32(0.0)
-    for k in unroll(range(per_unit)):
-        d = f32(held[k]) - mean
-        q += line_total(d * d, width)
-    rstd = math.rsqrt(group_sum(q, group, plane) / f32(cols) + eps)
+    mean, rstd = held_row_stats(held, per_unit, width, cols, eps, group, plane)
     sync_cube()
     if row < rows:
         for k in unroll(range(per_unit)):
