@@ -1,7 +1,7 @@
 """Cold first launches on cuda, fresh processes interleaved, under variants of the
 NVRTC loading thread, against NVRTC alone in the same run.
 
-    python benchmarks/probe_cold_launch.py [RUNS] [PAUSE_S]
+    python benchmarks/probe_cold_launch.py [RUNS] [PAUSE_S] [VARIANT,VARIANT...]
 
 Each process is benchmarks/bench_startup.py's launch child (import, client, then the
 timed decoration + first launch + sync of axpy with an empty cache folder); a variant
@@ -70,8 +70,10 @@ PHASES = ("compiler_ms", "frontend_ms", "gc_ms")
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     pause = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
-    times: dict[str, list[float]] = {k: [] for k in PATCH}
-    phases: dict[str, list[dict]] = {k: [] for k in PATCH}
+    chosen = sys.argv[3].split(",") if len(sys.argv) > 3 else list(PATCH)
+    variants = {k: PATCH[k] for k in chosen}
+    times: dict[str, list[float]] = {k: [] for k in variants}
+    phases: dict[str, list[dict]] = {k: [] for k in variants}
     with tempfile.TemporaryDirectory() as tmp:
         kernel_file = os.path.join(tmp, "axpy_kernel.py")
         with open(kernel_file, "w") as fh:
@@ -83,7 +85,7 @@ def main() -> None:
             times["cupy_rawmodule"] = []
         files = [kernel_file + ext for ext in (".cu", ".opts", ".lib")]
         for i in range(runs):
-            for variant, patch in PATCH.items():
+            for variant, patch in variants.items():
                 code = b.LAUNCH_CHILD.replace("KERNEL_FILE", repr(kernel_file)).replace(
                     "before = set(sys.modules)", patch + "before = set(sys.modules)")
                 time.sleep(pause)

@@ -132,7 +132,7 @@ def test_all_checks_clamp_out_of_range_reads(trusted, monkeypatch):
     no trusted entry point) an out-of-range workgroup read is clamped into range."""
     device = _client()._device
     if not trusted:
-        monkeypatch.setattr(wgpu_modules, "trusted_modules_available", lambda: False)
+        monkeypatch.setattr(wgpu_modules, "_trusted_api", lambda: None)
         checks = ShaderChecks.LOOP_BOUNDING  # asked for fewer, but cannot drop any
     else:
         checks = ALL_CHECKS

@@ -20,6 +20,7 @@ older wgpu-native), modules keep every check.
 """
 from __future__ import annotations
 
+import importlib
 from enum import IntFlag
 from typing import Any
 
@@ -40,34 +41,46 @@ def trusted_modules_available() -> bool:
     """Whether modules can be built with fewer than all checks: wgpu-native's trusted
     entry point is there, and so are the wgpu-py internals `create_module` calls it with
     (private names, which a wgpu-py release may move: then every check stays)."""
+    return _trusted_api() is not None
+
+
+_API_NAMES = ("GPUShaderModule", "libf", "new_struct_p", "to_c_string_view")
+
+
+def _trusted_api() -> tuple[Any, Any, Any] | None:
+    """wgpu-py's private `_api` module and its cffi `ffi` and `lib`, when the trusted
+    entry point and the `_api` helpers `create_module` uses are all there; else None.
+    Looked up at each call (a dictionary lookup once imported), not kept, so the names
+    are read as they are now."""
     try:
-        from wgpu.backends.wgpu_native._api import (  # noqa: F401
-            GPUShaderModule, libf, new_struct_p, to_c_string_view)
-        from wgpu.backends.wgpu_native._ffi import lib
-        return hasattr(lib, "wgpuDeviceCreateShaderModuleTrusted")
-    except (ImportError, AttributeError):
-        return False
+        api = importlib.import_module("wgpu.backends.wgpu_native._api")
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
+    except ImportError:
+        return None
+    if not all(hasattr(api, name) for name in _API_NAMES) \
+            or not hasattr(lib, "wgpuDeviceCreateShaderModuleTrusted"):
+        return None
+    return api, ffi, lib
 
 
 def create_module(device: Any, code: str, label: str = "",
                   checks: ShaderChecks = ALL_CHECKS) -> Any:
     """A GPUShaderModule of the WGSL `code` with naga's runtime `checks`; all checks
     where the trusted entry point is absent."""
-    if checks == ALL_CHECKS or not trusted_modules_available():
+    trusted = None if checks == ALL_CHECKS else _trusted_api()
+    if trusted is None:
         return device.create_shader_module(label=label, code=code)
-    # libf: wgpu-py's error-capturing calls, so a rejected WGSL raises as it does
-    # through create_shader_module.
-    from wgpu.backends.wgpu_native._api import (GPUShaderModule, libf, new_struct_p,
-                                                to_c_string_view)
-    from wgpu.backends.wgpu_native._ffi import ffi, lib
-    source = new_struct_p("WGPUShaderSourceWGSL *", code=to_c_string_view(code))
+    api, ffi, lib = trusted
+    source = api.new_struct_p("WGPUShaderSourceWGSL *", code=api.to_c_string_view(code))
     source[0].chain.next = ffi.NULL
     source[0].chain.sType = lib.WGPUSType_ShaderSourceWGSL
-    descriptor = new_struct_p("WGPUShaderModuleDescriptor *",
-                              nextInChain=ffi.cast("WGPUChainedStruct *", source),
-                              label=to_c_string_view(label))
-    handle = libf.wgpuDeviceCreateShaderModuleTrusted(device._internal, descriptor,
-                                                     int(checks))
+    descriptor = api.new_struct_p("WGPUShaderModuleDescriptor *",
+                                  nextInChain=ffi.cast("WGPUChainedStruct *", source),
+                                  label=api.to_c_string_view(label))
+    # libf: wgpu-py's error-capturing calls, so a rejected WGSL raises as it does
+    # through create_shader_module.
+    handle = api.libf.wgpuDeviceCreateShaderModuleTrusted(device._internal, descriptor,
+                                                         int(checks))
     if handle == ffi.NULL:
         raise RuntimeError("Shader module creation failed")
-    return GPUShaderModule(label, handle, device)
+    return api.GPUShaderModule(label, handle, device)
