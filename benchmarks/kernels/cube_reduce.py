@@ -7,24 +7,30 @@ from __future__ import annotations
 
 import cubepy
 from cubepy import CUBE_DIM, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Comptime, SharedMemory, \
-    cube, f32, sync_cube
+    cube, f32, sync_cube, u32
 
 MAX_PLANES = 128  # room for planes of 8 units in a cube of 1024
 
 
 @cube
-def cube_sum(v: f32) -> f32:
-    """The sum of `v` over every unit of the cube."""
+def planes_total(s: f32, planes: u32, first: u32) -> f32:
+    """The sum of the plane totals `s` (each plane's, from `plane_sum`) of the cube's
+    planes `first` .. `first + planes - 1`, through shared memory; every unit gets it."""
     parts = SharedMemory(f32, MAX_PLANES)
-    s = cubepy.plane_sum(v)
     if UNIT_POS_PLANE == 0:
         parts[UNIT_POS // PLANE_DIM] = s
     sync_cube()
     total = f32(0.0)
-    for p in range(CUBE_DIM // PLANE_DIM):
-        total += parts[p]
+    for p in range(planes):
+        total += parts[first + p]
     sync_cube()  # everyone has read `parts` before a later call writes it again
     return total
+
+
+@cube
+def cube_sum(v: f32) -> f32:
+    """The sum of `v` over every unit of the cube."""
+    return planes_total(cubepy.plane_sum(v), CUBE_DIM // PLANE_DIM, 0)
 
 
 @cube
@@ -77,14 +83,6 @@ def group_sum(v: f32, group: Comptime[int], plane: Comptime[int]) -> f32:
     else:
         total = cubepy.plane_sum(v)
         if group != plane:
-            parts = SharedMemory(f32, MAX_PLANES)
-            if UNIT_POS_PLANE == 0:
-                parts[UNIT_POS // PLANE_DIM] = total
-            sync_cube()
             planes = group // PLANE_DIM
-            first = (UNIT_POS // group) * planes
-            total = f32(0.0)
-            for p in range(planes):
-                total += parts[first + p]
-            sync_cube()
+            total = planes_total(total, planes, (UNIT_POS // group) * planes)
     return total
