@@ -79,8 +79,8 @@ def create_module(device: Any, code: str, label: str = "",
                                   label=api.to_c_string_view(label))
     # libf: wgpu-py's error-capturing calls, so a rejected WGSL raises as it does
     # through create_shader_module.
-    handle = api.libf.wgpuDeviceCreateShaderModuleTrusted(device._internal, descriptor,
-                                                         int(checks))
+    create = api.libf.wgpuDeviceCreateShaderModuleTrusted
+    handle = create(device._internal, descriptor, int(checks))
     if handle == ffi.NULL:
         raise RuntimeError("Shader module creation failed")
     return api.GPUShaderModule(label, handle, device)
