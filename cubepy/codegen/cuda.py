@@ -387,10 +387,9 @@ def _cmma_staging_bytes(kernel: n.Kernel, checked: bool) -> int:
 def _aligned_shared(kernel: n.Kernel) -> set[str]:
     """The shared arrays some whole-line access or asynchronous copy (cp.async needs
     the copy's size as alignment) uses: declared aligned to 16 bytes."""
-    return {name for s in walk_stmts(kernel.body) for name in
-            ((s.buffer.name,) if isinstance(s, (n.LoadLine, n.StoreLine))
-             and s.buffer.space == "shared" else
-             (s.dst.name,) if isinstance(s, n.AsyncCopy) else ())}
+    out = {s.buffer.name for s in walk_stmts(kernel.body)
+           if isinstance(s, (n.LoadLine, n.StoreLine)) and s.buffer.space == "shared"}
+    return out | {s.dst.name for s in walk_stmts(kernel.body) if isinstance(s, n.AsyncCopy)}
 
 
 def _carved_shared_bytes(kernel: n.Kernel, staging: int = 0) -> int:

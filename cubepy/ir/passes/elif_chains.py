@@ -16,14 +16,13 @@ from .. import nodes as ir
 from ..names import NameTable
 from ..types import bool_
 from ..visit import map_blocks
-from .needs import elif_chain, has_long_elif_chain, is_long_elif_chain
+from .needs import elif_chain, is_long_elif_chain
 from .rewrite import all_var_names
 
 
 def flatten_elif_chains(kernel: ir.Kernel) -> ir.Kernel:
-    """Flattens every if/elif chain of more than MAX_ELIF_CHAIN branches."""
-    if not has_long_elif_chain(kernel):
-        return kernel
+    """Flattens every if/elif chain of more than MAX_ELIF_CHAIN branches. The pipeline
+    runs it only on a kernel with one (passes/needs.py)."""
     names = NameTable(all_var_names(kernel), style="always_n")  # elif_done_1, ...
     return dataclasses.replace(kernel, body=_block(kernel.body, names))
 

@@ -39,13 +39,12 @@ from ..names import NameTable
 from ..types import LineType, bool_ as BOOL
 from ..visit import walk_all_exprs, walk_exprs, walk_stmts
 from .line_access import line_element_index
-from .needs import has_line_values, has_lines
+from .needs import has_line_values
 
 
 def scalarize_lines(kernel: ir.Kernel) -> ir.Kernel:
-    """The kernel with every line value split into scalars (unchanged without lines)."""
-    if not has_lines(kernel):
-        return kernel
+    """The kernel with every line value split into scalars. The pipeline runs it only on
+    a kernel with lines (passes/needs.py)."""
     return _Scalarizer(kernel).run()
 
 

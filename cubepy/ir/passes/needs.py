@@ -1,10 +1,11 @@
 """What a kernel holds that some pass exists for: the cheap tests that let the pipeline
 skip a pass, and leave its module unimported, for a kernel that has nothing for it.
 
-A small kernel's first compile loads every module its passes live in; four of them
+A small kernel's first compile loaded every module its passes live in; four of them
 (lines, uniform, unroll, elif_chains: about 80 KB of bytecode, 1.2 ms of a cold first
-compile on the development machine) rewrite only what most kernels lack. Each pass
-module still runs its own test, for callers that use it directly.
+compile on the development machine) rewrite only what most kernels lack. The package's
+entry points of those passes (passes/__init__.py) run these tests, once; the pass
+modules do not repeat them.
 """
 from __future__ import annotations
 

@@ -41,9 +41,8 @@ def uniform_barriers(kernel: ir.Kernel, syncs: frozenset[str] = frozenset({"sync
     """Guards early terminates and checks that every barrier is uniform (see module doc).
     `syncs`: the Barrier ops the target needs in uniform control flow (its
     `uniform_syncs`, `title` its name for messages); the others (sync_plane, the fences of
-    CUDA and Metal) may be anywhere."""
-    if not holds_barrier(kernel.body, syncs):
-        return kernel
+    CUDA and Metal) may be anywhere. The pipeline runs it only on a kernel with a barrier
+    in `syncs` (passes/needs.py)."""
     if contains(kernel.body, ir.Terminate):
         kernel = _Guard(kernel, syncs).run()
     _Uniformity(kernel, syncs, title).check()

@@ -7,7 +7,6 @@ from ... import errors
 from .. import nodes as ir
 from ..names import NameTable
 from .fold import fold_block
-from .needs import has_unrolled_loop
 from .rewrite import all_var_names, declared_vars, escaping_jump, rename_vars, \
     substitute
 
@@ -50,9 +49,8 @@ def _block_estimate(block: ir.Block) -> int:
 
 def unroll_loops(kernel: ir.Kernel) -> ir.Kernel:
     """Expands every For(unroll=True); its body copies see the loop variable as a
-    constant and get their own copies of the variables they declare."""
-    if not has_unrolled_loop(kernel):
-        return kernel
+    constant and get their own copies of the variables they declare. The pipeline runs
+    it only on a kernel with such a loop (passes/needs.py)."""
     names = NameTable(all_var_names(kernel), style="always_n")  # copies: x_1, x_2, ...
     return dataclasses.replace(kernel, body=_block(kernel.body, names, outer=True))
 
