@@ -135,7 +135,8 @@ def _softmax_case(rows: int, cols: int) -> Case:
             np.testing.assert_allclose(out.numpy()[:64], softmax.reference(x_h[:64]),
                                        rtol=1e-4, atol=1e-7)
         return {"cubepy": (lambda: softmax.run(client, x, out, checked=False), check,
-                           lambda: softmax.chosen_plan(client, x))}
+                           lambda: softmax.chosen_plan(client, x),
+                           lambda: softmax.plan_times(client, x))}
     return Case("softmax", f"{rows}x{cols}", inputs, "GB/s", 2 * 4 * rows * cols,
                 cubepy_runs, peers.softmax_peers)
 
@@ -161,7 +162,8 @@ def _layernorm_case(rows: int, cols: int, dtype) -> Case:
             np.testing.assert_allclose(y.numpy()[:64].astype(np.float64), want,
                                        rtol=tol, atol=tol)
         return {"cubepy": (lambda: layernorm.run(client, x, w, b, y, EPS, checked=False),
-                           check, lambda: layernorm.chosen_plan(client, x))}
+                           check, lambda: layernorm.chosen_plan(client, x),
+                           lambda: layernorm.plan_times(client, x))}
     return Case(f"layernorm_{dtype}", f"{rows}x{cols}", inputs, "GB/s",
                 2 * np.dtype(np_dtype).itemsize * rows * cols, cubepy_runs,
                 lambda x, w, b: peers.layernorm_peers(x, w, b, EPS))
@@ -259,8 +261,10 @@ def _run_cubepy(case: Case, client, inputs: tuple, warmup: int, reps: int,
             result = cubepy.bench(launch, client=client, warmup=warmup, reps=reps)
             rows.append(_row(case, impl, client.runtime, client.device, result,
                              check=verdict))
-            if plan:
+            if plan:  # (the plan taken, and what choosing it measured of each)
                 rows[-1]["plan"] = plan[0]()
+                if len(plan) > 1 and plan[1]():
+                    rows[-1]["plan_ms"] = plan[1]()
         except cubepy.CubepyError as e:  # e.g. beyond this device's buffer limits
             rows.append(_row(case, impl, client.runtime, client.device, error=str(e)))
         log(_describe(rows[-1]))

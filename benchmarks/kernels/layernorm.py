@@ -23,7 +23,8 @@ of units (one plane, or whole planes), and stages weight and bias in shared memo
 for them all.
 
 `run` times `candidate_plans` (one plane or one cube per row, and the staged plans) and
-the three-pass kernel once per shape, dtype and client on a GPU and keeps the fastest.
+the three-pass kernel once per shape, dtype and client on a GPU (three interleaved
+rounds, softmax's `choose_plan`) and keeps the fastest median.
 """
 from __future__ import annotations
 
@@ -279,14 +280,26 @@ def register_plan(client, rows: int, lines: int, args: tuple) -> tuple | None:
                        lambda plan: plane_plan_agrees(client, plan, args[0]))
 
 
+THREE_PASS = "three-pass (cube per row)"  # the plan None, in words
+
+
+def _key(client, x) -> tuple:
+    rows, cols = x.shape
+    return (id(client), rows, cols // line_size_for(cols, x.dtype), x.dtype)
+
+
 def chosen_plan(client, x) -> str:
     """The plan `run` takes for x on `client`, in words (after a first run)."""
     from .softmax import plan_in_words
-    rows, cols = x.shape
-    lines = cols // line_size_for(cols, x.dtype)
-    return plan_in_words(_CHOSEN, (id(client), rows, lines, x.dtype), client,
-                         candidate_plans(client, lines),
-                         "three-pass (cube per row)", describe_plan)
+    return plan_in_words(_CHOSEN, _key(client, x), client,
+                         candidate_plans(client, _key(client, x)[2]), THREE_PASS,
+                         describe_plan)
+
+
+def plan_times(client, x) -> dict[str, float]:
+    """What `run` measured of each plan for x on `client` ({} where it timed none)."""
+    from .softmax import timed_plans
+    return timed_plans(_key(client, x), THREE_PASS, describe_plan)
 
 
 def line_size_for(cols: int, dtype) -> int:

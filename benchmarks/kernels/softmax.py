@@ -13,17 +13,27 @@ tutorial keeps its block): max, exponentials and sum come from the registers, an
 row is written once, so the kernel moves the bytes of a copy. Other rows take the online
 kernel above, which reads the row twice (the second read hits L2).
 
+Every exponential is `exp2(x * log2(e) - shift)` with `shift = max * log2(e)`: one
+multiply-add and the hardware's base-2 exponential per element, where CUDA's `expf`
+takes several instructions (Triton's `exp` is lowered the same way). The exponentials are
+what a cube computes between its loads and its stores. On an H200 the change took the
+4096 x 4096 register plan from 38.1 to 36.7 us in one run and from 37.9 to 37.1 in
+another; Triton's kernel took 36.6 and 36.5 (`benchmarks/probe_softmax_plans.py`,
+`benchmarks/results/softmax_exp2_h200.md`).
+
 For short rows, `softmax_plane_rows` gives each row to one plane instead of one cube: a
 cube of CUBE_DIM units takes CUBE_DIM / plane rows, each lane holds `lines / plane` lines
 (at most 16) in registers, and `plane_max` / `plane_sum` give the row's maximum and sum,
 with no shared memory and no `sync_cube` (each cube's barriers cost more under Vulkan
 than under CUDA). `plane` is the client's plane size (`limits.plane_dim`). `run` times
 every candidate plan (`candidate_plans`) and the online kernel once per shape and client
-on a GPU and keeps the fastest (after checking each plane plan on a few rows:
-`plane_plan_agrees`); the cpu runtime takes the first candidate.
+on a GPU, in three interleaved rounds, and keeps the fastest median (after checking each
+plane plan on a few rows: `plane_plan_agrees`); the cpu runtime takes the first
+candidate.
 """
 from __future__ import annotations
 
+import statistics
 from typing import Callable
 
 import numpy as np
@@ -35,7 +45,6 @@ from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Com
 from cubepy import math
 
 from .cube_reduce import MAX_PLANES, row_max, row_sum
-
 
 
 @cube
@@ -54,6 +63,15 @@ def line_sum(v: Line[f32], size: cubepy.Comptime[int]) -> f32:
     return total
 
 
+LOG2E = 1.4426950408889634  # log2(e): exp(x - m) = exp2(x * LOG2E - m * LOG2E)
+
+
+@cube
+def exp_shifted(v: Line[f32], shift: f32) -> Line[f32]:
+    """exp(v - m) for each element of v, given `shift` = m * LOG2E."""
+    return math.exp2(v * f32(LOG2E) - shift)
+
+
 @cubepy.autotune(configs=[{"cube_dim": CubeDim(256)}, {"cube_dim": CubeDim(128)},
                           {"cube_dim": CubeDim(512)}, {"cube_dim": CubeDim(1024)}],
                  key=["x"])
@@ -68,11 +86,12 @@ def softmax(x: Tensor[Line[f32]], out: Tensor[Line[f32]]):
     for j in range(UNIT_POS, lines, CUBE_DIM):
         v = x[base + j]
         m_new = max(m, line_max(v, width))
-        s = s * math.exp(m - m_new) + line_sum(math.exp(v - m_new), width)
+        s = s * math.exp2((m - m_new) * f32(LOG2E)) + \
+            line_sum(exp_shifted(v, m_new * f32(LOG2E)), width)
         m = m_new
     # Combine the units of the plane, then the planes of the cube.
     m_plane = cubepy.plane_max(m)
-    s_plane = cubepy.plane_sum(s * math.exp(m - m_plane))
+    s_plane = cubepy.plane_sum(s * math.exp2((m - m_plane) * f32(LOG2E)))
     part_m = SharedMemory(f32, MAX_PLANES)
     part_s = SharedMemory(f32, MAX_PLANES)
     if UNIT_POS_PLANE == 0:
@@ -84,10 +103,11 @@ def softmax(x: Tensor[Line[f32]], out: Tensor[Line[f32]]):
         row_max = max(row_max, part_m[p])
     row_sum = f32(0.0)
     for p in range(CUBE_DIM // PLANE_DIM):
-        row_sum += part_s[p] * math.exp(part_m[p] - row_max)
+        row_sum += part_s[p] * math.exp2((part_m[p] - row_max) * f32(LOG2E))
     scale = 1.0 / row_sum
+    shift = row_max * f32(LOG2E)
     for j in range(UNIT_POS, lines, CUBE_DIM):
-        out[base + j] = math.exp(x[base + j] - row_max) * scale
+        out[base + j] = exp_shifted(x[base + j], shift) * scale
 
 
 @cube
@@ -104,10 +124,10 @@ def softmax_held_row(x: Tensor[Line[f32]], out: Tensor[Line[f32]], first: u32, s
         v = x[first + k * step]
         held[k] = v
         m = max(m, line_max(v, width))
-    top = row_max(m, plane)
+    shift = row_max(m, plane) * f32(LOG2E)
     s = f32(0.0)
     for k in unroll(range(per_unit)):
-        e = math.exp(held[k] - top)
+        e = exp_shifted(held[k], shift)
         held[k] = e
         s += line_sum(e, width)
     scale = 1.0 / row_sum(s, plane)
@@ -229,27 +249,39 @@ def describe_plan(plan: tuple | None) -> str:
             else f"cube per row in registers, {units} units, {per_unit} lines/unit")
 
 
+# Rounds of timings `choose_plan` takes the median of. The best plans are often within
+# 1-2% of each other, about the spread of one timing. In nine rounds, the plan fastest
+# over all nine won only 6 and 7 of the single rounds (softmax 4096 x 4096 on an H200,
+# two runs, `benchmarks/results/softmax_exp2_h200.md`).
+CHOICE_ROUNDS = 3
+# choose_plan's measurements: memo key -> {plan: median ms over the rounds}, which the
+# benchmark records beside the plan it took (`timed_plans`).
+CHOICE_TIMES: dict = {}
+
+
 def choose_plan(memo: dict, key: tuple, client, plans: list, launch: Callable,
                 agrees: Callable) -> tuple | None:
     """`memo[key]`, once set to the fastest of `plans` and None (the kernel for any row),
-    each run by `launch(plan)`: on a GPU timed once (cubepy.bench, a cold L2 as the
-    benchmark times them: a block of rows held in L2 ranks the plans differently), a
-    plan relying on the client's plane size (every kind but "cube", whose kernels read
-    PLANE_DIM as they run) only once `agrees(plan)`, a plan the device cannot run
-    skipped; on the cpu runtime the first plan."""
+    each run by `launch(plan)`: on a GPU timed in CHOICE_ROUNDS interleaved rounds and
+    ranked by its median (cubepy.bench, a cold L2 as the benchmark times them: a block
+    of rows held in L2 ranks the plans differently), a plan relying on the client's
+    plane size (every kind but "cube", whose kernels read PLANE_DIM as they run) only
+    once `agrees(plan)`, a plan the device cannot run skipped; on the cpu runtime the
+    first plan."""
     if not plans or client.runtime == "cpu":
         return plans[0] if plans else None
     if key not in memo:
-        times: dict = {}
-        for plan in plans + [None]:
-            if plan is not None and plan[0] != "cube" and not agrees(plan):
-                continue
-            try:
-                times[plan] = cubepy.bench(launch, plan, client=client, warmup=1,
-                                           reps=10).median_ms
-            except cubepy.CubepyError:  # a plan this device cannot run is no candidate
-                continue
-        memo[key] = min(times, key=lambda plan: times[plan])
+        times: dict = {plan: [] for plan in plans + [None]
+                       if plan is None or plan[0] == "cube" or agrees(plan)}
+        for _ in range(CHOICE_ROUNDS):
+            for plan in list(times):
+                try:
+                    times[plan].append(cubepy.bench(launch, plan, client=client,
+                                                    warmup=1, reps=10).median_ms)
+                except cubepy.CubepyError:  # a plan this device cannot run: no candidate
+                    del times[plan]
+        CHOICE_TIMES[key] = {plan: statistics.median(t) for plan, t in times.items()}
+        memo[key] = min(times, key=lambda plan: CHOICE_TIMES[key][plan])
     return memo[key]
 
 
@@ -291,13 +323,29 @@ def plan_in_words(memo: dict, key: tuple, client, plans: list, fallback: str,
     return fallback if plan is None else describe(plan)
 
 
+def timed_plans(key: tuple, fallback: str,
+                describe: Callable[[tuple], str] = describe_plan) -> dict[str, float]:
+    """{plan in words: median ms} as `choose_plan` measured them for `key` (empty when
+    it timed none: the cpu runtime, or not chosen yet)."""
+    return {fallback if plan is None else describe(plan): ms
+            for plan, ms in CHOICE_TIMES.get(key, {}).items()}
+
+
+def _key(client, x) -> tuple:
+    rows, cols = x.shape
+    return (id(client), rows, cols // line_size_for(cols))
+
+
 def chosen_plan(client, x) -> str:
     """The plan `run` takes for x on `client`, in words (after a first run)."""
-    rows, cols = x.shape
-    lines = cols // line_size_for(cols)
-    return plan_in_words(_CHOSEN, (id(client), rows, lines), client,
-                         candidate_plans(client, lines),
+    return plan_in_words(_CHOSEN, _key(client, x), client,
+                         candidate_plans(client, _key(client, x)[2]),
                          describe_plan(None))
+
+
+def plan_times(client, x) -> dict[str, float]:
+    """What `run` measured of each plan for x on `client` ({} where it timed none)."""
+    return timed_plans(_key(client, x), describe_plan(None))
 
 
 def reference(x: np.ndarray) -> np.ndarray:

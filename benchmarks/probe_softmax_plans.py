@@ -1,0 +1,156 @@
+"""Row softmax: every plan the benchmark's softmax chooses from, against Triton's tutorial
+kernel and a copy of the same bytes, timed in interleaved rounds on CUDA.
+
+    python benchmarks/probe_softmax_plans.py [--rows 4096] [--cols 1024,4096,16384]
+        [--rounds 7] [--reps 10] [--runtime cuda] [--out FILE.json]
+
+`softmax.choose_plan` keeps the fastest candidate plan. At 4096 x 4096 its pick ran at
+98-99% of Triton's time in the benchmark when it timed each plan once; this probe asks
+whether a plan reaches Triton and how often one timing picks the fastest. Each round
+times every variant once (`cubepy.bench` or CUDA events, a cold L2 as the benchmark),
+the order rotated from round to round; the figures are the medians over rounds. Besides
+the plans (`plan ...`):
+
+- `expf ...`: the register plans with `math.exp(x - max)`, CUDA's `expf`, as the
+  kernels had it before they computed `exp2(x * log2(e) - max * log2(e))` (one
+  multiply-add and the hardware's base-2 exponential per element, as Triton lowers its
+  `exp`). In the first run (`benchmarks/results/softmax_plans_h200_expf.json`) the
+  plans still used `expf`, and these variants, named `exp2 ...` there, were the new
+  form;
+- the peers of the benchmark (`triton (tutorial)`, `torch copy_ (same size)`,
+  `torch.softmax`).
+
+Every cubepy variant's output is checked against numpy first (a wrong one is left out
+and listed). Prints per shape each variant's median, its ratio to Triton's time, and how
+many rounds it was the fastest cubepy variant; writes the times per round as JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import cubepy  # noqa: E402
+from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Comptime, CubeCount, CubeDim,  # noqa: E402
+                    Line, LocalArray, Tensor, cube, f32, math, unroll)
+from benchmarks import peers  # noqa: E402
+from benchmarks.host import describe_host  # noqa: E402
+from benchmarks.kernels import softmax  # noqa: E402
+from benchmarks.kernels.cube_reduce import row_max, row_sum  # noqa: E402
+
+
+@cube(launch=True)
+def softmax_expf(x: Tensor[Line[f32]], out: Tensor[Line[f32]], per_unit: Comptime[int]):
+    """softmax_in_registers with exp(v - top) through `math.exp`."""
+    width = x.line_size()
+    first = CUBE_POS * (per_unit * CUBE_DIM) + UNIT_POS
+    held = LocalArray(Line[f32], per_unit, x.line_size())
+    m = f32(-3.0e38)
+    for k in unroll(range(per_unit)):
+        v = x[first + k * CUBE_DIM]
+        held[k] = v
+        m = max(m, softmax.line_max(v, width))
+    top = row_max(m, 0)
+    s = f32(0.0)
+    for k in unroll(range(per_unit)):
+        e = math.exp(held[k] - top)
+        held[k] = e
+        s += softmax.line_sum(e, width)
+    scale = 1.0 / row_sum(s, 0)
+    for k in unroll(range(per_unit)):
+        out[first + k * CUBE_DIM] = held[k] * scale
+
+
+def variants(client, x, out, rows: int, lines: int) -> list[tuple]:
+    """(name, plan, launch()) of every cubepy variant for the shape (plan: the
+    benchmark's plan, or None for an expf variant)."""
+    found = [(f"plan {softmax.describe_plan(plan)}", plan,
+              lambda plan=plan: softmax.launch_plan(client, plan, x, out, False))
+             for plan in softmax.candidate_plans(client, lines) + [None]]
+    found += [(f"expf cube per row in registers, {units} units, {per_unit} lines/unit",
+               None, lambda u=units, p=per_unit: softmax_expf.launch_unchecked(
+                   client, CubeCount(rows), CubeDim(u), x, out, p))
+              for units, per_unit in softmax.register_plans(lines)
+              if units <= client.limits.max_units_per_cube]
+    return found
+
+
+def probe_shape(client, rows: int, cols: int, rounds: int, reps: int) -> dict:
+    rng = np.random.default_rng(0)
+    x_h = (rng.standard_normal((rows, cols)) * 4).astype(np.float32)
+    n = softmax.line_size_for(cols)
+    x = client.tensor(x_h).with_line_size(n)
+    out = client.zeros((rows, cols), f32).with_line_size(n)
+    want = softmax.reference(x_h)
+    mine, errors, left_out = [], {}, []
+    for name, plan, launch in variants(client, x, out, rows, cols // n):
+        if plan is not None and plan[0] == "plane" and not softmax.plane_plan_agrees(
+                client, plan, cols, n):
+            print(f"  {name}: disagrees with numpy on a few rows, left out")
+            left_out.append(name)
+            continue
+        launch()
+        errors[name] = float(np.abs(out.numpy() - want).max())
+        if not np.allclose(out.numpy(), want, rtol=1e-4, atol=1e-7):
+            print(f"  {name}: WRONG (largest error {errors[name]:.2e}), left out")
+            left_out.append(name)
+            continue
+        mine.append((name, launch))
+    others = list(peers.softmax_peers(x_h).items())
+    times: dict[str, list[float]] = {name: [] for name, _ in mine + others}
+    fastest: dict[str, int] = {name: 0 for name, _ in mine}
+    everything = mine + others
+    for r in range(rounds):
+        order = everything[r % len(everything):] + everything[:r % len(everything)]
+        this_round = {}
+        for name, fn in order:
+            if name in fastest:
+                t = cubepy.bench(fn, client=client, warmup=1, reps=reps).median_ms
+            else:  # (the peers need torch on a CUDA device)
+                t = peers.time_cuda(fn, 1, reps).median_ms
+            times[name].append(t)
+            this_round[name] = t
+        fastest[min((m for m, _ in mine), key=lambda m: this_round[m])] += 1
+    triton = statistics.median(times["triton (tutorial)"]) if "triton (tutorial)" in times \
+        else None
+    print(f"\n{rows} x {cols} (medians of {rounds} rounds of {reps} repetitions, in us)")
+    summary = {}
+    for name, got in sorted(times.items(), key=lambda kv: statistics.median(kv[1])):
+        med = statistics.median(got)
+        ratio = triton / med if triton else None
+        summary[name] = {"median_ms": med, "min_ms": min(got), "max_ms": max(got),
+                         "of_triton": ratio, "fastest_rounds": fastest.get(name)}
+        print(f"  {1e3 * med:8.2f}  {1e3 * min(got):8.2f}-{1e3 * max(got):<8.2f}"
+              + (f" {100 * ratio:5.1f}% of triton" if ratio else "")
+              + (f"  fastest in {fastest[name]}" if name in fastest else "")
+              + f"  {name}")
+    return {"rows": rows, "cols": cols, "times_ms": times, "summary": summary,
+            "max_error": errors, "left_out": left_out}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=4096)
+    ap.add_argument("--cols", default="1024,4096,16384")
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--runtime", default="cuda", help="cuda; cpu or wgpu to try it out")
+    ap.add_argument("--out", default="")
+    args = ap.parse_args(argv)
+    client = cubepy.client(args.runtime)
+    results = {"host": describe_host(), "device": client.device_name,
+               "rounds": args.rounds, "reps": args.reps,
+               "shapes": [probe_shape(client, args.rows, int(c), args.rounds, args.reps)
+                          for c in args.cols.split(",")]}
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
