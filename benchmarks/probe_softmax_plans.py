@@ -17,6 +17,11 @@ the plans (`plan ...`):
   `exp`). In the first run (`benchmarks/results/softmax_plans_h200_expf.json`) the
   plans still used `expf`, and these variants, named `exp2 ...` there, were the new
   form;
+- `one sync ...`: the register plans with one reduction where they have two: each unit
+  takes its exponentials against its own maximum, then one reduction of (maximum, sum)
+  pairs (one barrier; the maximum and then the sum take two each) gives the row's, and
+  each unit rescales its exponentials by `exp(own max - row max) / sum` as it stores
+  them;
 - the peers of the benchmark (`triton (tutorial)`, `torch copy_ (same size)`,
   `torch.softmax`).
 
@@ -36,12 +41,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cubepy  # noqa: E402
-from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Comptime, CubeCount, CubeDim,  # noqa: E402
-                    Line, LocalArray, Tensor, cube, f32, math, unroll)
+from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE,  # noqa: E402
+                    Comptime, CubeCount, CubeDim, Line, LocalArray, SharedMemory, Tensor,
+                    cube, f32, math, sync_cube, unroll)
 from benchmarks import peers  # noqa: E402
 from benchmarks.host import describe_host  # noqa: E402
 from benchmarks.kernels import softmax  # noqa: E402
-from benchmarks.kernels.cube_reduce import row_max, row_sum  # noqa: E402
+from benchmarks.kernels.cube_reduce import MAX_PLANES, row_max, row_sum  # noqa: E402
 
 
 @cube(launch=True)
@@ -66,14 +72,67 @@ def softmax_expf(x: Tensor[Line[f32]], out: Tensor[Line[f32]], per_unit: Comptim
         out[first + k * CUBE_DIM] = held[k] * scale
 
 
+@cube
+def cube_max_sum(m: f32, s: f32) -> tuple[f32, f32]:
+    """The cube's largest `m` and the sum of every unit's `s * exp(m - that)`: each
+    plane combines its units, then every unit combines the planes' partials, through
+    one barrier."""
+    top_p = cubepy.plane_max(m)
+    sum_p = cubepy.plane_sum(s * math.exp2((m - top_p) * f32(softmax.LOG2E)))
+    parts_m = SharedMemory(f32, MAX_PLANES)
+    parts_s = SharedMemory(f32, MAX_PLANES)
+    if UNIT_POS_PLANE == 0:
+        parts_m[UNIT_POS // PLANE_DIM] = top_p
+        parts_s[UNIT_POS // PLANE_DIM] = sum_p
+    sync_cube()
+    top = parts_m[0]
+    for p in range(1, CUBE_DIM // PLANE_DIM):
+        top = max(top, parts_m[p])
+    total = f32(0.0)
+    for p in range(CUBE_DIM // PLANE_DIM):
+        total += parts_s[p] * math.exp2((parts_m[p] - top) * f32(softmax.LOG2E))
+    return top, total
+
+
+@cube(launch=True)
+def softmax_one_sync(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
+                     per_unit: Comptime[int]):
+    """softmax_in_registers with one reduction instead of two: each unit takes the
+    exponentials against its own maximum, and rescales them once the row's maximum and
+    sum are known (one barrier, where the maximum and then the sum take two each)."""
+    width = x.line_size()
+    first = CUBE_POS * (per_unit * CUBE_DIM) + UNIT_POS
+    held = LocalArray(Line[f32], per_unit, x.line_size())
+    m = f32(-3.0e38)
+    for k in unroll(range(per_unit)):
+        v = x[first + k * CUBE_DIM]
+        held[k] = v
+        m = max(m, softmax.line_max(v, width))
+    shift = m * f32(softmax.LOG2E)
+    s = f32(0.0)
+    for k in unroll(range(per_unit)):
+        e = softmax.exp_shifted(held[k], shift)
+        held[k] = e
+        s += softmax.line_sum(e, width)
+    top, total = cube_max_sum(m, s)
+    scale = math.exp2((m - top) * f32(softmax.LOG2E)) / total
+    for k in unroll(range(per_unit)):
+        out[first + k * CUBE_DIM] = held[k] * scale
+
+
 def variants(client, x, out, rows: int, lines: int) -> list[tuple]:
     """(name, plan, launch()) of every cubepy variant for the shape (plan: the
-    benchmark's plan, or None for an expf variant)."""
+    benchmark's plan, or None for the probe's own kernels)."""
     found = [(f"plan {softmax.describe_plan(plan)}", plan,
               lambda plan=plan: softmax.launch_plan(client, plan, x, out, False))
              for plan in softmax.candidate_plans(client, lines) + [None]]
     found += [(f"expf cube per row in registers, {units} units, {per_unit} lines/unit",
                None, lambda u=units, p=per_unit: softmax_expf.launch_unchecked(
+                   client, CubeCount(rows), CubeDim(u), x, out, p))
+              for units, per_unit in softmax.register_plans(lines)
+              if units <= client.limits.max_units_per_cube]
+    found += [(f"one sync cube per row in registers, {units} units, {per_unit} lines/unit",
+               None, lambda u=units, p=per_unit: softmax_one_sync.launch_unchecked(
                    client, CubeCount(rows), CubeDim(u), x, out, p))
               for units, per_unit in softmax.register_plans(lines)
               if units <= client.limits.max_units_per_cube]
