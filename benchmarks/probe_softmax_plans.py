@@ -41,13 +41,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cubepy  # noqa: E402
-from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE,  # noqa: E402
-                    Comptime, CubeCount, CubeDim, Line, LocalArray, SharedMemory, Tensor,
-                    cube, f32, math, sync_cube, unroll)
+from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Comptime, CubeCount, CubeDim,  # noqa: E402
+                    Line, LocalArray, Tensor, cube, f32, math, unroll)
 from benchmarks import peers  # noqa: E402
 from benchmarks.host import describe_host  # noqa: E402
 from benchmarks.kernels import softmax  # noqa: E402
-from benchmarks.kernels.cube_reduce import MAX_PLANES, row_max, row_sum  # noqa: E402
+from benchmarks.kernels.cube_reduce import row_max, row_sum  # noqa: E402
 
 
 @cube(launch=True)
@@ -72,28 +71,6 @@ def softmax_expf(x: Tensor[Line[f32]], out: Tensor[Line[f32]], per_unit: Comptim
         out[first + k * CUBE_DIM] = held[k] * scale
 
 
-@cube
-def cube_max_sum(m: f32, s: f32) -> tuple[f32, f32]:
-    """The cube's largest `m` and the sum of every unit's `s * exp(m - that)`: each
-    plane combines its units, then every unit combines the planes' partials, through
-    one barrier."""
-    top_p = cubepy.plane_max(m)
-    sum_p = cubepy.plane_sum(s * math.exp2((m - top_p) * f32(softmax.LOG2E)))
-    parts_m = SharedMemory(f32, MAX_PLANES)
-    parts_s = SharedMemory(f32, MAX_PLANES)
-    if UNIT_POS_PLANE == 0:
-        parts_m[UNIT_POS // PLANE_DIM] = top_p
-        parts_s[UNIT_POS // PLANE_DIM] = sum_p
-    sync_cube()
-    top = parts_m[0]
-    for p in range(1, CUBE_DIM // PLANE_DIM):
-        top = max(top, parts_m[p])
-    total = f32(0.0)
-    for p in range(CUBE_DIM // PLANE_DIM):
-        total += parts_s[p] * math.exp2((parts_m[p] - top) * f32(softmax.LOG2E))
-    return top, total
-
-
 @cube(launch=True)
 def softmax_one_sync(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
                      per_unit: Comptime[int]):
@@ -114,7 +91,7 @@ def softmax_one_sync(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
         e = softmax.exp_shifted(held[k], shift)
         held[k] = e
         s += softmax.line_sum(e, width)
-    top, total = cube_max_sum(m, s)
+    top, total = softmax.cube_max_sum(m, s)
     scale = math.exp2((m - top) * f32(softmax.LOG2E)) / total
     for k in unroll(range(per_unit)):
         out[first + k * CUBE_DIM] = held[k] * scale

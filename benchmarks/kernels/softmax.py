@@ -72,6 +72,28 @@ def exp_shifted(v: Line[f32], shift: f32) -> Line[f32]:
     return math.exp2(v * f32(LOG2E) - shift)
 
 
+@cube
+def cube_max_sum(m: f32, s: f32) -> tuple[f32, f32]:
+    """The cube's largest `m`, and the sum of every unit's `s * exp(m - that)`: each
+    plane combines its units, then every unit combines the planes' partials, through
+    one barrier (once per kernel: the shared partials are not read again)."""
+    top_p = cubepy.plane_max(m)
+    sum_p = cubepy.plane_sum(s * math.exp2((m - top_p) * f32(LOG2E)))
+    parts_m = SharedMemory(f32, MAX_PLANES)
+    parts_s = SharedMemory(f32, MAX_PLANES)
+    if UNIT_POS_PLANE == 0:
+        parts_m[UNIT_POS // PLANE_DIM] = top_p
+        parts_s[UNIT_POS // PLANE_DIM] = sum_p
+    sync_cube()
+    top = parts_m[0]
+    for p in range(1, CUBE_DIM // PLANE_DIM):
+        top = max(top, parts_m[p])
+    total = f32(0.0)
+    for p in range(CUBE_DIM // PLANE_DIM):
+        total += parts_s[p] * math.exp2((parts_m[p] - top) * f32(LOG2E))
+    return top, total
+
+
 @cubepy.autotune(configs=[{"cube_dim": CubeDim(256)}, {"cube_dim": CubeDim(128)},
                           {"cube_dim": CubeDim(512)}, {"cube_dim": CubeDim(1024)}],
                  key=["x"])
@@ -89,21 +111,7 @@ def softmax(x: Tensor[Line[f32]], out: Tensor[Line[f32]]):
         s = s * math.exp2((m - m_new) * f32(LOG2E)) + \
             line_sum(exp_shifted(v, m_new * f32(LOG2E)), width)
         m = m_new
-    # Combine the units of the plane, then the planes of the cube.
-    m_plane = cubepy.plane_max(m)
-    s_plane = cubepy.plane_sum(s * math.exp2((m - m_plane) * f32(LOG2E)))
-    part_m = SharedMemory(f32, MAX_PLANES)
-    part_s = SharedMemory(f32, MAX_PLANES)
-    if UNIT_POS_PLANE == 0:
-        part_m[UNIT_POS // PLANE_DIM] = m_plane
-        part_s[UNIT_POS // PLANE_DIM] = s_plane
-    sync_cube()
-    row_max = part_m[0]
-    for p in range(1, CUBE_DIM // PLANE_DIM):
-        row_max = max(row_max, part_m[p])
-    row_sum = f32(0.0)
-    for p in range(CUBE_DIM // PLANE_DIM):
-        row_sum += part_s[p] * math.exp2((part_m[p] - row_max) * f32(LOG2E))
+    row_max, row_sum = cube_max_sum(m, s)
     scale = 1.0 / row_sum
     shift = row_max * f32(LOG2E)
     for j in range(UNIT_POS, lines, CUBE_DIM):
