@@ -83,6 +83,26 @@ def test_softmax_in_registers_every_plan(runtime_client, cols):
                                    atol=1e-7, err_msg=f"{units} units x {per_unit}")
 
 
+@pytest.mark.parametrize("cols", [1000, 998, 1001])  # line sizes 4, 2 and 1
+def test_softmax_ragged_rows_every_plan(runtime_client, cols):
+    """Every split of a row its units do not divide evenly, launched unchecked: the
+    units' own guards keep them inside their row."""
+    rng = np.random.default_rng(cols)
+    x_h = (rng.standard_normal((5, cols)) * 4).astype(np.float32)
+    n = softmax.line_size_for(cols)
+    lines = cols // n
+    plans = [plan for plan in softmax.candidate_plans(runtime_client, lines)
+             if plan[0] == "ragged"]
+    assert plans and all(u * (p - 1) < lines < u * p for _, u, p in plans)
+    for plan in plans:
+        out = runtime_client.zeros(x_h.shape, f32)
+        softmax.launch_plan(runtime_client, plan,
+                            runtime_client.tensor(x_h).with_line_size(n),
+                            out.with_line_size(n), checked=False)
+        np.testing.assert_allclose(out.numpy(), softmax.reference(x_h), rtol=1e-4,
+                                   atol=1e-7, err_msg=softmax.describe_plan(plan))
+
+
 @pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])
 @pytest.mark.parametrize("cols", [512, 4096])
 def test_layernorm_in_registers_every_plan(runtime_client, dtype, cols):

@@ -194,9 +194,12 @@ def staged_plans(client, lines: int) -> list[tuple]:
 
 
 def candidate_plans(client, lines: int) -> list[tuple]:
-    """softmax.candidate_plans (one plane or one cube per row), then `staged_plans`."""
+    """softmax.candidate_plans (one plane or one cube per row) but its ragged ones
+    (layernorm has no kernel for a row its units do not split evenly), then
+    `staged_plans`."""
     from .softmax import candidate_plans as row_plans
-    return row_plans(client, lines) + staged_plans(client, lines)
+    return [plan for plan in row_plans(client, lines) if plan[0] != "ragged"] + \
+        staged_plans(client, lines)
 
 
 def rows_per_cube(client, plan: tuple) -> int:

@@ -10,8 +10,10 @@ the row allows it) so the exponentials of a line share one rescale.
 When the row splits evenly into at most 8 lines per unit (every size the benchmark
 runs), `softmax_in_registers` reads it once into a LocalArray (registers, as Triton's
 tutorial keeps its block): max, exponentials and sum come from the registers, and the
-row is written once, so the kernel moves the bytes of a copy. Other rows take the online
-kernel above, which reads the row twice (the second read hits L2).
+row is written once, so the kernel moves the bytes of a copy. A row of up to 8 lines per
+unit that the units do not split evenly (1000 columns: 250 lines) is held the same way
+by `softmax_ragged_rows`, whose units skip the lines past the row's end. Longer rows take
+the online kernel above, which reads the row twice (the second read hits L2).
 
 Every exponential is `exp2(x * log2(e) - shift)` with `shift = max * log2(e)`: one
 multiply-add and the hardware's base-2 exponential per element, where CUDA's `expf`
@@ -154,6 +156,36 @@ def softmax_in_registers(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
 
 
 @cube(launch=True)
+def softmax_ragged_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
+                        per_unit: Comptime[int]):
+    """out[r, :] = softmax(x[r, :]), one cube per row of at most `per_unit * CUBE_DIM`
+    lines, held in registers as `softmax_in_registers` holds a row; a unit reads, and
+    writes, only its lines before the row's end (a row of 1000 columns is 250 lines:
+    64 units take 4 each, and 6 units only 3)."""
+    width = x.line_size()
+    lines = x.shape(1) // x.line_size()
+    first = CUBE_POS * lines + UNIT_POS
+    held = LocalArray(Line[f32], per_unit, x.line_size())
+    m = f32(-3.0e38)
+    for k in unroll(range(per_unit)):
+        if UNIT_POS + k * CUBE_DIM < lines:
+            v = x[first + k * CUBE_DIM]
+            held[k] = v
+            m = max(m, line_max(v, width))
+    shift = row_max(m, 0) * f32(LOG2E)
+    s = f32(0.0)
+    for k in unroll(range(per_unit)):
+        if UNIT_POS + k * CUBE_DIM < lines:
+            e = exp_shifted(held[k], shift)
+            held[k] = e
+            s += line_sum(e, width)
+    scale = 1.0 / row_sum(s, 0)
+    for k in unroll(range(per_unit)):
+        if UNIT_POS + k * CUBE_DIM < lines:
+            out[first + k * CUBE_DIM] = held[k] * scale
+
+
+@cube(launch=True)
 def softmax_plane_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
                        per_unit: Comptime[int], plane: Comptime[int]):
     """out[r, :] = softmax(x[r, :]), one plane per row of exactly `per_unit * plane`
@@ -179,6 +211,15 @@ def register_plans(lines: int) -> list[tuple[int, int]]:
             and (lines // p) & (lines // p - 1) == 0]
 
 
+def ragged_plans(lines: int) -> list[tuple[int, int]]:
+    """Every (units per cube, lines per unit) holding a row of `lines` lines in
+    registers that no `register_plans` split holds: a power-of-two cube of 64 to 1024
+    units, none idle, not dividing `lines`, each unit at most 8 lines (its last one
+    maybe past the row's end: `softmax_ragged_rows`)."""
+    return [(units, -(-lines // units)) for units in (64, 128, 256, 512, 1024)
+            if units <= lines and lines % units and -(-lines // units) <= 8]
+
+
 def plane_row_plans(lines: int, plane: int, max_units: int = 1024,
                     max_lines: int = MAX_PLANE_LINES) -> list[tuple[int, int]]:
     """Every (units per cube, lines per unit) where one plane of `plane` units holds a
@@ -199,12 +240,14 @@ def plane_rows_cubes(rows: int, units: int, plane: int) -> int:
 
 def candidate_plans(client, lines: int) -> list[tuple]:
     """The plans for rows of `lines` lines on `client`: ("plane", units, per_unit) for
-    one plane per row, ("cube", units, per_unit) for one cube per row in registers; the
-    online kernel (None) is the last resort, not listed."""
+    one plane per row, ("cube", units, per_unit) for one cube per row in registers,
+    ("ragged", units, per_unit) for one cube per row in registers whose units do not
+    split the row evenly; the online kernel (None) is the last resort, not listed."""
     limit = client.limits.max_units_per_cube
     plane = client.limits.plane_dim
     return ([("plane", u, p) for u, p in plane_row_plans(lines, plane, limit)] +
-            [("cube", u, p) for u, p in register_plans(lines) if u <= limit])
+            [("cube", u, p) for u, p in register_plans(lines) if u <= limit] +
+            [("ragged", u, p) for u, p in ragged_plans(lines) if u <= limit])
 
 
 _CHOSEN: dict = {}  # (client id, rows, lines) -> the fastest plan measured
@@ -226,8 +269,8 @@ def launch_plan(client, plan: tuple | None, x, out, checked: bool = True) -> Non
         launch(client, CubeCount(plane_rows_cubes(rows, units, plane)), CubeDim(units),
                x, out, per_unit, plane)
         return
-    launch = softmax_in_registers.launch if checked else \
-        softmax_in_registers.launch_unchecked
+    kernel = softmax_ragged_rows if kind == "ragged" else softmax_in_registers
+    launch = kernel.launch if checked else kernel.launch_unchecked
     launch(client, CubeCount(rows), CubeDim(units), x, out, per_unit)
 
 
@@ -253,8 +296,10 @@ def describe_plan(plan: tuple | None) -> str:
     if plan is None:
         return "online (cube per row)"
     kind, units, per_unit = plan
-    return (f"plane per row, {units} units, {per_unit} lines/unit" if kind == "plane"
-            else f"cube per row in registers, {units} units, {per_unit} lines/unit")
+    if kind == "plane":
+        return f"plane per row, {units} units, {per_unit} lines/unit"
+    most = "at most " if kind == "ragged" else ""
+    return f"cube per row in registers, {units} units, {most}{per_unit} lines/unit"
 
 
 # Rounds of timings `choose_plan` takes the median of. The best plans are often within
@@ -265,6 +310,7 @@ CHOICE_ROUNDS = 3
 # choose_plan's measurements: memo key -> {plan: median ms over the rounds}, which the
 # benchmark records beside the plan it took (`timed_plans`).
 CHOICE_TIMES: dict = {}
+PLANE_SIZE_FREE = ("cube", "ragged")  # plan kinds whose kernels hold for any plane size
 
 
 def choose_plan(memo: dict, key: tuple, client, plans: list, launch: Callable,
@@ -273,14 +319,14 @@ def choose_plan(memo: dict, key: tuple, client, plans: list, launch: Callable,
     each run by `launch(plan)`: on a GPU timed in CHOICE_ROUNDS interleaved rounds and
     ranked by its median (cubepy.bench, a cold L2 as the benchmark times them: a block
     of rows held in L2 ranks the plans differently), a plan relying on the client's
-    plane size (every kind but "cube", whose kernels read PLANE_DIM as they run) only
-    once `agrees(plan)`, a plan the device cannot run skipped; on the cpu runtime the
-    first plan."""
+    plane size (every kind but those of PLANE_SIZE_FREE, whose kernels read PLANE_DIM as
+    they run) only once `agrees(plan)`, a plan the device cannot run skipped; on the
+    cpu runtime the first plan."""
     if not plans or client.runtime == "cpu":
         return plans[0] if plans else None
     if key not in memo:
         times: dict = {plan: [] for plan in plans + [None]
-                       if plan is None or plan[0] == "cube" or agrees(plan)}
+                       if plan is None or plan[0] in PLANE_SIZE_FREE or agrees(plan)}
         for _ in range(CHOICE_ROUNDS):
             for plan in list(times):
                 try:
