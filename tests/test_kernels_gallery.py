@@ -104,7 +104,7 @@ def test_softmax_ragged_rows_every_plan(runtime_client, cols):
 
 
 @pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])
-@pytest.mark.parametrize("cols", [512, 4096])
+@pytest.mark.parametrize("cols", [512, 1536, 4096])  # 1536: 3 or 6 lines per unit
 def test_layernorm_in_registers_every_plan(runtime_client, dtype, cols):
     if dtype not in runtime_client.limits.dtypes:
         pytest.skip(f"{runtime_client.device} has no {dtype}")
@@ -113,7 +113,9 @@ def test_layernorm_in_registers_every_plan(runtime_client, dtype, cols):
     w_h, b_h = (rng.standard_normal(cols).astype(dtype.numpy) for _ in range(2))
     n = layernorm.line_size_for(cols, dtype)
     c = runtime_client
-    for units, per_unit in softmax.register_plans(cols // n):
+    plans = softmax.register_plans(cols // n)
+    assert plans
+    for units, per_unit in plans:
         y = c.zeros(x_h.shape, dtype)
         layernorm.layernorm_in_registers.launch(
             c, CubeCount(5), CubeDim(units), *(c.tensor(a).with_line_size(n)
@@ -125,15 +127,44 @@ def test_layernorm_in_registers_every_plan(runtime_client, dtype, cols):
                                    rtol=tol, atol=tol, err_msg=f"{units} x {per_unit}")
 
 
+TAIL = 3  # rows of `out` past the input's last row: they must stay untouched
+
+
+@pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])
+@pytest.mark.parametrize("cols", [1600, 998, 1001])  # 400, 200, 499 and 1001 lines
+def test_layernorm_ragged_rows_every_plan(runtime_client, dtype, cols):
+    """Every split of a row its units do not divide evenly, launched unchecked: the
+    statistics leave out the lines a unit does not hold, and no unit writes past its
+    row (the last row is followed by rows that must stay zero)."""
+    if dtype not in runtime_client.limits.dtypes:
+        pytest.skip(f"{runtime_client.device} has no {dtype}")
+    c = runtime_client
+    rng = np.random.default_rng(cols)
+    x_h = (rng.standard_normal((5, cols)) * 3 + 1).astype(dtype.numpy)
+    w_h, b_h = (rng.standard_normal(cols).astype(dtype.numpy) for _ in range(2))
+    n = layernorm.line_size_for(cols, dtype)
+    lines = cols // n
+    plans = [plan for plan in layernorm.candidate_plans(c, lines) if plan[0] == "ragged"]
+    assert plans and all(u * (p - 1) < lines < u * p for _, u, p in plans)
+    tol = 1e-4 if dtype == f32 else 2e-2
+    for plan in plans:
+        y = c.zeros((5 + TAIL, cols), dtype)
+        layernorm.launch_plan(c, plan, tuple(c.tensor(a).with_line_size(n)
+                                             for a in (x_h, w_h, b_h)) +
+                              (y.with_line_size(n), 1e-5), checked=False)
+        got = y.numpy().astype(np.float64)
+        np.testing.assert_allclose(got[:5], layernorm.reference(x_h, w_h, b_h)
+                                   .astype(np.float64), rtol=tol, atol=tol,
+                                   err_msg=layernorm.describe_plan(plan))
+        assert not got[5:].any(), layernorm.describe_plan(plan)
+
+
 def _plane_row_launch(c, kernel, rows: int, units: int, per_unit: int, *args) -> None:
     """One unchecked launch of a plane-per-row kernel (no bounds checks: the row guard
     alone keeps the planes past the last row from storing)."""
     plane = c.limits.plane_dim
     kernel.launch_unchecked(c, CubeCount(softmax.plane_rows_cubes(rows, units, plane)),
                             CubeDim(units), *args, per_unit, plane)
-
-
-TAIL = 3  # rows of `out` past the input's last row: they must stay untouched
 
 
 @pytest.mark.parametrize("rows", [1, 7, 13])  # fewer than, and not a multiple of, a cube

@@ -6,10 +6,12 @@ variance of `x - mean` (no cancellation, unlike `E[x^2] - E[x]^2`), once to writ
 of a few hundred KiB. `cube_sum` reduces a value over the cube: `plane_sum` within each
 plane, then the planes' partials through shared memory.
 
-When the row splits evenly into at most 8 lines per unit (every size the benchmark
-runs), `layernorm_in_registers` reads it once into a LocalArray and computes the mean,
-the variance and the output from the registers: one read and one write of the row, the
-traffic of a copy.
+When the row splits evenly into at most 8 lines per unit (every size the benchmark's
+full tier runs), `layernorm_in_registers` reads it once into a LocalArray and computes
+the mean, the variance and the output from the registers: one read and one write of the
+row, the traffic of a copy. A row of up to 8 lines per unit that a power-of-two cube
+does not split evenly (widths of models such as 1600, 5120 or 12288) is held the same
+way by `layernorm_ragged_rows`, whose units skip the lines past the row's end.
 
 `layernorm_plane_rows` gives each row to one plane instead (CUBE_DIM / plane rows per cube,
 at most 16 lines per lane, statistics from `plane_sum` alone: no shared memory, no
@@ -51,18 +53,22 @@ def line_total(v: Line[f32], size: cubepy.Comptime[int]) -> f32:
 
 @cube
 def held_row_stats(held: Array[Line[Float]], per_unit: Comptime[int], width: Comptime[int],
-                   cols: u32, eps: f32, group: Comptime[int], plane: Comptime[int]):
+                   cols: u32, eps: f32, group: Comptime[int], plane: Comptime[int],
+                   owned: u32):
     """The mean and 1 / sqrt(variance + eps) of a row of `cols` elements whose lines a
-    group of units holds (`group_sum`: 0 for the cube), `per_unit` lines of `width` in
-    each unit's `held`; the variance of `x - mean`, as the three-pass kernel's."""
+    group of units holds (`group_sum`: 0 for the cube), the first `owned` of `per_unit`
+    lines of `width` in each unit's `held` (the rest lie past the row's end); the
+    variance of `x - mean`, as the three-pass kernel's."""
     s = f32(0.0)
     for k in unroll(range(per_unit)):
-        s += line_total(f32(held[k]), width)
+        if u32(k) < owned:
+            s += line_total(f32(held[k]), width)
     mean = group_sum(s, group, plane) / f32(cols)
     q = f32(0.0)
     for k in unroll(range(per_unit)):
-        d = f32(held[k]) - mean
-        q += line_total(d * d, width)
+        if u32(k) < owned:
+            d = f32(held[k]) - mean
+            q += line_total(d * d, width)
     return mean, math.rsqrt(group_sum(q, group, plane) / f32(cols) + eps)
 
 
@@ -102,7 +108,8 @@ def layernorm_held_row(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
     held = LocalArray(Line[Float], per_unit, x.line_size())
     for k in unroll(range(per_unit)):
         held[k] = x[base + lane + k * step]
-    mean, rstd = held_row_stats(held, per_unit, width, cols, eps, plane, plane)
+    mean, rstd = held_row_stats(held, per_unit, width, cols, eps, plane, plane,
+                                per_unit)
     if store:
         for k in unroll(range(per_unit)):
             j = lane + k * step
@@ -117,6 +124,32 @@ def layernorm_in_registers(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
     """layernorm for rows of exactly `per_unit * CUBE_DIM` lines, held in registers."""
     layernorm_held_row(x, weight, bias, y, eps, CUBE_POS * (per_unit * CUBE_DIM), UNIT_POS,
                        CUBE_DIM, per_unit, 0, True)
+
+
+@cube(launch=True)
+def layernorm_ragged_rows(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
+                          bias: Tensor[Line[Float]], y: Tensor[Line[Float]], eps: f32,
+                          per_unit: Comptime[int]):
+    """layernorm for rows of at most `per_unit * CUBE_DIM` lines, one cube per row held
+    in registers as `layernorm_in_registers` holds it; a unit reads, and writes, only its
+    lines before the row's end (a row of 5120 f32 columns is 1280 lines: 256 units take
+    5 each; of 1600 columns, 400 lines: 128 units take 4, or 3 past unit 15)."""
+    width = x.line_size()
+    cols = x.shape(1)
+    lines = cols // width
+    first = CUBE_POS * lines + UNIT_POS
+    # How many of the row's lines this unit holds (none for a unit past a short row)
+    owned = (lines + CUBE_DIM - 1 - min(UNIT_POS, lines)) // CUBE_DIM
+    held = LocalArray(Line[Float], per_unit, width)
+    for k in unroll(range(per_unit)):
+        if u32(k) < owned:
+            held[k] = x[first + k * CUBE_DIM]
+    mean, rstd = held_row_stats(held, per_unit, width, cols, eps, 0, 0, owned)
+    for k in unroll(range(per_unit)):
+        if u32(k) < owned:
+            j = UNIT_POS + k * CUBE_DIM
+            z = (f32(held[k]) - mean) * rstd
+            y[first + k * CUBE_DIM] = Float(z * f32(weight[j]) + f32(bias[j]))
 
 
 @cube(launch=True)
@@ -162,7 +195,8 @@ def layernorm_staged_rows(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
     for i in range(UNIT_POS, per_unit * group, CUBE_DIM):
         weight_s[i] = weight[i]
         bias_s[i] = bias[i]
-    mean, rstd = held_row_stats(held, per_unit, width, cols, eps, group, plane)
+    mean, rstd = held_row_stats(held, per_unit, width, cols, eps, group, plane,
+                                per_unit)
     sync_cube()
     if row < rows:
         for k in unroll(range(per_unit)):
@@ -194,12 +228,10 @@ def staged_plans(client, lines: int) -> list[tuple]:
 
 
 def candidate_plans(client, lines: int) -> list[tuple]:
-    """softmax.candidate_plans (one plane or one cube per row) but its ragged ones
-    (layernorm has no kernel for a row its units do not split evenly), then
-    `staged_plans`."""
+    """softmax.candidate_plans (one plane or one cube per row, rows split evenly or
+    not: `layernorm_ragged_rows`), then `staged_plans`."""
     from .softmax import candidate_plans as row_plans
-    return [plan for plan in row_plans(client, lines) if plan[0] != "ragged"] + \
-        staged_plans(client, lines)
+    return row_plans(client, lines) + staged_plans(client, lines)
 
 
 def rows_per_cube(client, plan: tuple) -> int:
@@ -245,8 +277,8 @@ def launch_plan(client, plan: tuple | None, args: tuple, checked: bool = True) -
         launch(client, CubeCount(plane_rows_cubes(rows, units, plane)), CubeDim(units),
                *args, per_unit, plane)
         return
-    launch = layernorm_in_registers.launch if checked else \
-        layernorm_in_registers.launch_unchecked
+    kernel = layernorm_ragged_rows if kind == "ragged" else layernorm_in_registers
+    launch = kernel.launch if checked else kernel.launch_unchecked
     launch(client, CubeCount(rows), CubeDim(units), *args, per_unit)
 
 

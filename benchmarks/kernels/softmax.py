@@ -205,8 +205,9 @@ MAX_PLANE_LINES = 16  # lines per unit a plane-per-row plan holds in registers a
 
 def register_plans(lines: int) -> list[tuple[int, int]]:
     """Every (units per cube, lines per unit) holding a row of `lines` lines in
-    registers: a power-of-two cube of 64 to 1024 units, at most 8 lines per unit."""
-    return [(lines // p, p) for p in (4, 2, 8, 1)
+    registers: a power-of-two cube of 64 to 1024 units, at most 8 lines per unit (5 for
+    the 1280 lines of 5120 columns)."""
+    return [(lines // p, p) for p in (4, 2, 8, 1, 3, 5, 6, 7)
             if lines % p == 0 and 64 <= lines // p <= 1024
             and (lines // p) & (lines // p - 1) == 0]
 
