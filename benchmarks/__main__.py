@@ -3,6 +3,7 @@
     python -m benchmarks                 # every runtime and peer found; sizes by device
     python -m benchmarks --quick         # smaller sizes, fewer repetitions
     python -m benchmarks --runtimes cpu --only softmax,sum
+    python -m benchmarks --size widths   # softmax and layernorm at models' row widths
 
 Finds the runtimes (cuda, wgpu, cpu) and the peers (torch, Triton, CuPy, numpy, a raw
 wgpu-py copy) present, runs each comparison that can run, checks cubepy's results

@@ -25,10 +25,16 @@ SIZES = {
              "sum": [1 << 28], "elementwise": [1 << 26], "copy": [1 << 27]},
     "quick": {"matmul": [2048], "matmul_tc": [4096], "softmax": [(4096, 4096)], "layernorm": [(4096, 4096)],
               "sum": [1 << 26], "elementwise": [1 << 24], "copy": [1 << 26]},
+    # Softmax and layernorm at the row widths of common models (768: BERT-base, GPT-2;
+    # 1600: GPT-2 XL; 3584: Qwen2-7B; 5120: Llama-2-13B; 12288: GPT-3 175B), most of
+    # which a power-of-two cube does not split evenly; 1000 as a plain ragged width.
+    "widths": {"matmul": [], "matmul_tc": [], "sum": [], "elementwise": [], "copy": [],
+               "softmax": [(4096, w) for w in (768, 1000, 1600, 5120, 12288)],
+               "layernorm": [(4096, w) for w in (768, 1600, 3584, 5120, 12288)]},
     "tiny": {"matmul": [128], "matmul_tc": [256], "softmax": [(64, 1024)], "layernorm": [(64, 1024)],
              "sum": [1 << 16], "elementwise": [1 << 16], "copy": [1 << 16]},
 }
-REPS = {"full": (3, 30), "quick": (2, 10), "tiny": (1, 3)}  # (warmup, reps)
+REPS = {"full": (3, 30), "quick": (2, 10), "widths": (3, 30), "tiny": (1, 3)}  # (warmup, reps)
 EPS = 1e-5
 
 
