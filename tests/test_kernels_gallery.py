@@ -103,6 +103,32 @@ def test_softmax_ragged_rows_every_plan(runtime_client, cols):
                                    atol=1e-7, err_msg=softmax.describe_plan(plan))
 
 
+@pytest.mark.parametrize("rows", [1, 13])  # fewer than, and not a multiple of, a cube
+@pytest.mark.parametrize("line_size", [4, 1])
+@pytest.mark.parametrize("per_unit", [1, 3, 16])  # the lines of the lanes that have most
+def test_softmax_ragged_plane_rows_every_plan(runtime_client, rows, line_size, per_unit):
+    """Every plan giving a row to one plane whose lanes do not split it evenly, launched
+    unchecked: each lane keeps inside its row (with one line each, some lanes hold
+    none), the planes past the last row store nothing (the rows after it stay zero)."""
+    c = runtime_client
+    plane = c.limits.plane_dim
+    lines = plane * per_unit - (plane // 2 - 1)  # odd, as the line size 1 needs
+    cols = lines * line_size
+    x_h = (np.random.default_rng(cols).standard_normal((rows, cols)) * 4).astype(np.float32)
+    n = softmax.line_size_for(cols)
+    assert n == line_size
+    plans = [plan for plan in softmax.candidate_plans(c, lines) if plan[0] == "ragged_plane"]
+    assert plans and all(p == per_unit for _, _, p in plans)
+    for plan in plans:
+        out = c.zeros((rows + 3, cols), f32)
+        softmax.launch_plan(c, plan, c.tensor(x_h).with_line_size(n),
+                            out.with_line_size(n), checked=False)
+        got = out.numpy()
+        np.testing.assert_allclose(got[:rows], softmax.reference(x_h), rtol=1e-4,
+                                   atol=1e-7, err_msg=softmax.describe_plan(plan))
+        assert not got[rows:].any(), softmax.describe_plan(plan)
+
+
 @pytest.mark.parametrize("dtype", [f32, f16], ids=["f32", "f16"])
 @pytest.mark.parametrize("cols", [512, 1536, 4096])  # 1536: 3 or 6 lines per unit
 def test_layernorm_in_registers_every_plan(runtime_client, dtype, cols):

@@ -39,6 +39,7 @@ from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Array, Comptime, CubeCount, Cu
 from cubepy import math
 
 from .cube_reduce import cube_sum, group_sum
+from .softmax import lines_owned
 
 UNITS = 256
 
@@ -138,8 +139,7 @@ def layernorm_ragged_rows(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
     cols = x.shape(1)
     lines = cols // width
     first = CUBE_POS * lines + UNIT_POS
-    # How many of the row's lines this unit holds (none for a unit past a short row)
-    owned = (lines + CUBE_DIM - 1 - min(UNIT_POS, lines)) // CUBE_DIM
+    owned = lines_owned(lines, UNIT_POS, CUBE_DIM)
     held = LocalArray(Line[Float], per_unit, width)
     for k in unroll(range(per_unit)):
         if u32(k) < owned:
@@ -228,10 +228,12 @@ def staged_plans(client, lines: int) -> list[tuple]:
 
 
 def candidate_plans(client, lines: int) -> list[tuple]:
-    """softmax.candidate_plans (one plane or one cube per row, rows split evenly or
-    not: `layernorm_ragged_rows`), then `staged_plans`."""
+    """softmax.candidate_plans (one plane or one cube per row, a cube's rows split
+    evenly or not: `layernorm_ragged_rows`) but its ragged plane plans (layernorm has no
+    such kernel), then `staged_plans`."""
     from .softmax import candidate_plans as row_plans
-    return row_plans(client, lines) + staged_plans(client, lines)
+    return [plan for plan in row_plans(client, lines) if plan[0] != "ragged_plane"] + \
+        staged_plans(client, lines)
 
 
 def rows_per_cube(client, plan: tuple) -> int:

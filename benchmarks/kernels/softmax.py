@@ -27,7 +27,8 @@ For short rows, `softmax_plane_rows` gives each row to one plane instead of one 
 cube of CUBE_DIM units takes CUBE_DIM / plane rows, each lane holds `lines / plane` lines
 (at most 16) in registers, and `plane_max` / `plane_sum` give the row's maximum and sum,
 with no shared memory and no `sync_cube` (each cube's barriers cost more under Vulkan
-than under CUDA). `plane` is the client's plane size (`limits.plane_dim`). `run` times
+than under CUDA); `softmax_ragged_plane_rows` does the same for a row the plane does not
+split evenly (1000 or 1600 columns), each lane skipping the lines past the row's end. `plane` is the client's plane size (`limits.plane_dim`). `run` times
 every candidate plan (`candidate_plans`) and the online kernel once per shape and client
 on a GPU, in three interleaved rounds, and keeps the fastest median (after checking each
 plane plan on a few rows: `plane_plan_agrees`); the cpu runtime takes the first
@@ -122,28 +123,38 @@ def softmax(x: Tensor[Line[f32]], out: Tensor[Line[f32]]):
 
 @cube
 def softmax_held_row(x: Tensor[Line[f32]], out: Tensor[Line[f32]], first: u32, step: u32,
-                     per_unit: Comptime[int], plane: Comptime[int], store: bool):
+                     per_unit: Comptime[int], plane: Comptime[int], store: bool, owned: u32):
     """Softmax of a row held in registers: this unit reads lines `first + k * step` (k <
-    `per_unit`) of x once, the units of the row (the cube when `plane` is 0, else this
-    unit's plane) combine their maxima and sums, and, when `store`, it writes the same
-    lines of out."""
+    `owned`, at most `per_unit`: the others lie past the row's end) of x once, the units
+    of the row (the cube when `plane` is 0, else this unit's plane) combine their maxima
+    and sums, and, when `store`, it writes the same lines of out."""
     width = x.line_size()
     held = LocalArray(Line[f32], per_unit, x.line_size())
     m = f32(-3.0e38)
     for k in unroll(range(per_unit)):
-        v = x[first + k * step]
-        held[k] = v
-        m = max(m, line_max(v, width))
+        if u32(k) < owned:
+            v = x[first + k * step]
+            held[k] = v
+            m = max(m, line_max(v, width))
     shift = row_max(m, plane) * f32(LOG2E)
     s = f32(0.0)
     for k in unroll(range(per_unit)):
-        e = exp_shifted(held[k], shift)
-        held[k] = e
-        s += line_sum(e, width)
+        if u32(k) < owned:
+            e = exp_shifted(held[k], shift)
+            held[k] = e
+            s += line_sum(e, width)
     scale = 1.0 / row_sum(s, plane)
     if store:
         for k in unroll(range(per_unit)):
-            out[first + k * step] = held[k] * scale
+            if u32(k) < owned:
+                out[first + k * step] = held[k] * scale
+
+
+@cube
+def lines_owned(lines: u32, lane: u32, step: u32) -> u32:
+    """How many of a row's `lines` lines the unit at `lane` of `step` units holds when
+    each takes lines `lane`, `lane + step`, ... (none for a lane past a short row)."""
+    return (lines + step - 1 - min(lane, lines)) // step
 
 
 @cube(launch=True)
@@ -152,7 +163,7 @@ def softmax_in_registers(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
     """out[r, :] = softmax(x[r, :]), one cube per row of exactly
     `per_unit * CUBE_DIM` lines, held in registers between the passes."""
     softmax_held_row(x, out, CUBE_POS * (per_unit * CUBE_DIM) + UNIT_POS, CUBE_DIM,
-                     per_unit, 0, True)
+                     per_unit, 0, True, per_unit)
 
 
 @cube(launch=True)
@@ -162,27 +173,9 @@ def softmax_ragged_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
     lines, held in registers as `softmax_in_registers` holds a row; a unit reads, and
     writes, only its lines before the row's end (a row of 1000 columns is 250 lines:
     64 units take 4 each, and 6 units only 3)."""
-    width = x.line_size()
     lines = x.shape(1) // x.line_size()
-    first = CUBE_POS * lines + UNIT_POS
-    held = LocalArray(Line[f32], per_unit, x.line_size())
-    m = f32(-3.0e38)
-    for k in unroll(range(per_unit)):
-        if UNIT_POS + k * CUBE_DIM < lines:
-            v = x[first + k * CUBE_DIM]
-            held[k] = v
-            m = max(m, line_max(v, width))
-    shift = row_max(m, 0) * f32(LOG2E)
-    s = f32(0.0)
-    for k in unroll(range(per_unit)):
-        if UNIT_POS + k * CUBE_DIM < lines:
-            e = exp_shifted(held[k], shift)
-            held[k] = e
-            s += line_sum(e, width)
-    scale = 1.0 / row_sum(s, 0)
-    for k in unroll(range(per_unit)):
-        if UNIT_POS + k * CUBE_DIM < lines:
-            out[first + k * CUBE_DIM] = held[k] * scale
+    softmax_held_row(x, out, CUBE_POS * lines + UNIT_POS, CUBE_DIM, per_unit, 0, True,
+                     lines_owned(lines, UNIT_POS, CUBE_DIM))
 
 
 @cube(launch=True)
@@ -197,7 +190,21 @@ def softmax_plane_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
     # Planes past the last row read the last row again (every lane stays in the plane
     # operations, in uniform control flow) and store nothing.
     first = min(row, rows - 1) * (per_unit * plane) + UNIT_POS % plane
-    softmax_held_row(x, out, first, plane, per_unit, plane, row < rows)
+    softmax_held_row(x, out, first, plane, per_unit, plane, row < rows, per_unit)
+
+
+@cube(launch=True)
+def softmax_ragged_plane_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
+                              per_unit: Comptime[int], plane: Comptime[int]):
+    """`softmax_plane_rows` for rows of at most `per_unit * plane` lines that the plane
+    does not split evenly: a lane reads, and writes, only its lines before the row's end
+    (a row of 1600 columns is 400 lines: 16 lanes take 13, the others 12)."""
+    rows = x.shape(0)
+    lines = x.shape(1) // x.line_size()
+    row = CUBE_POS * (CUBE_DIM // plane) + UNIT_POS // plane
+    lane = UNIT_POS % plane
+    softmax_held_row(x, out, min(row, rows - 1) * lines + lane, plane, per_unit, plane,
+                     row < rows, lines_owned(lines, lane, plane))
 
 
 MAX_PLANE_LINES = 16  # lines per unit a plane-per-row plan holds in registers at most
@@ -233,6 +240,17 @@ def plane_row_plans(lines: int, plane: int, max_units: int = 1024,
             if units % plane == 0 and units <= max_units]
 
 
+def ragged_plane_plans(lines: int, plane: int, max_units: int = 1024) -> list[tuple[int, int]]:
+    """Every (units per cube, lines per unit) where one plane of `plane` units holds a
+    row of `lines` lines it does not split evenly (`softmax_ragged_plane_rows`): as
+    `plane_row_plans`, each lane at most MAX_PLANE_LINES lines, its last maybe past the
+    row's end."""
+    if plane < 1 or lines % plane == 0 or -(-lines // plane) > MAX_PLANE_LINES:
+        return []
+    return [(units, -(-lines // plane)) for units in (64, 128, 256)
+            if units % plane == 0 and units <= max_units]
+
+
 def plane_rows_cubes(rows: int, units: int, plane: int) -> int:
     """Cubes of `units` units covering `rows` rows, one plane per row."""
     rows_per_cube = units // plane
@@ -241,12 +259,14 @@ def plane_rows_cubes(rows: int, units: int, plane: int) -> int:
 
 def candidate_plans(client, lines: int) -> list[tuple]:
     """The plans for rows of `lines` lines on `client`: ("plane", units, per_unit) for
-    one plane per row, ("cube", units, per_unit) for one cube per row in registers,
+    one plane per row, ("ragged_plane", ...) for one plane per row whose lanes do not
+    split it evenly, ("cube", units, per_unit) for one cube per row in registers,
     ("ragged", units, per_unit) for one cube per row in registers whose units do not
     split the row evenly; the online kernel (None) is the last resort, not listed."""
     limit = client.limits.max_units_per_cube
     plane = client.limits.plane_dim
     return ([("plane", u, p) for u, p in plane_row_plans(lines, plane, limit)] +
+            [("ragged_plane", u, p) for u, p in ragged_plane_plans(lines, plane, limit)] +
             [("cube", u, p) for u, p in register_plans(lines) if u <= limit] +
             [("ragged", u, p) for u, p in ragged_plans(lines) if u <= limit])
 
@@ -263,10 +283,10 @@ def launch_plan(client, plan: tuple | None, x, out, checked: bool = True) -> Non
         launch(client, CubeCount(rows), x, out)
         return
     kind, units, per_unit = plan
-    if kind == "plane":
+    if kind in ("plane", "ragged_plane"):
         plane = client.limits.plane_dim
-        launch = softmax_plane_rows.launch if checked else \
-            softmax_plane_rows.launch_unchecked
+        kernel = softmax_plane_rows if kind == "plane" else softmax_ragged_plane_rows
+        launch = kernel.launch if checked else kernel.launch_unchecked
         launch(client, CubeCount(plane_rows_cubes(rows, units, plane)), CubeDim(units),
                x, out, per_unit, plane)
         return
@@ -297,9 +317,9 @@ def describe_plan(plan: tuple | None) -> str:
     if plan is None:
         return "online (cube per row)"
     kind, units, per_unit = plan
-    if kind == "plane":
-        return f"plane per row, {units} units, {per_unit} lines/unit"
-    most = "at most " if kind == "ragged" else ""
+    most = "at most " if kind.startswith("ragged") else ""
+    if kind in ("plane", "ragged_plane"):
+        return f"plane per row, {units} units, {most}{per_unit} lines/unit"
     return f"cube per row in registers, {units} units, {most}{per_unit} lines/unit"
 
 
