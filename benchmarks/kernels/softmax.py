@@ -28,11 +28,11 @@ cube of CUBE_DIM units takes CUBE_DIM / plane rows, each lane holds `lines / pla
 (at most 16) in registers, and `plane_max` / `plane_sum` give the row's maximum and sum,
 with no shared memory and no `sync_cube` (each cube's barriers cost more under Vulkan
 than under CUDA); `softmax_ragged_plane_rows` does the same for a row the plane does not
-split evenly (1000 or 1600 columns), each lane skipping the lines past the row's end. `plane` is the client's plane size (`limits.plane_dim`). `run` times
-every candidate plan (`candidate_plans`) and the online kernel once per shape and client
-on a GPU, in three interleaved rounds, and keeps the fastest median (after checking each
-plane plan on a few rows: `plane_plan_agrees`); the cpu runtime takes the first
-candidate.
+split evenly (1000 or 1600 columns), each lane skipping the lines past the row's end.
+`plane` is the client's plane size (`limits.plane_dim`). `run` times every candidate
+plan (`candidate_plans`) and the online kernel once per shape and client on a GPU, in
+three interleaved rounds, and keeps the fastest median (after checking each plane plan
+on a few rows: `plane_plan_agrees`); the cpu runtime takes the first candidate.
 """
 from __future__ import annotations
 
