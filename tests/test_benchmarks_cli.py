@@ -101,3 +101,14 @@ def test_tier_is_tiny_without_a_gpu():
     assert cli._tier(args, [cpu, soft]) == "tiny"
     assert cli._tier(args, [gpu]) == "full"
     assert cli._tier(SimpleNamespace(size=None, quick=True), [gpu]) == "quick"
+
+
+def test_widths_tier_runs_softmax_and_layernorm_at_models_widths():
+    from benchmarks import suite
+    assert cli._tier(SimpleNamespace(size="widths", quick=False), []) == "widths"
+    cases = suite.cases("widths")
+    assert {c.kernel for c in cases} == {"softmax", "layernorm_f16", "layernorm_f32"}
+    widths = {k: sorted(int(c.size.split("x")[1]) for c in cases if c.kernel == k)
+              for k in ("softmax", "layernorm_f32")}
+    assert widths == {"softmax": [768, 1000, 1600, 5120, 12288],
+                      "layernorm_f32": [768, 1600, 3584, 5120, 12288]}
