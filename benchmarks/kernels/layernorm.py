@@ -99,23 +99,24 @@ def layernorm(x: Tensor[Line[Float]], weight: Tensor[Line[Float]], bias: Tensor[
 def layernorm_held_row(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
                        bias: Tensor[Line[Float]], y: Tensor[Line[Float]], eps: f32,
                        base: u32, lane: u32, step: u32, per_unit: Comptime[int],
-                       plane: Comptime[int], store: bool):
+                       plane: Comptime[int], store: bool, owned: u32):
     """layernorm of the row at line `base`, held in registers: this unit reads its lines
-    `lane + k * step` (k < `per_unit`) once, the units of the row (the cube when `plane`
-    is 0, else this unit's plane) combine their sums, and, when `store`, it writes the
-    same lines of y."""
+    `lane + k * step` (k < `owned`, at most `per_unit`: the others lie past the row's
+    end) once, the units of the row (the cube when `plane` is 0, else this unit's plane)
+    combine their sums, and, when `store`, it writes the same lines of y."""
     width = x.line_size()
     cols = x.shape(1)
     held = LocalArray(Line[Float], per_unit, x.line_size())
     for k in unroll(range(per_unit)):
-        held[k] = x[base + lane + k * step]
-    mean, rstd = held_row_stats(held, per_unit, width, cols, eps, plane, plane,
-                                per_unit)
+        if u32(k) < owned:
+            held[k] = x[base + lane + k * step]
+    mean, rstd = held_row_stats(held, per_unit, width, cols, eps, plane, plane, owned)
     if store:
         for k in unroll(range(per_unit)):
-            j = lane + k * step
-            z = (f32(held[k]) - mean) * rstd
-            y[base + j] = Float(z * f32(weight[j]) + f32(bias[j]))
+            if u32(k) < owned:
+                j = lane + k * step
+                z = (f32(held[k]) - mean) * rstd
+                y[base + j] = Float(z * f32(weight[j]) + f32(bias[j]))
 
 
 @cube(launch=True)
@@ -124,7 +125,7 @@ def layernorm_in_registers(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
                            per_unit: Comptime[int]):
     """layernorm for rows of exactly `per_unit * CUBE_DIM` lines, held in registers."""
     layernorm_held_row(x, weight, bias, y, eps, CUBE_POS * (per_unit * CUBE_DIM), UNIT_POS,
-                       CUBE_DIM, per_unit, 0, True)
+                       CUBE_DIM, per_unit, 0, True, per_unit)
 
 
 @cube(launch=True)
@@ -133,23 +134,11 @@ def layernorm_ragged_rows(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
                           per_unit: Comptime[int]):
     """layernorm for rows of at most `per_unit * CUBE_DIM` lines, one cube per row held
     in registers as `layernorm_in_registers` holds it; a unit reads, and writes, only its
-    lines before the row's end (a row of 5120 f32 columns is 1280 lines: 256 units take
-    5 each; of 1600 columns, 400 lines: 128 units take 4, or 3 past unit 15)."""
-    width = x.line_size()
-    cols = x.shape(1)
-    lines = cols // width
-    first = CUBE_POS * lines + UNIT_POS
-    owned = lines_owned(lines, UNIT_POS, CUBE_DIM)
-    held = LocalArray(Line[Float], per_unit, width)
-    for k in unroll(range(per_unit)):
-        if u32(k) < owned:
-            held[k] = x[first + k * CUBE_DIM]
-    mean, rstd = held_row_stats(held, per_unit, width, cols, eps, 0, 0, owned)
-    for k in unroll(range(per_unit)):
-        if u32(k) < owned:
-            j = UNIT_POS + k * CUBE_DIM
-            z = (f32(held[k]) - mean) * rstd
-            y[first + k * CUBE_DIM] = Float(z * f32(weight[j]) + f32(bias[j]))
+    lines before the row's end (a row of 1600 f32 columns is 400 lines: 128 units take 4,
+    or 3 past unit 15)."""
+    lines = x.shape(1) // x.line_size()
+    layernorm_held_row(x, weight, bias, y, eps, CUBE_POS * lines, UNIT_POS, CUBE_DIM,
+                       per_unit, 0, True, lines_owned(lines, UNIT_POS, CUBE_DIM))
 
 
 @cube(launch=True)
@@ -165,7 +154,7 @@ def layernorm_plane_rows(x: Tensor[Line[Float]], weight: Tensor[Line[Float]],
     # Planes past the last row read the last row again (every lane stays in the plane
     # operations, in uniform control flow) and store nothing.
     layernorm_held_row(x, weight, bias, y, eps, min(row, rows - 1) * (per_unit * plane),
-                       UNIT_POS % plane, plane, per_unit, plane, row < rows)
+                       UNIT_POS % plane, plane, per_unit, plane, row < rows, per_unit)
 
 
 @cube(launch=True)
@@ -279,7 +268,8 @@ def launch_plan(client, plan: tuple | None, args: tuple, checked: bool = True) -
         launch(client, CubeCount(plane_rows_cubes(rows, units, plane)), CubeDim(units),
                *args, per_unit, plane)
         return
-    kernel = layernorm_ragged_rows if kind == "ragged" else layernorm_in_registers
+    # one cube per row (a kind without a kernel here fails, not runs another's plan)
+    kernel = {"cube": layernorm_in_registers, "ragged": layernorm_ragged_rows}[kind]
     launch = kernel.launch if checked else kernel.launch_unchecked
     launch(client, CubeCount(rows), CubeDim(units), *args, per_unit)
 

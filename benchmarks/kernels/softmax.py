@@ -208,6 +208,11 @@ def softmax_ragged_plane_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
 
 
 MAX_PLANE_LINES = 16  # lines per unit a plane-per-row plan holds in registers at most
+# The kernel of each plan kind (`candidate_plans`); the plane-per-row kinds are launched
+# with the client's plane size.
+ROW_KERNELS = {"plane": softmax_plane_rows, "ragged_plane": softmax_ragged_plane_rows,
+               "cube": softmax_in_registers, "ragged": softmax_ragged_rows}
+PLANE_ROW_KINDS = ("plane", "ragged_plane")
 
 
 def register_plans(lines: int) -> list[tuple[int, int]]:
@@ -236,8 +241,7 @@ def plane_row_plans(lines: int, plane: int, max_units: int = 1024,
     multiple of `plane`."""
     if plane < 1 or lines % plane or lines // plane > max_lines:
         return []
-    return [(units, lines // plane) for units in (64, 128, 256)
-            if units % plane == 0 and units <= max_units]
+    return _plane_cubes(lines // plane, plane, max_units)
 
 
 def ragged_plane_plans(lines: int, plane: int, max_units: int = 1024) -> list[tuple[int, int]]:
@@ -247,7 +251,13 @@ def ragged_plane_plans(lines: int, plane: int, max_units: int = 1024) -> list[tu
     row's end."""
     if plane < 1 or lines % plane == 0 or -(-lines // plane) > MAX_PLANE_LINES:
         return []
-    return [(units, -(-lines // plane)) for units in (64, 128, 256)
+    return _plane_cubes(-(-lines // plane), plane, max_units)
+
+
+def _plane_cubes(per_unit: int, plane: int, max_units: int) -> list[tuple[int, int]]:
+    """(units per cube, `per_unit`) for the cubes of 64, 128 or 256 units (at least one
+    plane, at most `max_units`) a plane-per-row plan runs with."""
+    return [(units, per_unit) for units in (64, 128, 256)
             if units % plane == 0 and units <= max_units]
 
 
@@ -283,16 +293,14 @@ def launch_plan(client, plan: tuple | None, x, out, checked: bool = True) -> Non
         launch(client, CubeCount(rows), x, out)
         return
     kind, units, per_unit = plan
-    if kind in ("plane", "ragged_plane"):
+    kernel = ROW_KERNELS[kind]
+    launch = kernel.launch if checked else kernel.launch_unchecked
+    if kind in PLANE_ROW_KINDS:
         plane = client.limits.plane_dim
-        kernel = softmax_plane_rows if kind == "plane" else softmax_ragged_plane_rows
-        launch = kernel.launch if checked else kernel.launch_unchecked
         launch(client, CubeCount(plane_rows_cubes(rows, units, plane)), CubeDim(units),
                x, out, per_unit, plane)
-        return
-    kernel = softmax_ragged_rows if kind == "ragged" else softmax_in_registers
-    launch = kernel.launch if checked else kernel.launch_unchecked
-    launch(client, CubeCount(rows), CubeDim(units), x, out, per_unit)
+    else:
+        launch(client, CubeCount(rows), CubeDim(units), x, out, per_unit)
 
 
 def plane_plan_agrees(client, plan: tuple, cols: int, line_size: int) -> bool:
@@ -318,7 +326,7 @@ def describe_plan(plan: tuple | None) -> str:
         return "online (cube per row)"
     kind, units, per_unit = plan
     most = "at most " if kind.startswith("ragged") else ""
-    if kind in ("plane", "ragged_plane"):
+    if kind in PLANE_ROW_KINDS:
         return f"plane per row, {units} units, {most}{per_unit} lines/unit"
     return f"cube per row in registers, {units} units, {most}{per_unit} lines/unit"
 
@@ -331,7 +339,8 @@ CHOICE_ROUNDS = 3
 # choose_plan's measurements: memo key -> {plan: median ms over the rounds}, which the
 # benchmark records beside the plan it took (`timed_plans`).
 CHOICE_TIMES: dict = {}
-PLANE_SIZE_FREE = ("cube", "ragged")  # plan kinds whose kernels hold for any plane size
+# plan kinds whose kernels hold for any plane size
+PLANE_SIZE_FREE = tuple(kind for kind in ROW_KERNELS if kind not in PLANE_ROW_KINDS)
 
 
 def choose_plan(memo: dict, key: tuple, client, plans: list, launch: Callable,
