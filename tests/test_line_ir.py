@@ -1,14 +1,17 @@
 """Line types in the IR: the frontend's line IR and scalarize_lines' output, line size 1
-giving the scalar kernel, source()/ir()/CLI line sizes, hoisted line indices, and random
-expression kernels on lines against the scalar kernel (tests/fuzz_kernels.py)."""
+giving the scalar kernel, source()/ir()/CLI line sizes, hoisted line indices, line
+indices of local and shared arrays, and random expression kernels on lines against the
+scalar kernel (tests/fuzz_kernels.py)."""
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
 
 import cubepy
-from cubepy import (ABSOLUTE_POS, Array, CompileError, CubeCount, CubeDim, Float, Line,
-                    Tensor, cube, f32, u32)
+from cubepy import (ABSOLUTE_POS, UNIT_POS, Array, CompileError, CubeCount, CubeDim, Float,
+                    Line, LocalArray, SharedMemory, Tensor, cube, f32, sync_cube, u32, unroll)
 from cubepy.frontend import build_kernel
 from cubepy.ir.parser import parse_kernel
 from cubepy.ir.printer import print_kernel
@@ -118,6 +121,86 @@ def test_line_indices_that_read_memory_are_not_hoisted():
     idx = c.tensor(np.array([3, 0, 9, 1], np.uint32))
     guarded_indirect.launch(c, CubeCount(1), CubeDim(4), idx, x, out, 4)
     np.testing.assert_array_equal(out.numpy(), [6, 7, 0, 1, 0, 0, 2, 3, 0, 0, 4, 4])
+
+
+@cube(launch=True)
+def unrolled_line_sums(x: Tensor[Line[f32]], y: Tensor[Line[f32]]):
+    acc = LocalArray(Line[f32], 4, 4)
+    for i in unroll(range(2)):
+        acc[2 * i] += x[UNIT_POS + i]
+    y[UNIT_POS] = acc[0] + acc[2]
+
+
+def test_a_constant_line_index_of_a_local_array_stays_constant():
+    """`acc[2 * i] += v` in an unrolled loop: every store's index folds to a constant (it
+    once went through a temporary, and the clamp on that variable kept the array's
+    indices from folding: `cube_min_i32` calls in CUDA)."""
+    sizes = {"x": 4, "y": 4}
+    text = unrolled_line_sums.ir(cube_dim=(8, 1, 1), line_sizes=sizes)
+    stores = [ln.split("=")[0].strip() for ln in text.splitlines()
+              if ln.strip().startswith("@acc[")]
+    assert [re.fullmatch(r"@acc\[(\d+):[iu]32\]", x)[1] for x in stores] == \
+        ["0", "1", "2", "3", "8", "9", "10", "11"], stores
+    assert "%line_index" not in text
+    for checked in (True, False):
+        cuda = unrolled_line_sums.source("cuda", cube_dim=(8, 1, 1), line_sizes=sizes,
+                                         checked=checked)
+        assert "cube_min_i32" not in cuda and re.search(r"\bacc\[8u?\] = ", cuda)
+    c = cubepy.client("cpu")
+    x = c.tensor(np.arange(36, dtype=np.float32)).with_line_size(4)
+    y = c.zeros((32,), f32).with_line_size(4)
+    unrolled_line_sums.launch(c, CubeCount(1), CubeDim(8), x, y)
+    want = np.arange(36, dtype=np.float32).reshape(9, 4)
+    np.testing.assert_array_equal(y.numpy().reshape(8, 4), want[:8] + want[1:])
+
+
+@cube(launch=True)
+def self_indexed_line_stores(out: Tensor[Line[u32]]):
+    a = LocalArray(Line[u32], 4, 4)
+    s = SharedMemory(Line[u32], 4, 4)
+    for k in unroll(range(4)):
+        a[k] = Line(u32(0), u32(0), u32(0), u32(0))
+        s[k] = a[k]
+    a[1] = Line(u32(1), u32(1), u32(1), u32(1))
+    s[1] = a[1]
+    a[a[1][0]] = Line(u32(3), u32(3), u32(3), u32(3))  # its own first store changes a[1][0]
+    s[s[1][0]] = Line(u32(3), u32(3), u32(3), u32(3))
+    for k in unroll(range(4)):
+        out[k] = a[k]
+        out[4 + k] = s[k]
+
+
+def test_a_line_index_that_reads_the_array_is_read_once():
+    c = cubepy.client("cpu")
+    out = c.zeros((32,), u32).with_line_size(4)
+    self_indexed_line_stores.launch(c, CubeCount(1), CubeDim(1), out)
+    want = [[0] * 4, [3] * 4, [0] * 4, [0] * 4]
+    np.testing.assert_array_equal(out.numpy().reshape(8, 4), want + want)
+
+
+@cube(launch=True)
+def shared_line_reads(x: Tensor[Line[f32]], y: Tensor[Line[f32]]):
+    s = SharedMemory(Line[f32], 16, 4)
+    s[UNIT_POS] = x[UNIT_POS]
+    sync_cube()
+    y[UNIT_POS] = s[(UNIT_POS + 1) % 16] + s[(UNIT_POS + 2) % 16]
+
+
+def test_shared_line_indices_are_clamped_in_checked_launches_only():
+    """The clamp keeps a huge line index from wrapping into the array, which a checked
+    launch would then not drop; an unchecked launch has no such index to care for."""
+    sizes = {"x": 4, "y": 4}
+    checked = shared_line_reads.source("cuda", cube_dim=(16, 1, 1), line_sizes=sizes)
+    unchecked = shared_line_reads.source("cuda", cube_dim=(16, 1, 1), line_sizes=sizes,
+                                         checked=False)
+    assert "536870911u" in checked and "536870911u" not in unchecked
+    c = cubepy.client("cpu")
+    x = c.tensor(np.arange(64, dtype=np.float32)).with_line_size(4)
+    y = c.zeros((64,), f32).with_line_size(4)
+    shared_line_reads.launch_unchecked(c, CubeCount(1), CubeDim(16), x, y)
+    lines = np.arange(64, dtype=np.float32).reshape(16, 4)
+    np.testing.assert_array_equal(y.numpy().reshape(16, 4),
+                                  np.roll(lines, -1, 0) + np.roll(lines, -2, 0))
 
 
 # ----------------------------------------------------------------------------- fuzz

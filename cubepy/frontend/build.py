@@ -289,7 +289,13 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
         if not (buf.is_kernel_array and buf.line > 1):
             self.emit(n.Store(buffer=buf.ref, index=index, value=value, loc=self.ctx.loc))
             return
-        value, index = self.once(value, "line"), self.once(index, "line_index")
+        value = self.once(value, "line")
+        # The index goes into a temporary only when it reads memory, which the element
+        # stores could change. Else it stays an expression: an unrolled `acc[2 * i]`'s
+        # folds to a constant, where a temporary's clamp (scalarize_lines) kept a local
+        # array's indices from folding.
+        if not _reads_no_memory(index):
+            index = self.once(index, "line_index")
         if buf.ref.space == "shared":  # one access where the target has vector stores
             elems = tuple(n.Extract(ty=buf.ref.elem, value=value, loc=self.ctx.loc,
                                     index=n.Const(ty=u32, value=k, loc=self.ctx.loc))
@@ -548,3 +554,13 @@ def build_kernel(parsed: ParsedFunction, spec: Specialization,
     (frontend/indexing.py); the buffer-length checks are the code generators'."""
     return Builder(parsed, spec, checked).kernel()
 
+
+def _reads_no_memory(e: n.Expr) -> bool:
+    """Whether `e` is built of constants, variables and builtins by pure arithmetic."""
+    if isinstance(e, (n.Const, n.Load, n.Builtin)):
+        return True
+    if isinstance(e, n.Binary):
+        return _reads_no_memory(e.lhs) and _reads_no_memory(e.rhs)
+    if isinstance(e, (n.Unary, n.Cast)):
+        return _reads_no_memory(e.operand)
+    return False

@@ -266,7 +266,12 @@ class ExprMixin:
 
     def clamped_line(self, index: n.Expr, size: int) -> n.Expr:
         """Line `index` clamped, so that a huge line index cannot wrap around into the
-        array when multiplied by the line size."""
+        array when multiplied by the line size, where that would turn an out-of-range
+        access into an in-range one: in a checked launch. (Unchecked, an index out of
+        range is out of the kernel's contract either way, and in an unrolled loop the
+        clamp kept shared-memory reads from taking constant offsets.)"""
+        if not self.ctx.checked:
+            return index
         ty, loc = index.ty, self.ctx.loc
         # the largest index both index types (u32, i32) hold
         top = n.Const(ty=ty, value=int_range(i32)[1] // size, loc=loc)
