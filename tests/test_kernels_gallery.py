@@ -26,7 +26,22 @@ def private_cache(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("index", range(len(matmul.matmul.configs)))
 def test_matmul_every_config(runtime_client, index):
-    matmul.example(runtime_client, config=matmul.matmul.configs[index])
+    matmul.example(runtime_client, config=matmul.matmul.configs[index], kernel=matmul.matmul)
+
+
+@pytest.mark.parametrize("index", range(len(matmul.matmul_lines.configs)))
+def test_matmul_lines_every_config(runtime_client, index):
+    cfg = matmul.matmul_lines.configs[index]
+    if matmul.lines_shared_bytes(cfg) > runtime_client.limits.max_shared_bytes:
+        pytest.skip(f"{runtime_client.device} has at most "
+                    f"{runtime_client.limits.max_shared_bytes} bytes of shared memory")
+    # 100 rows and 68 columns: edge cubes in both directions, a line-wide column edge
+    matmul.example(runtime_client, m=100, n=68, k=32, config=cfg)
+
+
+def test_matmul_takes_the_scalar_kernel_when_n_is_off_the_lines():
+    # 30 columns are not lines of 4: the lines kernel would read B's rows 2 columns off
+    matmul.example(cubepy.client("cpu"), m=40, n=30, k=16)
 
 
 def test_matmul_autotuned_unchecked_at_tile_multiples(runtime_client):

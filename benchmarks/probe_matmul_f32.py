@@ -1,0 +1,106 @@
+"""f32 matmul on the SIMT units: every config of the benchmark's kernels against cuBLAS
+(torch, TF32 off), timed in interleaved rounds.
+
+    python benchmarks/probe_matmul_f32.py [--size 4096] [--rounds 5] [--reps 5]
+        [--runtimes cuda,wgpu] [--out FILE.json]
+
+Variants: `matmul` (scalar shared-memory reads, the unit's rows and columns strided by
+the cube's size) with each of its configs, and `matmul_lines` (A staged as lines of 4
+rows, B and C in lines of 4, 16-byte shared-memory reads, two shared copies and one
+barrier per step) with each of its. Each round times every variant once with
+`cubepy.bench` (a cold L2, as the benchmark), the order rotated from round to round;
+the figures are medians over rounds. Every variant is checked against float64 on a few
+rows first. Prints each variant's median, TFLOP/s and ratio to cuBLAS; writes the times
+per round as JSON.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import cubepy  # noqa: E402
+from cubepy import f32  # noqa: E402
+from benchmarks import peers  # noqa: E402
+from benchmarks.host import describe_host  # noqa: E402
+from benchmarks.kernels import matmul  # noqa: E402
+
+
+def variants(client, a_h, b_h, n):
+    """name -> (launch, check) for every config of both kernels on `client`."""
+    a, b = client.tensor(a_h), client.tensor(b_h)
+    out = {}
+    for kernel in (matmul.matmul, matmul.matmul_lines):
+        for cfg in kernel.configs:
+            c = client.zeros((n, n), f32)
+            label = f"{kernel.kernel.__name__} " + " ".join(
+                f"{k}={v}" for k, v in cfg.items() if k != "cube_dim")
+
+            def launch(kernel=kernel, cfg=cfg, c=c):
+                matmul.run(client, a, b, c, checked=False, config=cfg, kernel=kernel)
+
+            def check(c=c):
+                want = a_h[:8].astype(np.float64) @ b_h.astype(np.float64)
+                np.testing.assert_allclose(c.numpy()[:8], want, rtol=1e-3,
+                                           atol=1e-3 * n ** 0.5)
+            out[label] = (launch, check)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--runtimes", default="cuda,wgpu")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    n = args.size
+    rng = np.random.default_rng(0)
+    a_h = rng.standard_normal((n, n), dtype=np.float32)
+    b_h = rng.standard_normal((n, n), dtype=np.float32)
+    timed = {}  # name -> callable returning a time in ms
+    for runtime in args.runtimes.split(","):
+        try:
+            client = cubepy.client(runtime)
+        except cubepy.LaunchError as e:
+            print(f"{runtime}: {e}")
+            continue
+        for name, (launch, check) in variants(client, a_h, b_h, n).items():
+            try:
+                launch()
+                client.sync()
+                check()
+            except (AssertionError, cubepy.LaunchError, cubepy.CompileError) as e:
+                print(f"{runtime} {name}: left out ({str(e).splitlines()[0][:100]})")
+                continue
+            timed[f"{runtime} {name}"] = (
+                lambda launch=launch, client=client:
+                cubepy.bench(launch, client=client, warmup=1, reps=args.reps).median_ms)
+    for name, fn in peers.matmul_peers(a_h, b_h).items():
+        timed[f"cuda {name}"] = (lambda fn=fn: peers.time_cuda(fn, 1, args.reps).median_ms)
+    names = list(timed)
+    rounds = {name: [] for name in names}
+    for r in range(args.rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in order:
+            rounds[name].append(timed[name]())
+    med = {name: statistics.median(ts) for name, ts in rounds.items()}
+    peer = next((v for k, v in med.items() if "cuBLAS" in k), None)
+    for name in names:
+        tflops = 2 * n ** 3 / med[name] / 1e9
+        ratio = f"{peer / med[name]:6.1%} of cuBLAS" if peer else ""
+        print(f"{name:70s} {med[name]:8.4f} ms {tflops:7.2f} TFLOP/s {ratio}")
+    if args.out:
+        Path(args.out).write_text(json.dumps(
+            {"host": describe_host(), "size": n, "rounds": rounds, "median_ms": med},
+            indent=1))
+
+
+if __name__ == "__main__":
+    main()
