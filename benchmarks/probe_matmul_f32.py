@@ -10,8 +10,9 @@ rows, B and C in lines of 4, 16-byte shared-memory reads, two shared copies and 
 barrier per step) with each of its. Each round times every variant once with
 `cubepy.bench` (a cold L2, as the benchmark), the order rotated from round to round;
 the figures are medians over rounds. Every variant is checked against float64 on a few
-rows first. Prints each variant's median, TFLOP/s and ratio to cuBLAS; writes the times
-per round as JSON.
+rows first (a wrong one, or one the device refuses, is left out and listed). Prints each
+variant's median, TFLOP/s and ratio to cuBLAS; writes the times per round as JSON. The
+size must be a multiple of 128 (the launches are unchecked).
 """
 from __future__ import annotations
 
@@ -52,19 +53,20 @@ def variants(client, a_h, b_h, n):
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--runtimes", default="cuda,wgpu")
     ap.add_argument("--out", default=None)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     n = args.size
     rng = np.random.default_rng(0)
     a_h = rng.standard_normal((n, n), dtype=np.float32)
     b_h = rng.standard_normal((n, n), dtype=np.float32)
     timed = {}  # name -> callable returning a time in ms
+    left_out = {}  # name -> why
     for runtime in args.runtimes.split(","):
         try:
             client = cubepy.client(runtime)
@@ -77,7 +79,8 @@ def main() -> None:
                 client.sync()
                 check()
             except (AssertionError, cubepy.LaunchError, cubepy.CompileError) as e:
-                print(f"{runtime} {name}: left out ({str(e).splitlines()[0][:100]})")
+                left_out[f"{runtime} {name}"] = str(e).strip().splitlines()[0][:200]
+                print(f"{runtime} {name}: left out ({left_out[f'{runtime} {name}']})")
                 continue
             timed[f"{runtime} {name}"] = (
                 lambda launch=launch, client=client:
@@ -98,9 +101,10 @@ def main() -> None:
         print(f"{name:70s} {med[name]:8.4f} ms {tflops:7.2f} TFLOP/s {ratio}")
     if args.out:
         Path(args.out).write_text(json.dumps(
-            {"host": describe_host(), "size": n, "rounds": rounds, "median_ms": med},
-            indent=1))
+            {"host": describe_host(), "size": n, "rounds": rounds, "median_ms": med,
+             "left_out": left_out}, indent=1))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
