@@ -232,7 +232,7 @@ def matmul_lines(a: Tensor[f32], b: Tensor[Line[f32]], c: Tensor[Line[f32]],
                 acc[8 + 2 * i] += a1[i] * b0
                 acc[9 + 2 * i] += a1[i] * b1
         if more:  # into the other copy, last read before the previous barrier
-            nxt = (1 - cur)
+            nxt = 1 - cur
             for p in unroll(range(na)):
                 q = p * units + UNIT_POS
                 a_s[nxt * (bk * la) + q % bk * la + q // bk] = pa[p]
