@@ -1,5 +1,5 @@
-"""What the benchmark scripts share: a one-line description of the host machine, and the
-host time per launch of a launch function."""
+"""What the benchmark scripts share: a one-line description of the host machine, the
+clients of the runtimes present, and the host time per launch of a launch function."""
 from __future__ import annotations
 
 import os
@@ -19,6 +19,19 @@ def describe_host() -> str:
     except OSError:
         pass
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+
+
+def present_clients(runtimes) -> list:
+    """A client for each runtime named in `runtimes` that this machine has; each absent
+    one is printed with the reason and skipped."""
+    import cubepy  # (this module stays light for the scripts that only describe the host)
+    clients = []
+    for runtime in runtimes:
+        try:
+            clients.append(cubepy.client(runtime))
+        except cubepy.CubepyError as e:
+            print(f"{runtime}: skipped ({e})", flush=True)
+    return clients
 
 
 def per_launch_us(launch, sync, n: int, reps: int) -> float:

@@ -46,7 +46,7 @@ import cubepy  # noqa: E402
 from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Comptime, CubeCount, CubeDim,  # noqa: E402
                     Float, Line, LocalArray, Tensor, cube, f32, math, unroll)
 from benchmarks.kernels import layernorm, softmax  # noqa: E402
-from benchmarks.host import describe_host  # noqa: E402
+from benchmarks.host import describe_host, present_clients  # noqa: E402
 from benchmarks.kernels.cube_reduce import cube_sum  # noqa: E402
 from benchmarks.kernels.layernorm import line_total  # noqa: E402
 
@@ -217,12 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     want = expected(x_h, w_h, b_h)
     n = layernorm.line_size_for(args.cols, dtype)
     found, failed, devices = [], [], {}
-    for runtime in args.runtimes.split(","):
-        try:
-            client = cubepy.client(runtime)
-        except cubepy.CubepyError as e:
-            print(f"{runtime}: skipped ({e})")
-            continue
+    for client in present_clients(args.runtimes.split(",")):
+        runtime = client.runtime
         devices[runtime] = client.device
         line_args = tuple(client.tensor(a).with_line_size(n) for a in (x_h, w_h, b_h)) + \
             (client.zeros(x_h.shape, dtype).with_line_size(n), EPS)

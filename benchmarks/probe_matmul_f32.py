@@ -28,12 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cubepy  # noqa: E402
 from cubepy import f32  # noqa: E402
 from benchmarks import peers  # noqa: E402
-from benchmarks.host import describe_host  # noqa: E402
+from benchmarks.host import describe_host, present_clients  # noqa: E402
 from benchmarks.kernels import matmul  # noqa: E402
 
 
 def variants(client, a_h, b_h, n):
-    """name -> (launch, check) for every config of both kernels on `client`."""
+    """name -> (launch, check) for every config of both kernels on `client`, each with an
+    output of its own (a config that wrote nothing must not pass on another's result)."""
     a, b = client.tensor(a_h), client.tensor(b_h)
     out = {}
     for kernel in (matmul.matmul, matmul.matmul_lines):
@@ -67,22 +68,18 @@ def main(argv: list[str] | None = None) -> int:
     b_h = rng.standard_normal((n, n), dtype=np.float32)
     timed = {}  # name -> callable returning a time in ms
     left_out = {}  # name -> why
-    for runtime in args.runtimes.split(","):
-        try:
-            client = cubepy.client(runtime)
-        except cubepy.LaunchError as e:
-            print(f"{runtime}: {e}")
-            continue
+    for client in present_clients(args.runtimes.split(",")):
         for name, (launch, check) in variants(client, a_h, b_h, n).items():
+            name = f"{client.runtime} {name}"
             try:
                 launch()
                 client.sync()
                 check()
             except (AssertionError, cubepy.LaunchError, cubepy.CompileError) as e:
-                left_out[f"{runtime} {name}"] = str(e).strip().splitlines()[0][:200]
-                print(f"{runtime} {name}: left out ({left_out[f'{runtime} {name}']})")
+                left_out[name] = str(e).strip().splitlines()[0][:200]
+                print(f"{name}: left out ({left_out[name]})")
                 continue
-            timed[f"{runtime} {name}"] = (
+            timed[name] = (
                 lambda launch=launch, client=client:
                 cubepy.bench(launch, client=client, warmup=1, reps=args.reps).median_ms)
     for name, fn in peers.matmul_peers(a_h, b_h).items():

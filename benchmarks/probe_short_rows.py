@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 import cubepy  # noqa: E402
 from cubepy import CubeCount, f16, f32  # noqa: E402
+from benchmarks.host import present_clients  # noqa: E402
 from benchmarks.kernels import layernorm, softmax  # noqa: E402
 
 SOFTMAX_COLS = (1024, 4096, 16384)
@@ -173,12 +174,8 @@ def table(rows: list[dict]) -> str:
 
 def probe(runtimes: list[str], rows: int, warmup: int, reps: int) -> list[dict]:
     out: list[dict] = []
-    for runtime in runtimes:
-        try:
-            client = cubepy.client(runtime)
-        except Exception as e:  # not present on this machine
-            print(f"{runtime}: skipped ({type(e).__name__}: {e})", flush=True)
-            continue
+    for client in present_clients(runtimes):
+        runtime = client.runtime
         print(f"{runtime}: {client.device}, plane {client.limits.plane_dim}", flush=True)
         for cols in SOFTMAX_COLS:
             out += time_case(client, "softmax", rows, cols, 4,

@@ -1,6 +1,6 @@
 """benchmarks/probe_matmul_f32.py times every config of both f32 matmul kernels, each
 checked first; benchmarks/probe_wgmma_configs.py refuses to time a compiler other than
-the one it was pointed at."""
+the one it was pointed at; the probes' clients skip the runtimes a machine lacks."""
 from __future__ import annotations
 
 import json
@@ -34,3 +34,10 @@ def test_the_wgmma_probe_refuses_a_root_without_its_own_compiler(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert run.returncode != 0
     assert f"not from {tmp_path}" in run.stderr
+
+
+def test_present_clients_skip_an_absent_runtime_and_say_why(capsys):
+    from benchmarks.host import present_clients
+    clients = present_clients(["cpu", "no-such-runtime", "cpu"])
+    assert [c.runtime for c in clients] == ["cpu", "cpu"]
+    assert capsys.readouterr().out.startswith("no-such-runtime: skipped (")

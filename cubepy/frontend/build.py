@@ -283,9 +283,10 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
         self.write(buf, index, expr)
 
     def write(self, buf: Buf, index: n.Expr, value: n.Expr) -> None:
-        """`buf[index] = value`; a line of shared memory is stored element by element,
-        from a temporary holding the whole line (computed before any element is
-        stored) and with the index computed once."""
+        """`buf[index] = value`; a line of a local or shared array is stored element by
+        element (shared: as one line where the target has vector stores), from a
+        temporary holding the whole line (computed before any element is stored), at an
+        index that the element stores cannot change."""
         if not (buf.is_kernel_array and buf.line > 1):
             self.emit(n.Store(buffer=buf.ref, index=index, value=value, loc=self.ctx.loc))
             return
