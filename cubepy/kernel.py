@@ -259,15 +259,16 @@ class CubeFunction:
 
     @public_entry
     def ir(self, cube_dim=(1, 1, 1), target: str | None = None,
-           line_sizes: dict[str, int] | None = None, **specialization) -> str:
+           line_sizes: dict[str, int] | None = None, checked: bool = True,
+           **specialization) -> str:
         """The IR as text, after the target-independent passes (or after the passes for
-        `target` when given). `line_sizes` as for source()."""
+        `target` when given). `line_sizes` and `checked` as for source()."""
         self._require_kernel("ir")
         spec = self._specialization(cube_dim, specialization, line_sizes)
         parsed = self._parse()
         from .ir.printer import print_kernel
-        return call_deep(lambda: print_kernel(run_pipeline(build_kernel(parsed, spec),
-                                                           target)), self._too_deep)
+        return call_deep(lambda: print_kernel(run_pipeline(
+            build_kernel(parsed, spec, checked), target)), self._too_deep)
 
     @public_entry
     def explore(self, cube_dim=(1, 1, 1), checked: bool = True,

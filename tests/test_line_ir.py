@@ -203,6 +203,41 @@ def test_shared_line_indices_are_clamped_in_checked_launches_only():
                                   np.roll(lines, -1, 0) + np.roll(lines, -2, 0))
 
 
+@cube(launch=True)
+def neighbour_lines(x: Array[Line[f32]], y: Array[Line[f32]], n: u32):
+    i = ABSOLUTE_POS
+    if i + u32(1) < n:
+        y[i] = x[i] + x[i + u32(1)]
+
+
+def test_global_line_indices_are_clamped_in_checked_launches_only():
+    """An unchecked launch promises indices in range, so its line indices stay as written
+    (the clamp would cost a `min` per access and keep addresses from folding)."""
+    sizes = {"x": 4, "y": 4}
+    checked = neighbour_lines.ir(line_sizes=sizes)
+    unchecked = neighbour_lines.ir(line_sizes=sizes, checked=False)
+    assert checked.count("1073741823:u32") == 2  # x[i] (shared with y[i]) and x[i + 1]
+    assert "1073741823" not in unchecked and " unchecked {" in unchecked
+    assert "load_line @x[%i]" in unchecked and "store_line @y[%i]" in unchecked
+    assert parse_kernel(unchecked).checked is False and parse_kernel(checked).checked
+    assert print_kernel(parse_kernel(unchecked)) == unchecked
+    cuda = neighbour_lines.source("cuda", cube_dim=(16, 1, 1), line_sizes=sizes,
+                                  checked=False)
+    assert "min(" not in cuda and "float4*>(&x[i * 4u])" in cuda
+    lines = np.arange(64, dtype=np.float32).reshape(16, 4)
+    want = np.zeros_like(lines)
+    want[:15] = lines[:15] + lines[1:]
+    for runtime in ("cpu", "wgpu"):
+        if runtime not in cubepy.available_runtimes():
+            continue
+        c = cubepy.client(runtime)
+        for launch in (neighbour_lines.launch, neighbour_lines.launch_unchecked):
+            x = c.tensor(lines.ravel()).with_line_size(4)
+            y = c.zeros((64,), f32).with_line_size(4)
+            launch(c, CubeCount(1), CubeDim(16), x, y, 16)
+            np.testing.assert_array_equal(y.numpy().reshape(16, 4), want)
+
+
 # ----------------------------------------------------------------------------- fuzz
 
 def _line_kernel_source(root) -> str:

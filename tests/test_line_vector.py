@@ -90,7 +90,7 @@ def test_cuda_checked_store_computes_each_value_once():
 
 def test_misaligned_buffer_is_accessed_element_by_element():
     src = _spec_source(line_copy, "cuda", False, ("x",), **_lines(f32, 4))
-    assert "float4*>(&x[" not in src and "x[y_line * 4u + 3u]" in src
+    assert "float4*>(&x[" not in src and "x[i * 4u + 3u]" in src
     assert src.count("*reinterpret_cast<float4*>(&y[") == 1  # y stays aligned
 
 
@@ -130,7 +130,7 @@ def test_metal_lines_are_vectors_of_four_at_most():
     src = line_copy.source("metal", cube_dim=(64, 1, 1), checked=False, **_lines(f32, 4))
     assert src.count("*(const device float4*)(&x[") == 1
     src = line_copy.source("metal", cube_dim=(64, 1, 1), checked=False, **_lines(bf16, 4))
-    assert "bfloat4" not in src and "x[y_line * 4u + 3u]" in src  # element by element
+    assert "bfloat4" not in src and "x[i * 4u + 3u]" in src  # element by element
 
 
 # ----------------------------------------------------------------------------- IR and passes

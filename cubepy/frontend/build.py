@@ -537,7 +537,7 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
         return n.Kernel(parsed.name, tuple(params), tuple(self.ctx.shared), body,
                         self.ctx.spec.cube_dim, parsed.loc,
                         local_arrays=tuple(self.ctx.local_arrays),
-                        matrices=tuple(self.ctx.matrices))
+                        matrices=tuple(self.ctx.matrices), checked=self.ctx.checked)
 
 
 def _record(cls: type, path: str, members: dict) -> Rec:

@@ -430,6 +430,9 @@ class Kernel:
     loc: Loc = field(default=NO_LOC, compare=False)
     local_arrays: tuple[LocalDecl, ...] = ()
     matrices: tuple["MatrixDecl", ...] = ()
+    # Built for a bounds-checked launch. An unchecked one promises every index in range,
+    # so passes may drop what only keeps an out-of-range index harmless.
+    checked: bool = True
 
     def param(self, name: str) -> Param:
         for p in self.params:

@@ -91,7 +91,8 @@ class _Reader:
                 params.append(self.param(rest[i]))
             i += 1
         dims = tuple(int(str(t)) for t in rest[i:i + 3])
-        i += 3
+        checked = rest[i + 3] is None  # the optional `unchecked` after cube_dim(...)
+        i += 4
         kloc = self.make_loc(rest[i])
         if rest[i] is not None:
             self.filename = kloc.filename
@@ -107,7 +108,7 @@ class _Reader:
                 stmts.append(self.stmt(child))
         return ir.Kernel(name, tuple(params), tuple(shared), ir.Block(tuple(stmts)),
                          dims, loc=kloc, local_arrays=tuple(local),
-                         matrices=tuple(matrices))
+                         matrices=tuple(matrices), checked=checked)
 
     def param(self, tree: Tree) -> ir.Param:
         if tree.data == "scalar_param":

@@ -16,6 +16,7 @@ floats); `true`/`false` are bools.
 A result type is printed (`add:f32(...)`) only where it differs from the one the
 operands imply, so the text stays short and the round trip stays exact.
 `# line N` after a statement (after the `{` of a compound one) keeps its source line.
+A kernel built for an unchecked launch says `unchecked` after its cube_dim.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEYWORDS = frozenset({"kernel", "cube_dim", "shared", "var", "let", "if", "else", "for", "in",
                       "range", "unroll", "while", "break", "continue", "terminate",
                       "barrier", "comment", "atomic", "math", "true", "false", "plane",
-                      "local", "bits", "matrix", "cmma"})
+                      "local", "bits", "matrix", "cmma", "unchecked"})
 
 
 def implied_type(expr: ir.Expr) -> DType | None:
@@ -292,7 +293,9 @@ class _Printer:
             else _quoted(k.name)
         dim = ", ".join(str(d) for d in k.cube_dim)
         head_loc = self.loc(k.loc, with_file=k.loc.lineno > 0 or k.loc != ir.NO_LOC)
-        self.emit(0, f"kernel {name}({', '.join(params)}) cube_dim({dim}) {{{head_loc}")
+        unchecked = "" if k.checked else " unchecked"
+        self.emit(0, f"kernel {name}({', '.join(params)}) cube_dim({dim}){unchecked} "
+                     f"{{{head_loc}")
         for d in k.shared:
             self.emit(1, f"shared @{d.buffer.name}: {d.buffer.elem.name}[{d.size}]"
                          f"{self.loc(d.loc)}")

@@ -7,8 +7,9 @@ pipeline, rewrites the kernel so that no LineType remains:
 
 - a line variable `v` becomes n variables `v_0 .. v_{n-1}` (fresh names);
 - a line read `x[i]` becomes the element reads `x[i * n + k]`, a line store `x[i] = v`
-  the n element stores (the index is computed once, into a temporary); a line index is
-  first clamped so that `i * n + k` cannot wrap around into the buffer;
+  the n element stores (the index is computed once, into a temporary); in a checked
+  launch a line index is first clamped so that `i * n + k` cannot wrap around into the
+  buffer;
 - an atomic on a line buffer becomes one atomic per element, its old values going to
   the result's parts;
 - every other line expression is rebuilt per element k (a broadcast gives the scalar);
@@ -130,7 +131,7 @@ class _Scalarizer:
         if isinstance(e, ir.Load):
             return ir.Load(ty=elem, var=self.split(e.var)[k], loc=loc)
         if isinstance(e, ir.Index):
-            base = self.hoist(_clamp(self.scalar(e.index), line.size), e.buffer.name)
+            base = self.hoist(self.clamp(self.scalar(e.index), line.size), e.buffer.name)
             parts = self.whole_read(e.buffer, base, line.size, loc) if self.sure else None
             if parts is not None:
                 return ir.Load(ty=elem, var=parts[k], loc=loc)
@@ -184,12 +185,10 @@ class _Scalarizer:
 
     def can_access_whole(self, buffer: ir.BufferRef, base: ir.Expr) -> bool:
         """Whether line `base` of `buffer` may be one access: an aligned parameter or
-        shared memory, and a line index computed before the statement (a constant or a
-        temporary)."""
+        shared memory, and a line index known before the statement (a constant or a
+        variable: no statement assigns a variable before it has read its operands)."""
         return (self.pre is not None and buffer.space in ("global", "shared")
-                and buffer.name in self.whole
-                and (isinstance(base, ir.Const)
-                     or isinstance(base, ir.Load) and base.var in self.temps))
+                and buffer.name in self.whole and isinstance(base, (ir.Const, ir.Load)))
 
     def extract(self, e: ir.Extract) -> ir.Expr:
         """Element `e.index` of a line: that element's scalar for a constant index,
@@ -214,6 +213,13 @@ class _Scalarizer:
             out = ir.Select(ty=e.ty, cond=hit, if_true=self.element(e.value, k),
                             if_false=out, loc=e.loc)
         return out
+
+    def clamp(self, index: ir.Expr, size: int) -> ir.Expr:
+        """A global line index clamped (`_clamp`) in a checked launch. An unchecked launch
+        promises every index in range, so there the index stays as written: the clamp
+        would only cost a `min` per access and keep the C compilers from folding the
+        addresses of neighbouring lines into one base and constant offsets."""
+        return _clamp(index, size) if self.kernel.checked else index
 
     # -- statements ---------------------------------------------------------------------
     def hoist(self, index: ir.Expr, buffer: str) -> ir.Expr:
@@ -276,7 +282,7 @@ class _Scalarizer:
         if isinstance(s, ir.Assign) and isinstance(s.var.ty, LineType):
             size = s.var.ty.size
             if isinstance(s.value, ir.Index):  # `v = x[i]`: straight into v's parts
-                base = self.hoist(_clamp(self.scalar(s.value.index), size),
+                base = self.hoist(self.clamp(self.scalar(s.value.index), size),
                                   s.value.buffer.name)
                 if self.can_access_whole(s.value.buffer, base):
                     parts = self.split(s.var)
@@ -293,7 +299,7 @@ class _Scalarizer:
                           for v, x in zip(self.split(s.var), values)]
         if isinstance(s, ir.Store) and isinstance(s.value.ty, LineType):
             size = s.value.ty.size
-            index = _clamp(self.scalar(s.index), size)
+            index = self.clamp(self.scalar(s.index), size)
             out: list[ir.Stmt] = []
             index = self.hoist(index, s.buffer.name)
             if not isinstance(index, (ir.Const, ir.Load)):  # it reads memory
@@ -343,7 +349,7 @@ class _Scalarizer:
         (as CUDA's atomicAdd on __half2 is), the old values into the result's parts.
         Operands are computed before the first element's atomic changes memory."""
         loc, out = s.loc, []
-        index = self.hoist(_clamp(self.scalar(s.index), size), s.buffer.name)
+        index = self.hoist(self.clamp(self.scalar(s.index), size), s.buffer.name)
         if not isinstance(index, (ir.Const, ir.Load)):  # it reads memory
             tmp = ir.Var(self.fresh(f"{s.buffer.name}_line"), index.ty)
             self.temps.append(tmp)
