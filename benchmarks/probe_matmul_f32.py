@@ -2,7 +2,7 @@
 (torch, TF32 off), timed in interleaved rounds.
 
     python benchmarks/probe_matmul_f32.py [--size 4096] [--rounds 5] [--reps 5]
-        [--runtimes cuda,wgpu] [--out FILE.json]
+        [--runtimes cuda,wgpu] [--root DIR] [--out FILE.json]
 
 Variants: `matmul` (scalar shared-memory reads, the unit's rows and columns strided by
 the cube's size) with each of its configs, and `matmul_lines` (A staged as lines of 4
@@ -13,6 +13,11 @@ the figures are medians over rounds. Every variant is checked against float64 on
 rows first (a wrong one, or one the device refuses, is left out and listed). Prints each
 variant's median, TFLOP/s and ratio to cuBLAS; writes the times per round as JSON. The
 size must be a multiple of 128 (the launches are unchecked).
+
+`--root` puts DIR (a checkout holding `cubepy/` and `benchmarks/`) first on the path, as
+in probe_wgmma_configs.py: fresh processes alternating two checkouts time what a
+compiler change does to each config (the scalar `matmul`, with no lines, is the
+control for a change to lines).
 """
 from __future__ import annotations
 
@@ -24,17 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import cubepy  # noqa: E402
-from cubepy import f32  # noqa: E402
-from benchmarks import peers  # noqa: E402
-from benchmarks.host import describe_host, present_clients  # noqa: E402
-from benchmarks.kernels import matmul  # noqa: E402
-
 
 def variants(client, a_h, b_h, n):
     """name -> (launch, check) for every config of both kernels on `client`, each with an
     output of its own (a config that wrote nothing must not pass on another's result)."""
+    from cubepy import f32
+    from benchmarks.kernels import matmul
     a, b = client.tensor(a_h), client.tensor(b_h)
     out = {}
     for kernel in (matmul.matmul, matmul.matmul_lines):
@@ -60,8 +60,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--runtimes", default="cuda,wgpu")
+    ap.add_argument("--root", default=str(Path(__file__).resolve().parent.parent))
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
+    root = Path(args.root).resolve()
+    sys.path.insert(0, str(root))
+    import cubepy
+    if not Path(cubepy.__file__).resolve().is_relative_to(root):
+        sys.exit(f"cubepy came from {cubepy.__file__}, not from {root}")
+    from benchmarks import peers
+    from benchmarks.host import describe_host, present_clients
     n = args.size
     rng = np.random.default_rng(0)
     a_h = rng.standard_normal((n, n), dtype=np.float32)
@@ -98,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:70s} {med[name]:8.4f} ms {tflops:7.2f} TFLOP/s {ratio}")
     if args.out:
         Path(args.out).write_text(json.dumps(
-            {"host": describe_host(), "size": n, "rounds": rounds, "median_ms": med,
-             "left_out": left_out}, indent=1))
+            {"host": describe_host(), "root": str(root), "size": n, "rounds": rounds,
+             "median_ms": med, "left_out": left_out}, indent=1))
     return 0
 
 

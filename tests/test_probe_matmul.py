@@ -1,12 +1,14 @@
 """benchmarks/probe_matmul_f32.py times every config of both f32 matmul kernels, each
-checked first; benchmarks/probe_wgmma_configs.py refuses to time a compiler other than
-the one it was pointed at; the probes' clients skip the runtimes a machine lacks."""
+checked first; it and benchmarks/probe_wgmma_configs.py refuse to time a compiler other
+than the one they were pointed at; the probes' clients skip the runtimes a machine lacks."""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+
+import pytest
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 sys.path.insert(0, ROOT)
@@ -27,9 +29,10 @@ def test_every_f32_config_is_checked_and_timed_on_the_cpu_runtime(tmp_path):
     assert all(len(got["rounds"][n]) == 2 and got["median_ms"][n] > 0 for n in names)
 
 
-def test_the_wgmma_probe_refuses_a_root_without_its_own_compiler(tmp_path):
+@pytest.mark.parametrize("name", ["probe_wgmma_configs.py", "probe_matmul_f32.py"])
+def test_the_ab_probes_refuse_a_root_without_its_own_compiler(tmp_path, name):
     # no cubepy/ under tmp_path: the installed one would be timed
-    probe = os.path.join(ROOT, "benchmarks", "probe_wgmma_configs.py")
+    probe = os.path.join(ROOT, "benchmarks", name)
     run = subprocess.run([sys.executable, probe, "--root", str(tmp_path)],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode != 0
