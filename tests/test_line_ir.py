@@ -264,8 +264,9 @@ def _line_fuzz_cases():
 
 def test_random_elementwise_expressions_on_lines_match_scalars():
     """Random typed expressions (tests/fuzz_kernels.py) on lines give, element for
-    element and bit for bit, what the scalar kernel gives (cpu runtime); expressions
-    that use a comparison as a condition do not take lines and are left out."""
+    element and bit for bit, what the scalar kernel gives (cpu runtime), checked and
+    unchecked; expressions that use a comparison as a condition do not take lines and
+    are left out."""
     from hypothesis import HealthCheck, given, settings
     import fuzz_kernels as fk
     c = cubepy.client("cpu")
@@ -293,6 +294,11 @@ def test_random_elementwise_expressions_on_lines_match_scalars():
         got = c.zeros(64, out_ty).with_line_size(n)
         lined.launch(c, CubeCount(1), CubeDim(64 // n),
                      *[c.tensor(d).with_line_size(n) for d in data], got)
+        np.testing.assert_array_equal(got.numpy(), want.numpy(),
+                                      err_msg=_line_kernel_source(root))
+        # unchecked, the line indices are not clamped: the same elements, bit for bit
+        lined.launch_unchecked(c, CubeCount(1), CubeDim(64 // n),
+                               *[c.tensor(d).with_line_size(n) for d in data], got)
         np.testing.assert_array_equal(got.numpy(), want.numpy(),
                                       err_msg=_line_kernel_source(root))
         ran.append(n)
