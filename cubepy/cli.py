@@ -104,7 +104,7 @@ def _cmd_ir(args) -> int:
     kernel = _load_kernel(args.kernel)
     print(kernel.ir(cube_dim=_parse_dims(args.cube_dim), target=args.target,
                     line_sizes=_parse_line_sizes(args.line_size),
-                    **_parse_defines(args.define)))
+                    checked=not args.unchecked, **_parse_defines(args.define)))
     return 0
 
 
@@ -214,9 +214,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="bind a generic (Float=f32) or a comptime parameter (n=4)")
         p.add_argument("--line-size", action="append", default=[], metavar="NAME=N",
                        help="the line size of a Line parameter (x=4; default 1)")
-        if name in ("emit", "explore"):
-            p.add_argument("--unchecked", action="store_true",
-                           help="the variant without bounds checks")
+        p.add_argument("--unchecked", action="store_true",
+                       help="the variant without bounds checks")
         if name == "emit":
             p.add_argument("--target", "-t", default="cuda", choices=source_targets(),
                            help="the language to emit (default cuda)")

@@ -96,6 +96,10 @@ def test_cli_line_size(capsys):
     # the aligned lines are read and stored whole
     assert out.count("min(%i, 1073741823:u32)") == 1 and "load_line @x[%y_line]" in out
     assert "store_line @y[%y_line] = (" in out
+    assert main(["ir", f"{path}:line_axpy", "-D", "Float=f32", "--line-size", "x=4",
+                 "--line-size", "y=4", "--unchecked"]) == 0
+    out = capsys.readouterr().out
+    assert " unchecked {" in out and "min(" not in out and "load_line @x[%i]" in out
     assert main(["ir", f"{path}:line_axpy", "-D", "Float=f32", "--line-size", "x=3"]) == 2
     assert "line size" in capsys.readouterr().err
 
