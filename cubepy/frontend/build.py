@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from ..errors import compile_error, how_to_bind
 from ..ir import nodes as n
 from ..ir.types import DType, Generic, LineType, bool_, u32
+from ..ir.visit import reads_memory
 from ..lang import LineOf
 from ..spec import Specialization
 from .calls import CallMixin
@@ -295,7 +296,7 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
         # stores could change. Else it stays an expression: an unrolled `acc[2 * i]`'s
         # folds to a constant, where a temporary's clamp (scalarize_lines) kept a local
         # array's indices from folding.
-        if not _reads_no_memory(index):
+        if reads_memory(index):
             index = self.once(index, "line_index")
         if buf.ref.space == "shared":  # one access where the target has vector stores
             elems = tuple(n.Extract(ty=buf.ref.elem, value=value, loc=self.ctx.loc,
@@ -554,14 +555,3 @@ def build_kernel(parsed: ParsedFunction, spec: Specialization,
     `checked` (a bounds-checked launch) adds the per-dimension and per-view index checks
     (frontend/indexing.py); the buffer-length checks are the code generators'."""
     return Builder(parsed, spec, checked).kernel()
-
-
-def _reads_no_memory(e: n.Expr) -> bool:
-    """Whether `e` is built of constants, variables and builtins by pure arithmetic."""
-    if isinstance(e, (n.Const, n.Load, n.Builtin)):
-        return True
-    if isinstance(e, n.Binary):
-        return _reads_no_memory(e.lhs) and _reads_no_memory(e.rhs)
-    if isinstance(e, (n.Unary, n.Cast)):
-        return _reads_no_memory(e.operand)
-    return False

@@ -11,7 +11,7 @@ from ..errors import compile_error, how_to_bind
 from ..ir import nodes as n
 from ..ir.types import DType, Generic, bool_, f32, u32
 from ..ir.types import LineType, elem_of
-from ..ir.visit import walk_stmts
+from ..ir.visit import reads_memory, walk_stmts
 from ..lang import BufferAnnotation, LineOf
 from .context import Frame
 from .infer import TVar, describe, find
@@ -354,8 +354,9 @@ class CallMixin:
             elif got is not find(inner):
                 self.error(f"parameter {p.name!r} of {parsed.name}() takes elements of "
                            f"{describe(inner)}, got {describe(e.ty)}", a_node)
-        # by value: a fresh variable, unless the argument cannot change meanwhile
-        if parsed.assign_counts.get(p.name) is None and _stable(e):
+        # by value: a fresh variable, unless the argument cannot change meanwhile (it
+        # reads no memory, and the callee cannot assign the caller's variables)
+        if parsed.assign_counts.get(p.name) is None and not reads_memory(e):
             return e
         var = self.new_var(p.name, e.ty)
         self.use(var)
@@ -394,10 +395,3 @@ class CallMixin:
                 else:
                     self.ctx.unifier.unify(bound, ty, self.ctx.loc, lambda a, b: (
                         f"{g.name} is {a} in this call, but {rec.path}.{name} is {b}"))
-
-
-def _stable(e: n.Expr) -> bool:
-    """True when `e` reads no memory (so it can be substituted for a parameter: the
-    callee cannot assign the caller's variables)."""
-    from ..ir.visit import walk_exprs
-    return not any(isinstance(x, n.Index) for x in walk_exprs(e))

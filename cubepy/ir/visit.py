@@ -46,6 +46,12 @@ def walk_exprs(expr: n.Expr) -> Iterator[n.Expr]:
         yield from walk_exprs(child)
 
 
+def reads_memory(expr: n.Expr) -> bool:
+    """Whether `expr` reads a buffer (an `Index` anywhere in it): its value may change
+    when memory is stored to, unlike that of constants, variables and builtins."""
+    return any(isinstance(e, n.Index) for e in walk_exprs(expr))
+
+
 def walk_stmts(block: n.Block) -> Iterator[n.Stmt]:
     """Every statement in `block` and its nested blocks, in source order."""
     for stmt in block.stmts:

@@ -38,7 +38,7 @@ import dataclasses
 from .. import nodes as ir
 from ..names import NameTable
 from ..types import LineType, bool_ as BOOL
-from ..visit import walk_all_exprs, walk_exprs, walk_stmts
+from ..visit import reads_memory, walk_all_exprs, walk_exprs, walk_stmts
 from .line_access import line_element_index
 from .needs import has_line_values
 
@@ -226,8 +226,7 @@ class _Scalarizer:
         """`index` computed once, into a temporary assigned before the statement, when it
         is more than a variable or a constant. Never an index that reads memory: the
         read could be one the program guards (`i < n and x[idx[i]][0] > 0`)."""
-        if self.pre is None or isinstance(index, (ir.Const, ir.Load)) \
-                or any(isinstance(x, ir.Index) for x in walk_exprs(index)):
+        if self.pre is None or isinstance(index, (ir.Const, ir.Load)) or reads_memory(index):
             return index
         tmp = self.hoisted.get(index)
         if tmp is None:
