@@ -42,24 +42,22 @@ def cupy_cuda():
 
 def time_cuda(fn: Callable[[], object], warmup: int, reps: int) -> BenchResult:
     """CUDA-event times of `fn` on the current stream (torch's, else CuPy's), each after
-    clearing a scratch buffer, like `cubepy.bench` on a GPU."""
+    reading a zeroed scratch buffer whole (a sum), like `cubepy.bench` on a GPU."""
     torch = torch_cuda()
     if torch is not None:
         make, sync = (lambda: torch.cuda.Event(enable_timing=True)), torch.cuda.synchronize
-        scratch = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-        clear = scratch.zero_
+        scratch = torch.zeros(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
     else:
         cupy = cupy_cuda()
         make, sync = cupy.cuda.Event, cupy.cuda.runtime.deviceSynchronize
-        scratch = cupy.empty(FLUSH_BYTES // 4, dtype=cupy.int32)
-        clear = lambda: scratch.fill(0)  # noqa: E731
+        scratch = cupy.zeros(FLUSH_BYTES // 4, dtype=cupy.int32)
     for _ in range(warmup):
         fn()
     sync()
     times = []
     for _ in range(reps):
         start, end = make(), make()
-        clear()  # as cubepy.bench: a cold L2, and the launch queued before `start` runs
+        scratch.sum()  # as cubepy.bench: a cold, clean L2; the launch queued before `start` runs
         start.record()
         fn()
         end.record()

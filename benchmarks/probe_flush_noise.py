@@ -2,14 +2,15 @@
 
     python benchmarks/probe_flush_noise.py [--reps 60] [--wgpu] [--out FILE.json]
 
-`cubepy.bench` clears a 256 MiB scratch buffer before each timed launch (a `memset`),
-as Triton's `do_bench` does. A cleared buffer leaves L2 full of dirty lines, which the
-timed kernel's own traffic must write back to memory first; how much of that write-back
+`cubepy.bench` cleared a 256 MiB scratch buffer before each timed launch (a `memset`),
+as Triton's `do_bench` does, until this probe showed what that costs; it now reads
+it (`read` below, cubepy/l2_flush.py). A cleared buffer leaves L2 full of dirty lines,
+which the timed kernel's own traffic must write back to memory first; how much of that write-back
 is still pending when the kernel starts may vary from repetition to repetition. This
 probe times short kernels with CUDA events right around the launch, on the client's
 stream, after each of these flushes:
 
-- `memset`: the scratch buffer cleared (what `bench` does);
+- `memset`: the scratch buffer cleared (what Triton's `do_bench` does);
 - `memset + read`: cleared, then read whole by a sum kernel, so L2 holds clean lines;
 - `read`: only read;
 - `none`: no flush (a warm L2: the kernel's own inputs from the previous repetition).

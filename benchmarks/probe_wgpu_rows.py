@@ -9,7 +9,7 @@ wgpu-py copy of the same bytes, where on CUDA they match the copy (docs/PERFORMA
 "wgpu against CUDA"). This probe asks whether that is the generated code or the
 platform. Every shader below runs in the same harness: modules built with loop bounding
 only (as cubepy builds generated modules), a 256 MiB scratch buffer cleared before each
-submission (a cold L2, as `cubepy.bench` does), timed by the pass's own timestamps
+submission (a cold L2, as `cubepy.bench` did then), timed by the pass's own timestamps
 (`own`) and by timestamps written inside the pass around the dispatch (`in_pass`, what
 cubepy's timer writes), median and minimum of `--reps` submissions in microseconds.
 

@@ -4,7 +4,7 @@ five ways.
     python benchmarks/probe_wgpu_timestamps.py [--reps 30] [--mib 16,64] [--out FILE.json]
 
 The copy shader of benchmarks/wgpu_copy.py over 16 and 64 MiB (`--mib`), each way with and without
-clearing a 256 MiB scratch buffer first (as `cubepy.bench` does), median and minimum of
+clearing a 256 MiB scratch buffer first (as `cubepy.bench` did then), median and minimum of
 `--reps` submissions (microseconds):
 
 - `own`: the copy pass's own `timestampWrites` (beginning and end of the pass);

@@ -2,9 +2,10 @@
 
 `vec4<f32>` loads and stores, a grid-stride loop over a fixed number of workgroups, and
 the pass's own timestamp writes (when the adapter has `timestamp-query`; else wall time
-around submit and wait). Before each timed pass the command buffer clears a 256 MiB
-scratch buffer, as `cubepy.bench` and the CUDA peers do, so the copy starts with a cold
-L2 (a same-size copy of a few MiB would otherwise read from L2).
+around submit and wait). Before each timed pass the command buffer reads a zeroed 256
+MiB scratch buffer whole (a pass of its own), as `cubepy.bench` and the CUDA peers do,
+so the copy starts with a cold, clean L2 (a same-size copy of a few MiB would otherwise
+read from L2).
 """
 from __future__ import annotations
 
@@ -30,6 +31,27 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
 """
 GROUPS = 4096  # at most: enough to fill a large GPU, each walking the rest
 
+# The flush before each timed pass, as cubepy/l2_flush.py's kernel: it stores only a set
+# bit, which the zeroed scratch buffer never has.
+READ_SHADER = """
+@group(0) @binding(0) var<storage, read> scratch: array<vec4<u32>>;
+@group(0) @binding(1) var<storage, read_write> found: array<u32>;
+
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+    let stride = groups.x * 256u;
+    var acc = vec4<u32>(0u);
+    for (var i = gid.x; i < arrayLength(&scratch); i += stride) {
+        acc = acc | scratch[i];
+    }
+    if (any(acc != vec4<u32>(0u))) {
+        found[0] = acc.x | acc.y | acc.z | acc.w;
+    }
+}
+"""
+READ_GROUPS = 1024
+
 
 class WgpuCopy:
     """Copies an f32 array of `n` elements (a multiple of 4) on the default adapter."""
@@ -51,16 +73,12 @@ class WgpuCopy:
         self.dst = self.device.create_buffer(size=nbytes, usage=usage)
         # (not on a software adapter, which has no L2 to clear, as cubepy.bench)
         software = str(adapter.info.get("adapter_type", "")).lower() == "cpu"
-        self.scratch = None if software else self.device.create_buffer(
-            size=min(FLUSH_BYTES, limits["max-buffer-size"] // 4 * 4),
-            usage=wgpu.BufferUsage.COPY_DST)
-        module = self.device.create_shader_module(code=SHADER)
-        self.pipeline = self.device.create_compute_pipeline(
-            layout="auto", compute={"module": module, "entry_point": "main"})
-        self.bind_group = self.device.create_bind_group(
-            layout=self.pipeline.get_bind_group_layout(0),
-            entries=[{"binding": 0, "resource": {"buffer": self.src}},
-                     {"binding": 1, "resource": {"buffer": self.dst}}])
+        self.pipeline, self.bind_group = self._pipeline(SHADER, self.src, self.dst)
+        self.flush = None if software else self._pipeline(
+            READ_SHADER, self.device.create_buffer(  # (wgpu zero-fills new buffers)
+                size=min(FLUSH_BYTES, min(limits.values())) // 16 * 16,
+                usage=wgpu.BufferUsage.STORAGE),
+            self.device.create_buffer(size=4, usage=wgpu.BufferUsage.STORAGE))
         if self.timestamps:
             self.queries = self.device.create_query_set(type=wgpu.QueryType.timestamp,
                                                         count=2)
@@ -69,10 +87,24 @@ class WgpuCopy:
             self.read = self.device.create_buffer(
                 size=16, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
 
+    def _pipeline(self, code: str, *buffers) -> tuple:
+        """A compute pipeline of `code` and the bind group of `buffers` (bindings 0..)."""
+        module = self.device.create_shader_module(code=code)
+        pipeline = self.device.create_compute_pipeline(
+            layout="auto", compute={"module": module, "entry_point": "main"})
+        bind_group = self.device.create_bind_group(
+            layout=pipeline.get_bind_group_layout(0),
+            entries=[{"binding": i, "resource": {"buffer": b}} for i, b in enumerate(buffers)])
+        return pipeline, bind_group
+
     def _run_once(self) -> float:
         encoder = self.device.create_command_encoder()
-        if self.scratch is not None:
-            encoder.clear_buffer(self.scratch)  # a cold L2 for the timed pass
+        if self.flush is not None:  # a cold, clean L2 for the timed pass
+            fpass = encoder.begin_compute_pass()
+            fpass.set_pipeline(self.flush[0])
+            fpass.set_bind_group(0, self.flush[1])
+            fpass.dispatch_workgroups(READ_GROUPS)
+            fpass.end()
         writes = ({"query_set": self.queries, "beginning_of_pass_write_index": 0,
                    "end_of_pass_write_index": 1} if self.timestamps else None)
         cpass = encoder.begin_compute_pass(timestamp_writes=writes)

@@ -18,11 +18,13 @@ What a timer measures depends on the runtime:
 
 `BenchResult.method` says which one was used.
 
-On a GPU, `bench` clears a scratch buffer (256 MiB) right before each timed repetition,
-as Triton's `do_bench` does: the L2 cache holds none of the inputs (cold-cache numbers),
-and while the GPU clears, the host queues the timed launch, so the time does not include
-the host's launch overhead (without it, a 10 us kernel would be timed as long as Python
-takes to launch it).
+On a GPU, `bench` reads a zeroed scratch buffer (256 MiB) whole right before each timed
+repetition: the L2 cache holds none of the inputs (cold-cache numbers), and while the
+GPU reads, the host queues the timed launch, so the time does not include the host's
+launch overhead (without it, a 10 us kernel would be timed as long as Python takes to
+launch it). Triton's `do_bench` clears such a buffer instead; a clear leaves L2 full of
+dirty lines whose write-back the timed kernel pays, by a varying amount, where a read
+leaves only clean lines (cubepy/l2_flush.py).
 """
 from __future__ import annotations
 
@@ -88,7 +90,7 @@ class Timer:
 
     def __init__(self, client, flush_bytes: int = 0) -> None:
         self.client = client
-        self.flush_bytes = 0  # the wall-time timer never clears a scratch buffer
+        self.flush_bytes = 0  # the wall-time timer never flushes L2
         self._t0: float | None = None
         self._t1: float | None = None
 
@@ -121,18 +123,16 @@ class CudaEventTimer(Timer):
     def __init__(self, client, flush_bytes: int = 0) -> None:
         super().__init__(client)
         import pycuda.driver as cuda
-        self._cuda = cuda
         client._activate()
         self._start, self._end = cuda.Event(), cuda.Event()
         self._recorded = 0
         self.flush_bytes = flush_bytes
-        self._scratch = cuda.mem_alloc(flush_bytes) if flush_bytes else None
+        self._flush = _read_flush(client, flush_bytes)
 
     def start(self) -> None:
         self.client._activate()
-        if self._scratch is not None:  # queued before the start event: see the module doc
-            self._cuda.memset_d32_async(self._scratch, 0, self.flush_bytes // 4,
-                                        self.client._stream)
+        if self._flush is not None:  # queued before the start event: see the module doc
+            self._flush()
         self._start.record(self.client._stream)
         self._recorded = 1
 
@@ -162,10 +162,12 @@ class WgpuTimestampTimer(Timer):
         self._started = False
         self._stop: int | None = None  # the query holding the stop, once stopped
         self.flush_bytes = flush_bytes
-        self._scratch = client.scratch_buffer(flush_bytes) if flush_bytes else None
+        self._flush = _read_flush(client, flush_bytes)
 
     def start(self) -> None:
-        self.client.start_timed_pass(self._query_set, 0, 1, clear=self._scratch)
+        if self._flush is not None:  # a launch recorded before the timed pass
+            self._flush()
+        self.client.start_timed_pass(self._query_set, 0, 1)
         self._started, self._stop = True, None
 
     def stop(self) -> None:
@@ -179,9 +181,18 @@ class WgpuTimestampTimer(Timer):
         return (stamps[self._stop] - stamps[0]) * 1e-6  # WebGPU timestamps are ns
 
 
+def _read_flush(client, flush_bytes: int):
+    """The scratch-buffer read a GPU timer runs in `start()` (cubepy/l2_flush.py), or None
+    without `flush_bytes`."""
+    if not flush_bytes:
+        return None
+    from .l2_flush import ReadFlush
+    return ReadFlush(client, flush_bytes)
+
+
 def make_timer(client, flush_bytes: int = 0) -> Timer:
     """The most precise timer the client's runtime offers (see the module doc); with
-    `flush_bytes`, GPU timers clear a scratch buffer of that size in `start()`."""
+    `flush_bytes`, GPU timers read a zeroed scratch buffer of that size in `start()`."""
     if client.runtime == "cuda":
         return CudaEventTimer(client, flush_bytes)
     if client.runtime == "wgpu" and "timestamp-query" in getattr(client, "features", ()):
@@ -191,12 +202,17 @@ def make_timer(client, flush_bytes: int = 0) -> Timer:
 
 def default_flush_bytes(client) -> int:
     """FLUSH_BYTES on a real GPU (within its buffer limit), 0 on the cpu runtime and on
-    software adapters (which have no L2 to clear and would only slow down)."""
-    if client.runtime == "cuda":
-        return FLUSH_BYTES
-    if client.runtime == "wgpu" and not getattr(client, "is_software", False):
-        return min(FLUSH_BYTES, int(getattr(client, "_max_buffer", FLUSH_BYTES)) // 4 * 4)
+    software adapters (which have no L2 to flush and would only slow down)."""
+    if client.runtime == "cuda" or (client.runtime == "wgpu"
+                                    and not getattr(client, "is_software", False)):
+        return largest_flush_bytes(client)
     return 0
+
+
+def largest_flush_bytes(client) -> int:
+    """FLUSH_BYTES, or the client's largest buffer when that is smaller (wgpu), in whole
+    16-byte lines: the flush kernel binds the scratch buffer as one."""
+    return min(FLUSH_BYTES, int(getattr(client, "_max_buffer", FLUSH_BYTES))) // 16 * 16
 
 
 def _find_client(args: tuple, kwargs: dict):
@@ -214,8 +230,8 @@ def bench(fn: Callable[..., Any], *args: Any, client=None, warmup: int = 3,
     """Times `fn(*args, **kwargs)` on the device: `warmup` untimed calls (compilation,
     caches), then `reps` calls timed one by one with the client's timer.
 
-    `flush` clears a 256 MiB scratch buffer before each repetition (default: on real
-    GPUs; see the module doc for why).
+    `flush` reads a zeroed 256 MiB scratch buffer before each repetition (default: on
+    real GPUs; see the module doc for why).
 
     `client` defaults to the first client (or device tensor's client) among the
     arguments, so `cubepy.bench(kernel.launch, client, count, dim, x, y)` needs no more.
@@ -235,7 +251,7 @@ def bench(fn: Callable[..., Any], *args: Any, client=None, warmup: int = 3,
     if flush is None:
         flush_bytes = default_flush_bytes(client)
     else:
-        flush_bytes = (default_flush_bytes(client) or FLUSH_BYTES) if flush else 0
+        flush_bytes = largest_flush_bytes(client) if flush else 0
     timer = make_timer(client, flush_bytes)
     for _ in range(reps):
         timer.start()

@@ -112,3 +112,32 @@ def test_widths_tier_runs_softmax_and_layernorm_at_models_widths():
               for k in ("softmax", "layernorm_f32")}
     assert widths == {"softmax": [768, 1000, 1600, 5120, 12288],
                       "layernorm_f32": [768, 1600, 3584, 5120, 12288]}
+
+
+@pytest.mark.wgpu
+def test_the_raw_wgpu_copys_flush_shader_reads_every_line():
+    """The raw wgpu-py copy's flush (wgpu_copy.READ_SHADER) finds a set bit anywhere in
+    its buffer, so it reads it whole, and stores nothing for a zeroed one. (On a
+    software adapter the copy flushes nothing, so the shader is run here by hand.)"""
+    import numpy as np
+    import wgpu
+    from benchmarks.wgpu_copy import READ_GROUPS, READ_SHADER, WgpuCopy
+    copier = WgpuCopy(1024)
+    assert copier.bench(1, 2).median_ms > 0
+    usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC
+    for where in (None, 0, 777, (1 << 16) - 1):
+        words = np.zeros(1 << 16, np.uint32)
+        if where is not None:
+            words[where] = 1 << (where % 32)
+        found = copier.device.create_buffer(size=4, usage=usage)
+        pipeline, group = copier._pipeline(
+            READ_SHADER, copier.device.create_buffer_with_data(data=words, usage=usage), found)
+        encoder = copier.device.create_command_encoder()
+        cpass = encoder.begin_compute_pass()
+        cpass.set_pipeline(pipeline)
+        cpass.set_bind_group(0, group)
+        cpass.dispatch_workgroups(READ_GROUPS)
+        cpass.end()
+        copier.device.queue.submit([encoder.finish()])
+        got = np.frombuffer(copier.device.queue.read_buffer(found), np.uint32)[0]
+        assert got == (0 if where is None else words[where]), where

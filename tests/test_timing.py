@@ -1,6 +1,7 @@
 """client.timer() and cubepy.bench: device time of launches on every runtime present."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import cubepy
@@ -102,24 +103,46 @@ def test_no_flush_on_the_cpu_and_software_adapters(runtime_client):
     expected = 0 if runtime_client.runtime == "cpu" or getattr(
         runtime_client, "is_software", False) else FLUSH_BYTES
     if runtime_client.runtime == "wgpu" and not runtime_client.is_software:
-        expected = min(FLUSH_BYTES, runtime_client._max_buffer // 4 * 4)
+        expected = min(FLUSH_BYTES, runtime_client._max_buffer) // 16 * 16
     assert default_flush_bytes(runtime_client) == expected
 
 
-def test_gpu_timers_clear_a_scratch_buffer_before_the_start(runtime_client):
+def test_gpu_timers_read_a_scratch_buffer_before_the_start(runtime_client):
     from cubepy.timing import make_timer
     if runtime_client.runtime == "cpu":
-        pytest.skip("the cpu runtime's timer clears nothing")
+        pytest.skip("the cpu runtime's timer flushes nothing")
     x = runtime_client.zeros((64 * 64,), f32)
     timer = make_timer(runtime_client, flush_bytes=16 << 20)
-    assert timer.flush_bytes == 16 << 20
+    assert timer.flush_bytes == 16 << 20 and timer._flush.nbytes == 16 << 20
     _launch(runtime_client, x, 1)
     timer.start()
     _launch(runtime_client, x, 1)
     timer.stop()
     assert 0 < timer.elapsed_ms() < 1000
+    # the flush only reads: its scratch buffer stays zero and it found no set bit
+    assert not timer._flush.scratch.numpy().any() and timer._flush.found.numpy()[0] == 0
+    np.testing.assert_allclose(x.numpy(), 1.0001 * (1.0001 * 0 + 0.5) + 0.5, rtol=1e-6)
     forced = cubepy.bench(_launch, runtime_client, x, 1, warmup=0, reps=2, flush=True)
     assert len(forced.times_ms) == 2
+
+
+def test_the_flush_kernel_reads_every_line(runtime_client):
+    """A set bit anywhere in the scratch buffer is found (so every line is read), and a
+    zeroed one gives nothing to store."""
+    from cubepy import u32
+    from cubepy.l2_flush import ReadFlush, read_scratch
+    flush = ReadFlush(runtime_client, (1 << 20) + 7)
+    assert flush.nbytes == 1 << 20
+    flush()
+    assert flush.found.numpy()[0] == 0
+    for where in (0, 12345, (1 << 18) - 1):
+        words = np.zeros(1 << 18, np.uint32)
+        words[where] = 1 << (where % 32)
+        found = runtime_client.zeros((1,), u32)
+        read_scratch.launch_unchecked(runtime_client, CubeCount(4), CubeDim(32),
+                                      runtime_client.tensor(words).with_line_size(4),
+                                      found, 4 * 32)
+        assert found.numpy()[0] == words[where], where
 
 
 @pytest.mark.wgpu

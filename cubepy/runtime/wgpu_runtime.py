@@ -800,15 +800,10 @@ class WgpuClient(Client):
         return self._device.create_query_set(type=self._wgpu.QueryType.timestamp,
                                              count=count)
 
-    def scratch_buffer(self, nbytes: int) -> Any:
-        """A device buffer that `start_timed_pass(..., clear=)` can clear."""
-        return self._device.create_buffer(size=nbytes, usage=self._wgpu.BufferUsage.COPY_DST)
-
-    def start_timed_pass(self, query_set: Any, begin: int, end: int,
-                         clear: Any = None) -> None:
-        """Opens the compute pass the next launches go into, in the open batch (after
-        clearing the buffer `clear`, when given), with the pass's own timestamps: `begin`
-        written as it starts, `end` as it ends. `stop_timed_pass` ends it.
+    def start_timed_pass(self, query_set: Any, begin: int, end: int) -> None:
+        """Opens the compute pass the next launches go into, in the open batch, with the
+        pass's own timestamps: `begin` written as it starts, `end` as it ends.
+        `stop_timed_pass` ends it.
 
         These are the timestamps a raw wgpu-py program takes of its own pass. Marks
         written inside the pass around the launches (`write_timestamp`) read about 2.5 us
@@ -819,8 +814,6 @@ class WgpuClient(Client):
             self._end_pass()
             if self._encoder is None:
                 self._encoder = self._device.create_command_encoder()
-            if clear is not None:
-                self._encoder.clear_buffer(clear)
             self._open_pass({"query_set": query_set, "beginning_of_pass_write_index": begin,
                              "end_of_pass_write_index": end})
             self._timed_end = end
