@@ -24,7 +24,6 @@ JSON (default $OUT/wgpu_context.json, or /tmp).
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import statistics
