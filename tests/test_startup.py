@@ -379,6 +379,30 @@ def test_a_new_cubepy_version_or_compiler_misses_the_cache(tmp_path, change):
     assert _import_and_launch(tmp_path, change)
 
 
+def test_the_compiler_stamp_follows_every_compiler_file_and_nothing_else(tmp_path):
+    from cubepy.spec_cache import files_stamp
+    (tmp_path / "ir").mkdir()
+    (tmp_path / "ir" / "nodes.py").write_text("x = 1\n")
+    (tmp_path / "grammar.lark").write_text("start: x\n")
+    stamps = [files_stamp(str(tmp_path))]
+    (tmp_path / "__pycache__").mkdir()  # bytecode, notes, hidden folders: unchanged
+    (tmp_path / "__pycache__" / "nodes.cpython-311.pyc").write_bytes(b"\0")
+    (tmp_path / "notes.md").write_text("n\n")
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "a.py").write_text("y = 2\n")
+    assert files_stamp(str(tmp_path)) == stamps[0]
+    (tmp_path / "ir" / "nodes.py").write_text("x = 22\n")  # edited in place: the size
+    stamps.append(files_stamp(str(tmp_path)))
+    os.utime(tmp_path / "grammar.lark", ns=(1, 1))  # same size, another time
+    stamps.append(files_stamp(str(tmp_path)))
+    (tmp_path / "ir" / "passes").mkdir()  # a new file in a new folder
+    (tmp_path / "ir" / "passes" / "fold.py").write_text("")
+    stamps.append(files_stamp(str(tmp_path)))
+    (tmp_path / "ir" / "passes" / "fold.py").rename(tmp_path / "ir" / "passes" / "dce.py")
+    stamps.append(files_stamp(str(tmp_path)))
+    assert len(set(stamps)) == len(stamps)
+
+
 def test_a_kernel_reading_a_module_of_the_program_is_not_cached(tmp_path):
     """Attributes of the program's own modules are not tracked: such a kernel compiles in
     every process (and sees an edited value)."""
