@@ -22,6 +22,10 @@ the plans (`plan ...`):
   pairs (one barrier; the maximum and then the sum take two each) gives the row's, and
   each unit rescales its exponentials by `exp(own max - row max) / sum` as it stores
   them;
+- `16 lines ...`: the register plan with 16 lines per unit where that makes a cube of 64
+  to 512 units (256 units at 16384 columns: twice the lines in flight per unit of the
+  512-unit plan the benchmark takes there), which `register_plans` leaves out (at most
+  8);
 - the peers of the benchmark (`triton (tutorial)`, `torch copy_ (same size)`,
   `torch.softmax`).
 
@@ -113,6 +117,10 @@ def variants(client, x, out, rows: int, lines: int) -> list[tuple]:
                    client, CubeCount(rows), CubeDim(u), x, out, p))
               for units, per_unit in softmax.register_plans(lines)
               if units <= client.limits.max_units_per_cube]
+    found += [(f"16 lines cube per row in registers, {units} units, 16 lines/unit", None,
+               lambda u=units: softmax.launch_plan(client, ("cube", u, 16), x, out, False))
+              for units in (64, 128, 256, 512) if units * 16 == lines
+              and units <= client.limits.max_units_per_cube]
     return found
 
 
