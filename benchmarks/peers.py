@@ -42,7 +42,8 @@ def cupy_cuda():
 
 def time_cuda(fn: Callable[[], object], warmup: int, reps: int) -> BenchResult:
     """CUDA-event times of `fn` on the current stream (torch's, else CuPy's), each after
-    reading a zeroed scratch buffer whole (a sum), like `cubepy.bench` on a GPU."""
+    reading a zeroed scratch buffer whole (a sum), every repetition queued before the
+    one wait, like `cubepy.bench` on a GPU."""
     torch = torch_cuda()
     if torch is not None:
         make, sync = (lambda: torch.cuda.Event(enable_timing=True)), torch.cuda.synchronize
@@ -54,16 +55,14 @@ def time_cuda(fn: Callable[[], object], warmup: int, reps: int) -> BenchResult:
     for _ in range(warmup):
         fn()
     sync()
-    times = []
-    for _ in range(reps):
-        start, end = make(), make()
+    events = [(make(), make()) for _ in range(reps)]
+    for start, end in events:  # all queued, then one wait: as cubepy.bench
         scratch.sum()  # as cubepy.bench: a cold, clean L2; the launch queued before `start` runs
         start.record()
         fn()
         end.record()
-        end.synchronize()
-        times.append(_elapsed(start, end))
-    return BenchResult(tuple(times), "cuda-events")
+    events[-1][1].synchronize()
+    return BenchResult(tuple(_elapsed(start, end) for start, end in events), "cuda-events")
 
 
 def _elapsed(start, end) -> float:

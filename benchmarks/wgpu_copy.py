@@ -5,7 +5,8 @@ the pass's own timestamp writes (when the adapter has `timestamp-query`; else wa
 around submit and wait). Before each timed pass the command buffer reads a zeroed 256
 MiB scratch buffer whole (a pass of its own), as `cubepy.bench` and the CUDA peers do,
 so the copy starts with a cold, clean L2 (a same-size copy of a few MiB would otherwise
-read from L2).
+read from L2). The repetitions are recorded into one command buffer and their timestamps
+read once after it, as `cubepy.bench` queues its own.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
     }
 }
 """
+MAX_QUEUED_REPS = 2048  # repetitions per command buffer: a query set holds 4096 timestamps
 GROUPS = 4096  # at most: enough to fill a large GPU, each walking the rest
 
 # The flush before each timed pass, as cubepy/l2_flush.py's kernel: it stores only a set
@@ -68,7 +70,8 @@ class WgpuCopy:
         self.device = adapter.request_device_sync(
             required_features=["timestamp-query"] if self.timestamps else [],
             required_limits=limits)
-        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST
+        usage = (wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST
+                 | wgpu.BufferUsage.COPY_SRC)  # (COPY_SRC: tests read it back)
         self.src = self.device.create_buffer(size=nbytes, usage=usage)
         self.dst = self.device.create_buffer(size=nbytes, usage=usage)
         # (not on a software adapter, which has no L2 to clear, as cubepy.bench)
@@ -79,13 +82,6 @@ class WgpuCopy:
                 size=min(FLUSH_BYTES, min(limits.values())) // 16 * 16,
                 usage=wgpu.BufferUsage.STORAGE),
             self.device.create_buffer(size=4, usage=wgpu.BufferUsage.STORAGE))
-        if self.timestamps:
-            self.queries = self.device.create_query_set(type=wgpu.QueryType.timestamp,
-                                                        count=2)
-            self.resolve = self.device.create_buffer(
-                size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
-            self.read = self.device.create_buffer(
-                size=16, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
 
     def _pipeline(self, code: str, *buffers) -> tuple:
         """A compute pipeline of `code` and the bind group of `buffers` (bindings 0..)."""
@@ -97,36 +93,63 @@ class WgpuCopy:
             entries=[{"binding": i, "resource": {"buffer": b}} for i, b in enumerate(buffers)])
         return pipeline, bind_group
 
-    def _run_once(self) -> float:
-        encoder = self.device.create_command_encoder()
+    def _record(self, encoder, queries=None, first: int = 0) -> None:
+        """One repetition: the flush pass, then the copy's pass, timestamps `first` and
+        `first + 1` of `queries` at its beginning and end (when given)."""
         if self.flush is not None:  # a cold, clean L2 for the timed pass
             fpass = encoder.begin_compute_pass()
             fpass.set_pipeline(self.flush[0])
             fpass.set_bind_group(0, self.flush[1])
             fpass.dispatch_workgroups(READ_GROUPS)
             fpass.end()
-        writes = ({"query_set": self.queries, "beginning_of_pass_write_index": 0,
-                   "end_of_pass_write_index": 1} if self.timestamps else None)
+        writes = None if queries is None else {
+            "query_set": queries, "beginning_of_pass_write_index": first,
+            "end_of_pass_write_index": first + 1}
         cpass = encoder.begin_compute_pass(timestamp_writes=writes)
         cpass.set_pipeline(self.pipeline)
         cpass.set_bind_group(0, self.bind_group)
         cpass.dispatch_workgroups(self.groups)
         cpass.end()
-        if self.timestamps:
-            encoder.resolve_query_set(self.queries, 0, 2, self.resolve, 0)
-            encoder.copy_buffer_to_buffer(self.resolve, 0, self.read, 0, 16)
+
+    def _run_queued(self, reps: int) -> list[float]:
+        """`reps` repetitions in one command buffer, each pass with its own timestamps,
+        read once after it (as `cubepy.bench` queues its repetitions)."""
+        wgpu = self.wgpu
+        queries = self.device.create_query_set(type=wgpu.QueryType.timestamp,
+                                               count=2 * reps)
+        size = 16 * reps
+        resolve = self.device.create_buffer(
+            size=size, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+        read = self.device.create_buffer(
+            size=size, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        encoder = self.device.create_command_encoder()
+        for i in range(reps):
+            self._record(encoder, queries, 2 * i)
+        encoder.resolve_query_set(queries, 0, 2 * reps, resolve, 0)
+        encoder.copy_buffer_to_buffer(resolve, 0, read, 0, size)
+        self.device.queue.submit([encoder.finish()])
+        read.map_sync(wgpu.MapMode.READ)
+        t = np.frombuffer(read.read_mapped(), dtype=np.uint64).copy()
+        read.unmap()
+        return [float(t[2 * i + 1] - t[2 * i]) * 1e-6 for i in range(reps)]
+
+    def _run_walled(self) -> float:
+        """One repetition timed by the host's clock (no timestamp-query)."""
+        encoder = self.device.create_command_encoder()
+        self._record(encoder)
         t0 = time.perf_counter()
         self.device.queue.submit([encoder.finish()])
-        if self.timestamps:
-            self.read.map_sync(self.wgpu.MapMode.READ)
-            t = np.frombuffer(self.read.read_mapped(), dtype=np.uint64).copy()
-            self.read.unmap()
-            return float(t[1] - t[0]) * 1e-6
         self.device.queue.on_submitted_work_done_sync()
         return (time.perf_counter() - t0) * 1e3
 
     def bench(self, warmup: int, reps: int) -> BenchResult:
-        for _ in range(warmup):
-            self._run_once()
-        times = tuple(self._run_once() for _ in range(reps))
-        return BenchResult(times, "wgpu-timestamps" if self.timestamps else "wall")
+        if not self.timestamps:
+            for _ in range(warmup):
+                self._run_walled()
+            return BenchResult(tuple(self._run_walled() for _ in range(reps)), "wall")
+        if warmup:
+            self._run_queued(warmup)
+        times: list[float] = []
+        while len(times) < reps:
+            times += self._run_queued(min(reps - len(times), MAX_QUEUED_REPS))
+        return BenchResult(tuple(times), "wgpu-timestamps")

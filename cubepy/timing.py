@@ -25,6 +25,14 @@ launch overhead (without it, a 10 us kernel would be timed as long as Python tak
 launch it). Triton's `do_bench` clears such a buffer instead; a clear leaves L2 full of
 dirty lines whose write-back the timed kernel pays, by a varying amount, where a read
 leaves only clean lines (cubepy/l2_flush.py).
+
+`bench` queues every repetition (flush, start, the call, stop) before it reads the first
+time, and waits once, as Triton's `do_bench` does: the GPU runs the repetitions back to
+back. Waiting for each one left the GPU idle for the host's round trip between them,
+longer on wgpu (a submit, a mapped read of the timestamps) than on CUDA, and a GPU idle
+that often does not hold its clocks up: on an H200, a wgpu client timed softmax 4096 x
+1024 at 37.6 us right after its process started and at 12.9 us after the heavier
+benchmark cases had run (benchmarks/results/wgpu_context_h200.md).
 """
 from __future__ import annotations
 
@@ -37,6 +45,7 @@ from .errors import LaunchError
 __all__ = ["BenchResult", "Timer", "bench"]
 
 FLUSH_BYTES = 256 << 20  # larger than any GPU's L2 today (H200: 50 MB)
+MAX_QUEUED_REPS = 1024  # repetitions a wgpu timer queues at once: 3 timestamps each
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,18 @@ class Timer:
             raise RuntimeError("timer: call start() and stop() before elapsed_ms()")
         return (self._t1 - self._t0) * 1e3
 
+    def time_reps(self, call: Callable[[], Any], reps: int) -> list[float]:
+        """The time of each of `reps` calls of `call`, in ms, each timed as `start()`,
+        the call, `stop()`. The GPU timers queue every repetition before they wait for
+        the first time (see the module doc); this one times and waits for each."""
+        times = []
+        for _ in range(reps):
+            self.start()
+            call()
+            self.stop()
+            times.append(self.elapsed_ms())
+        return times
+
     def __enter__(self) -> "Timer":
         self.start()
         return self
@@ -148,6 +169,22 @@ class CudaEventTimer(Timer):
         self._end.synchronize()
         return float(self._end.time_since(self._start))
 
+    def time_reps(self, call: Callable[[], Any], reps: int) -> list[float]:
+        import pycuda.driver as cuda
+        client = self.client
+        events = [(cuda.Event(), cuda.Event()) for _ in range(reps)]
+        for start, end in events:
+            client._activate()
+            if self._flush is not None:
+                self._flush()
+            start.record(client._stream)
+            call()
+            client._activate()
+            end.record(client._stream)
+        client._activate()
+        events[-1][1].synchronize()
+        return [float(end.time_since(start)) for start, end in events]
+
 
 class WgpuTimestampTimer(Timer):
     """Timestamps written by the GPU at the beginning and end of the timed launches'
@@ -179,6 +216,32 @@ class WgpuTimestampTimer(Timer):
             raise RuntimeError("timer: call start() and stop() before elapsed_ms()")
         stamps = self.client.read_timestamps(self._query_set, self._stop + 1)
         return (stamps[self._stop] - stamps[0]) * 1e-6  # WebGPU timestamps are ns
+
+    def time_reps(self, call: Callable[[], Any], reps: int) -> list[float]:
+        times: list[float] = []
+        while len(times) < reps:  # (a query set holds at most 4096 timestamps)
+            times += self._time_queued(call, min(reps - len(times), MAX_QUEUED_REPS))
+        return times
+
+    def _time_queued(self, call: Callable[[], Any], reps: int) -> list[float]:
+        """`reps` timed passes recorded one after the other, then their timestamps read
+        once. Each repetition takes the next free indices: its pass's beginning and
+        end, and a third only when the pass ended early (`stop_timed_pass`), so every
+        timestamp resolved was written."""
+        client = self.client
+        queries = client.timestamp_query_set(3 * reps)
+        spans = []
+        free = 0
+        for _ in range(reps):
+            if self._flush is not None:
+                self._flush()
+            client.start_timed_pass(queries, free, free + 1)
+            call()
+            stop = client.stop_timed_pass(queries, free + 2)
+            spans.append((free, stop))
+            free = stop + 1
+        stamps = client.read_timestamps(queries, free)
+        return [(stamps[stop] - stamps[begin]) * 1e-6 for begin, stop in spans]
 
 
 def _read_flush(client, flush_bytes: int):
@@ -228,7 +291,8 @@ def _find_client(args: tuple, kwargs: dict):
 def bench(fn: Callable[..., Any], *args: Any, client=None, warmup: int = 3,
           reps: int = 20, flush: bool | None = None, **kwargs: Any) -> BenchResult:
     """Times `fn(*args, **kwargs)` on the device: `warmup` untimed calls (compilation,
-    caches), then `reps` calls timed one by one with the client's timer.
+    caches), then `reps` calls, each timed by the client's timer (on a GPU all of them
+    queued before the first time is read: see the module doc).
 
     `flush` reads a zeroed 256 MiB scratch buffer before each repetition (default: on
     real GPUs; see the module doc for why).
@@ -247,17 +311,12 @@ def bench(fn: Callable[..., Any], *args: Any, client=None, warmup: int = 3,
     for _ in range(warmup):
         fn(*args, **kwargs)
     client.sync()
-    times = []
     if flush is None:
         flush_bytes = default_flush_bytes(client)
     else:
         flush_bytes = largest_flush_bytes(client) if flush else 0
     timer = make_timer(client, flush_bytes)
-    for _ in range(reps):
-        timer.start()
-        fn(*args, **kwargs)
-        timer.stop()
-        times.append(timer.elapsed_ms())
+    times = timer.time_reps(lambda: fn(*args, **kwargs), reps)
     return BenchResult(tuple(times), timer.method)
 
 

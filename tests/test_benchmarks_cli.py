@@ -115,6 +115,22 @@ def test_widths_tier_runs_softmax_and_layernorm_at_models_widths():
 
 
 @pytest.mark.wgpu
+def test_the_raw_wgpu_copy_times_every_repetition_and_copies(monkeypatch):
+    """Its repetitions go into command buffers of at most MAX_QUEUED_REPS each, one time
+    per repetition comes back, and the copy is done."""
+    import numpy as np
+    from benchmarks import wgpu_copy
+    monkeypatch.setattr(wgpu_copy, "MAX_QUEUED_REPS", 2)
+    copier = wgpu_copy.WgpuCopy(4096)
+    data = np.arange(4096, dtype=np.float32)
+    copier.device.queue.write_buffer(copier.src, 0, data)
+    result = copier.bench(1, 5)
+    assert len(result.times_ms) == 5 and min(result.times_ms) > 0
+    got = np.frombuffer(copier.device.queue.read_buffer(copier.dst), np.float32)
+    np.testing.assert_array_equal(got, data)
+
+
+@pytest.mark.wgpu
 def test_the_raw_wgpu_copys_flush_shader_reads_every_line():
     """The raw wgpu-py copy's flush (wgpu_copy.READ_SHADER) finds a set bit anywhere in
     its buffer, so it reads it whole, and stores nothing for a zeroed one. (On a

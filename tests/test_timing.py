@@ -228,3 +228,74 @@ def test_wgpu_timer_stop_after_its_pass_ended_follows_the_work(monkeypatch, in_p
     timer.stop()
     assert timer._stop == 2
     assert timer.elapsed_ms() > 0.5 * alone  # the heavy launch came before the stop
+
+
+def _count_gpu_waits(client, monkeypatch) -> list:
+    """A list that gets an item each time a GPU timer waits for its times: a CUDA
+    event's synchronize, a wgpu read of timestamps."""
+    waits: list = []
+    if client.runtime == "cuda":
+        import pycuda.driver as cuda
+
+        class CountedEvent(cuda.Event):
+            def synchronize(self):
+                waits.append(1)
+                return super().synchronize()
+        monkeypatch.setattr(cuda, "Event", CountedEvent)
+    elif client.runtime == "wgpu":
+        real_read = type(client).read_timestamps
+        monkeypatch.setattr(type(client), "read_timestamps", lambda self, *a: (
+            waits.append(1), real_read(self, *a))[1])
+    return waits
+
+
+def test_bench_queues_every_repetition_before_it_waits(runtime_client, monkeypatch):
+    """On a GPU, `bench` records all repetitions (each with its flush and its own
+    start and stop) and waits once, so the GPU runs them back to back; each time is
+    still its own repetition's: a heavy repetition among light ones stands out."""
+    from cubepy import timing
+    x = runtime_client.zeros((64 * 64,), f32)
+    _launch(runtime_client, x, 1)
+    runtime_client.sync()
+    waits = _count_gpu_waits(runtime_client, monkeypatch)
+    loops = iter([1, HEAVY_LOOPS, 1, 1])
+    timer = timing.make_timer(runtime_client)
+    times = timer.time_reps(lambda: _launch(runtime_client, x, next(loops)), 4)
+    assert len(times) == 4 and all(t > 0 for t in times)
+    assert times[1] > 3 * max(times[0], times[2], times[3])
+    if timer.method != "wall":
+        assert len(waits) == 1  # one wait for the four repetitions
+    expected = 0.0
+    for n in (1, 1, HEAVY_LOOPS, 1, 1):
+        for _ in range(n):
+            expected = np.float32(expected) * np.float32(1.0001) + np.float32(0.5)
+    np.testing.assert_allclose(x.numpy()[0], expected, rtol=1e-3)
+
+
+@pytest.mark.wgpu
+def test_wgpu_timer_queues_in_chunks_and_resolves_only_written_timestamps(monkeypatch):
+    """At most MAX_QUEUED_REPS repetitions share a query set; a repetition whose pass
+    ended early takes a third timestamp and the next one starts after it, so the
+    timestamps read are all written ones."""
+    from cubepy import timing
+    client = _wgpu_timer_client()
+    monkeypatch.setattr(timing, "MAX_QUEUED_REPS", 2)
+    x = client.zeros((64 * 64,), f32)
+    _launch(client, x, 1)
+    client.sync()
+    reads = []
+    real_read = type(client).read_timestamps
+    monkeypatch.setattr(type(client), "read_timestamps",
+                        lambda self, qs, count: (reads.append(count),
+                                                 real_read(self, qs, count))[1])
+    calls = iter(range(5))
+
+    def call():
+        n = next(calls)
+        _launch(client, x, HEAVY_LOOPS if n == 3 else 1)
+        if n == 2:  # the second chunk's first repetition: its pass ends early
+            client.flush()
+    times = client.timer().time_reps(call, 5)
+    assert reads == [4, 5, 2]  # 2 + 2, then 3 + 2 (the early end), then 2
+    assert len(times) == 5 and all(t > 0 for t in times)
+    assert times[3] > 3 * max(times[0], times[1], times[4])
