@@ -224,10 +224,12 @@ class WgpuTimestampTimer(Timer):
         return times
 
     def _time_queued(self, call: Callable[[], Any], reps: int) -> list[float]:
-        """`reps` timed passes recorded one after the other, then their timestamps read
-        once. Each repetition takes the next free indices: its pass's beginning and
-        end, and a third only when the pass ended early (`stop_timed_pass`), so every
-        timestamp resolved was written."""
+        """`reps` timed passes, each submitted after its stop without a wait, then their
+        timestamps read once. A submit per repetition keeps the runtime's batch bounds
+        (a dispatch count, an age) from submitting inside a timed pass, which would count
+        the host's time between two submits. Each repetition takes the next free
+        indices: its pass's beginning and end, and a third only when the pass ended
+        early (`stop_timed_pass`), so every timestamp resolved was written."""
         client = self.client
         queries = client.timestamp_query_set(3 * reps)
         spans = []
@@ -238,6 +240,7 @@ class WgpuTimestampTimer(Timer):
             client.start_timed_pass(queries, free, free + 1)
             call()
             stop = client.stop_timed_pass(queries, free + 2)
+            client.flush()
             spans.append((free, stop))
             free = stop + 1
         stamps = client.read_timestamps(queries, free)

@@ -299,3 +299,30 @@ def test_wgpu_timer_queues_in_chunks_and_resolves_only_written_timestamps(monkey
     assert reads == [4, 5, 2]  # 2 + 2, then 3 + 2 (the early end), then 2
     assert len(times) == 5 and all(t > 0 for t in times)
     assert times[3] > 3 * max(times[0], times[1], times[4])
+
+
+@pytest.mark.wgpu
+def test_wgpu_queued_repetitions_are_never_split_by_the_batch_bounds(monkeypatch):
+    """A batch found due (here: by age, at its 33rd dispatch) is submitted between
+    repetitions, not inside a timed pass: each repetition's stop is its pass's own end
+    timestamp, so no host time between two submits is counted. (Queued into one batch,
+    the flush and two launches per repetition would put the 33rd dispatch inside the
+    eleventh repetition's pass.)"""
+    from cubepy.runtime import wgpu_runtime
+    client = _wgpu_timer_client()
+    x = client.zeros((64 * 64,), f32)
+    _launch(client, x, 1)
+    client.sync()
+    monkeypatch.setattr(wgpu_runtime, "BATCH_SECONDS", 0.0)
+    reads = []
+    real_read = type(client).read_timestamps
+    monkeypatch.setattr(type(client), "read_timestamps",
+                        lambda self, qs, count: (reads.append(count),
+                                                 real_read(self, qs, count))[1])
+    timer = cubepy.timing.make_timer(client, flush_bytes=1 << 20)
+
+    def two_launches():
+        _launch(client, x, 1)
+        _launch(client, x, 2)
+    times = timer.time_reps(two_launches, 12)
+    assert reads == [24] and len(times) == 12  # two timestamps per repetition
