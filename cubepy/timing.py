@@ -151,16 +151,22 @@ class CudaEventTimer(Timer):
         self._flush = _read_flush(client, flush_bytes)
 
     def start(self) -> None:
-        self.client._activate()
-        if self._flush is not None:  # queued before the start event: see the module doc
-            self._flush()
-        self._start.record(self.client._stream)
+        self._record_start(self._start)
         self._recorded = 1
 
     def stop(self) -> None:
-        self.client._activate()
-        self._end.record(self.client._stream)
+        self._record_stop(self._end)
         self._recorded = 2
+
+    def _record_start(self, event) -> None:
+        self.client._activate()
+        if self._flush is not None:  # queued before the start event: see the module doc
+            self._flush()
+        event.record(self.client._stream)
+
+    def _record_stop(self, event) -> None:
+        self.client._activate()
+        event.record(self.client._stream)
 
     def elapsed_ms(self) -> float:
         if self._recorded != 2:
@@ -171,17 +177,12 @@ class CudaEventTimer(Timer):
 
     def time_reps(self, call: Callable[[], Any], reps: int) -> list[float]:
         import pycuda.driver as cuda
-        client = self.client
         events = [(cuda.Event(), cuda.Event()) for _ in range(reps)]
         for start, end in events:
-            client._activate()
-            if self._flush is not None:
-                self._flush()
-            start.record(client._stream)
+            self._record_start(start)
             call()
-            client._activate()
-            end.record(client._stream)
-        client._activate()
+            self._record_stop(end)
+        self.client._activate()
         events[-1][1].synchronize()
         return [float(end.time_since(start)) for start, end in events]
 
@@ -202,10 +203,15 @@ class WgpuTimestampTimer(Timer):
         self._flush = _read_flush(client, flush_bytes)
 
     def start(self) -> None:
-        if self._flush is not None:  # a launch recorded before the timed pass
-            self._flush()
-        self.client.start_timed_pass(self._query_set, 0, 1)
+        self._open_timed_pass(self._query_set, 0)
         self._started, self._stop = True, None
+
+    def _open_timed_pass(self, query_set, begin: int) -> None:
+        """The flush (a launch recorded before the timed pass), then the timed pass with
+        timestamps `begin` and `begin + 1`."""
+        if self._flush is not None:
+            self._flush()
+        self.client.start_timed_pass(query_set, begin, begin + 1)
 
     def stop(self) -> None:
         if self._started:
@@ -235,9 +241,7 @@ class WgpuTimestampTimer(Timer):
         spans = []
         free = 0
         for _ in range(reps):
-            if self._flush is not None:
-                self._flush()
-            client.start_timed_pass(queries, free, free + 1)
+            self._open_timed_pass(queries, free)
             call()
             stop = client.stop_timed_pass(queries, free + 2)
             client.flush()
