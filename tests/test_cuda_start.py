@@ -105,6 +105,20 @@ def test_a_failing_driver_call_is_quiet_and_nothing_is_released(fake_driver, fai
     assert driver.calls[-1].split()[0] == failing
 
 
+def test_the_switch_interval_is_short_while_starts_run_and_restored_after(fake_driver):
+    fake_driver(init_s=0.3)
+    own = sys.getswitchinterval()
+    first = DriverStart(0)
+    assert sys.getswitchinterval() == pytest.approx(cuda_start._SWITCH_INTERVAL_S)
+    second = DriverStart(1)  # overlapping starts: the last to end restores it
+    first.finish()
+    assert sys.getswitchinterval() == pytest.approx(cuda_start._SWITCH_INTERVAL_S)
+    second.wait()
+    assert sys.getswitchinterval() == pytest.approx(own)
+    second.finish()  # (after wait: nothing restored twice)
+    assert sys.getswitchinterval() == pytest.approx(own)
+
+
 def test_no_driver_at_all_is_quiet(monkeypatch):
     def missing():
         raise OSError("libcuda.so.1: cannot open shared object file")

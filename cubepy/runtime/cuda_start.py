@@ -5,7 +5,9 @@ creation take on the order of 100 ms. PyCUDA makes both calls holding the GIL, s
 process can do nothing else meanwhile. `DriverStart` makes the same two calls first,
 through ctypes (which lets go of the GIL), on a thread; meanwhile the main thread
 imports PyCUDA and then the compiler modules a first compile needs. PyCUDA's own calls
-then find the driver started and the context made, and return at once.
+then find the driver started and the context made, and return at once. While a start
+runs, the GIL changes hands every 0.1 ms rather than every 5, so that the thread gets it
+back at once when a driver call returns.
 
 The compiler's modules are imported only while the driver is still busy: the import
 stops between two modules once the thread has ended, so it never makes the client
@@ -40,6 +42,33 @@ COMPILER_MODULES = (
 )
 
 
+# While a start runs, the interpreter hands the GIL over every 0.1 ms instead of every
+# 5: each driver call's return needs the GIL back, which the main thread, busy importing,
+# would otherwise keep for up to 5 ms each time. The first start lowers it and the last
+# to end puts the process's own interval back.
+_SWITCH_INTERVAL_S = 1e-4
+_starts_lock = threading.Lock()
+_starts_running = 0
+_saved_interval = 0.0
+
+
+def _start_began() -> None:
+    global _starts_running, _saved_interval
+    with _starts_lock:
+        if _starts_running == 0:
+            _saved_interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(_saved_interval, _SWITCH_INTERVAL_S))
+        _starts_running += 1
+
+
+def _start_ended() -> None:
+    global _starts_running
+    with _starts_lock:
+        _starts_running -= 1
+        if _starts_running == 0:
+            sys.setswitchinterval(_saved_interval)
+
+
 def _libcuda() -> ctypes.CDLL:
     try:
         return ctypes.CDLL("libcuda.so.1" if sys.platform != "win32" else "nvcuda.dll")
@@ -63,6 +92,8 @@ class DriverStart:
         self._context: ctypes.c_void_p | None = None
         self._thread = threading.Thread(target=self._start, name="cubepy-cuda-start",
                                         daemon=True)
+        self._ended = False
+        _start_began()
         self._thread.start()
 
     def _start(self) -> None:
@@ -101,11 +132,14 @@ class DriverStart:
     def wait(self) -> None:
         """Waits for the driver calls to end."""
         self._thread.join()
+        if not self._ended:
+            self._ended = True
+            _start_ended()
 
     def finish(self) -> None:
         """Waits for the driver calls and releases the primary context reference taken
         by them (the context lives on while PyCUDA holds its own)."""
-        self._thread.join()
+        self.wait()
         lib, context, self._lib, self._context = self._lib, self._context, None, None
         if lib is not None and context is not None:
             release = getattr(lib, "cuDevicePrimaryCtxRelease_v2", None) \
