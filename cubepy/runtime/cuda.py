@@ -48,7 +48,6 @@ from ..errors import LaunchError, missing_package
 from ..ir.types import DType, bf16
 from .base import Client, DeviceLimits, DeviceTensor
 from .cuda_compile import CudaCompiler
-from .cuda_start import DriverStart
 
 if TYPE_CHECKING:  # (cached kernels launch without the IR)
     from ..ir import nodes as ir
@@ -184,33 +183,25 @@ class CudaClient(Client):
 
     def __init__(self, index: int = 0):
         super().__init__()
-        # The driver starts on a thread while PyCUDA and the compiler are imported here
-        # (cuda_start.py); PyCUDA's calls below then find the work done.
-        start = DriverStart(index)
         try:
-            try:
-                import pycuda.driver as cuda
-            except ImportError as e:
-                raise missing_package("the cuda runtime", "pycuda", "cuda", e,
-                                      " (on a machine with an NVIDIA driver and the CUDA "
-                                      "toolkit)") from None
-            self._imported_while_starting = start.import_while_busy()
-            start.wait()
-            try:
-                cuda.init()
-                count = cuda.Device.count()
-            except Exception as e:  # no driver, no device
-                raise LaunchError(f"no CUDA device ({e})") from None
-            if count == 0:
-                raise LaunchError("no CUDA device")
-            if not 0 <= index < count:
-                raise LaunchError(f"no CUDA device cuda:{index} (found {count})")
-            self._cuda = cuda
-            self.index = index
-            self._device = cuda.Device(index)
-            self._ctx = self._device.retain_primary_context()
-        finally:
-            start.finish()
+            import pycuda.driver as cuda
+        except ImportError as e:
+            raise missing_package("the cuda runtime", "pycuda", "cuda", e,
+                                  " (on a machine with an NVIDIA driver and the CUDA "
+                                  "toolkit)") from None
+        try:
+            cuda.init()
+            count = cuda.Device.count()
+        except Exception as e:  # no driver, no device
+            raise LaunchError(f"no CUDA device ({e})") from None
+        if count == 0:
+            raise LaunchError("no CUDA device")
+        if not 0 <= index < count:
+            raise LaunchError(f"no CUDA device cuda:{index} (found {count})")
+        self._cuda = cuda
+        self.index = index
+        self._device = cuda.Device(index)
+        self._ctx = self._device.retain_primary_context()
         self._pool = None  # a DeviceMemoryPool, made on the first allocation
         self._stream = _in_context(lambda self: cuda.Stream())(self)
         self._own_stream = self._stream
