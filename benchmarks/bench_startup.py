@@ -126,8 +126,7 @@ print({"import_numpy_ms": 1e3 * (t1 - t0), "import_cubepy_ms": 1e3 * (t2 - t1),
        "gc_ms": phase_ms["gc"], "gc_collections": gc_collections[0],
        "modules_loaded": loaded,
        "nvrtc_loaded": "libnvrtc" in maps, "jinja2_imported": "jinja2" in sys.modules,
-       "frontend_imported": "cubepy.frontend.build" in loaded,
-       "frontend_imported_by_client": "cubepy.frontend.build" in before})
+       "frontend_imported": "cubepy.frontend.build" in loaded})
 """
 
 IMPORT_CHILD = r"""
@@ -421,12 +420,9 @@ def render(report: dict, runtimes: list[str]) -> str:
                 lines.append(f"| cold first launch at most NVRTC alone {name} + 20 ms "
                              f"({bound:.1f}) | {verdict} | | |")
         for k, title in (("frontend_imported", "frontend imported by the launch"),
-                         ("frontend_imported_by_client",
-                          "frontend imported by the client (while the driver started)"),
                          ("jinja2_imported", "jinja2 imported"),
                          ("nvrtc_loaded", "NVRTC loaded")):
-            if k in cold:  # (results from before the client imported the frontend)
-                lines.append(f"| {title} | {cold[k]} | {r['warm_loaded'][k]} | |")
+            lines.append(f"| {title} | {cold[k]} | {r['warm_loaded'][k]} | |")
         lines.append("")
     return "\n".join(lines)
 
