@@ -18,6 +18,10 @@ many of the modules the thread had imported when the client existed. Where the c
 creation holds the GIL throughout (a driver call that does not release it), the thread
 only takes turns with it: the client then takes longer by what the launch saves, and the
 sum does not drop. Saves <out>/client_overlap_<runtime>.json.
+
+To compare two checkouts, run each one's copy with its own root as the working
+directory: the children are `python -c` processes, which put the working directory
+first on sys.path. Results: `benchmarks/results/client_start_ab_h200.md`.
 """
 from __future__ import annotations
 
@@ -119,12 +123,12 @@ def _run(args: list[str], cache: str, code: str = CHILD) -> dict:
     return eval(out.stdout.strip().splitlines()[-1])
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("runtime", nargs="?", default="cuda")
     parser.add_argument("runs", nargs="?", type=int, default=8)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         kernel_file = os.path.join(tmp, "axpy.py")
         with open(kernel_file, "w") as fh:
