@@ -230,9 +230,24 @@ def test_wgpu_timer_stop_after_its_pass_ended_follows_the_work(monkeypatch, in_p
     assert timer.elapsed_ms() > 0.5 * alone  # the heavy launch came before the stop
 
 
+def _timestamp_reads(client, monkeypatch) -> list[int]:
+    """A list that gets, for each read of a wgpu client's timestamps, how many were
+    read."""
+    reads: list[int] = []
+    real_read = type(client).read_timestamps
+
+    def counted(self, query_set, count):
+        reads.append(count)
+        return real_read(self, query_set, count)
+    monkeypatch.setattr(type(client), "read_timestamps", counted)
+    return reads
+
+
 def _count_gpu_waits(client, monkeypatch) -> list:
     """A list that gets an item each time a GPU timer waits for its times: a CUDA
     event's synchronize, a wgpu read of timestamps."""
+    if client.runtime == "wgpu":
+        return _timestamp_reads(client, monkeypatch)
     waits: list = []
     if client.runtime == "cuda":
         import pycuda.driver as cuda
@@ -242,10 +257,6 @@ def _count_gpu_waits(client, monkeypatch) -> list:
                 waits.append(1)
                 return super().synchronize()
         monkeypatch.setattr(cuda, "Event", CountedEvent)
-    elif client.runtime == "wgpu":
-        real_read = type(client).read_timestamps
-        monkeypatch.setattr(type(client), "read_timestamps", lambda self, *a: (
-            waits.append(1), real_read(self, *a))[1])
     return waits
 
 
@@ -253,17 +264,17 @@ def test_bench_queues_every_repetition_before_it_waits(runtime_client, monkeypat
     """On a GPU, `bench` records all repetitions (each with its flush and its own
     start and stop) and waits once, so the GPU runs them back to back; each time is
     still its own repetition's: a heavy repetition among light ones stands out."""
-    from cubepy import timing
     x = runtime_client.zeros((64 * 64,), f32)
     _launch(runtime_client, x, 1)
     runtime_client.sync()
     waits = _count_gpu_waits(runtime_client, monkeypatch)
     loops = iter([1, HEAVY_LOOPS, 1, 1])
-    timer = timing.make_timer(runtime_client)
-    times = timer.time_reps(lambda: _launch(runtime_client, x, next(loops)), 4)
+    result = cubepy.bench(lambda: _launch(runtime_client, x, next(loops)),
+                          client=runtime_client, warmup=0, reps=4)
+    times = result.times_ms
     assert len(times) == 4 and all(t > 0 for t in times)
     assert times[1] > 3 * max(times[0], times[2], times[3])
-    if timer.method != "wall":
+    if result.method != "wall":
         assert len(waits) == 1  # one wait for the four repetitions
     expected = 0.0
     for n in (1, 1, HEAVY_LOOPS, 1, 1):
@@ -283,11 +294,7 @@ def test_wgpu_timer_queues_in_chunks_and_resolves_only_written_timestamps(monkey
     x = client.zeros((64 * 64,), f32)
     _launch(client, x, 1)
     client.sync()
-    reads = []
-    real_read = type(client).read_timestamps
-    monkeypatch.setattr(type(client), "read_timestamps",
-                        lambda self, qs, count: (reads.append(count),
-                                                 real_read(self, qs, count))[1])
+    reads = _timestamp_reads(client, monkeypatch)
     calls = iter(range(5))
 
     def call():
@@ -314,11 +321,7 @@ def test_wgpu_queued_repetitions_are_never_split_by_the_batch_bounds(monkeypatch
     _launch(client, x, 1)
     client.sync()
     monkeypatch.setattr(wgpu_runtime, "BATCH_SECONDS", 0.0)
-    reads = []
-    real_read = type(client).read_timestamps
-    monkeypatch.setattr(type(client), "read_timestamps",
-                        lambda self, qs, count: (reads.append(count),
-                                                 real_read(self, qs, count))[1])
+    reads = _timestamp_reads(client, monkeypatch)
     timer = cubepy.timing.make_timer(client, flush_bytes=1 << 20)
 
     def two_launches():
