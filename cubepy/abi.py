@@ -24,7 +24,7 @@ from .ir.batched_dataclass import dataclass  # (frozen classes, cheap to create)
 from typing import TYPE_CHECKING
 
 from .ir.dtype_facts import facts
-from .ir.types import DType, bool_, u32
+from .ir.types import DType, bool_, f32, u32
 
 if TYPE_CHECKING:  # the IR loads with the first compile or runtime, not with `import cubepy`
     from .ir import nodes as n
@@ -39,10 +39,19 @@ def line_access_bytes(line_size: int, dtype: DType) -> int:
     return min(line_size * dtype.itemsize, MAX_LINE_ACCESS_BYTES)
 
 
+def scalar_storage(t: DType) -> DType:
+    """The type a scalar parameter of type `t` travels as in the info struct: bool as
+    u32 (WGSL has no bool in a uniform), a float type that `struct` cannot pack (bf16)
+    as f32, which the kernel converts on entry; others as themselves."""
+    if t is bool_:
+        return u32
+    return t if facts(t).struct_code is not None else f32
+
+
 def _struct_code(t: DType) -> str:
     code = facts(t).struct_code
-    if code is None:
-        raise KeyError(t.name)  # no such scalar reaches the ABI (bf16)
+    if code is None:  # pragma: no cover - scalar_storage keeps such types out
+        raise KeyError(t.name)
     return code
 
 
@@ -68,7 +77,7 @@ class InfoField:
     name: str
     kind: str
     param: str
-    dtype: DType  # storage type (bool scalars are stored as u32)
+    dtype: DType  # storage type (bool scalars are stored as u32, bf16 ones as f32)
     count: int  # 1, MAX_RANK for shape/stride, 3 for cube_count
     offset: int  # bytes from the start of the struct
 
@@ -147,7 +156,7 @@ def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False)
     candidates: list[tuple[int, InfoField]] = []  # (alignment, field without offset)
     for p in kernel.params:
         if p.kind == "scalar":
-            storage = u32 if p.dtype is bool_ else p.dtype
+            storage = scalar_storage(p.dtype)
             candidates.append((storage.itemsize,
                                InfoField(p.name, "scalar", p.name, storage, 1, 0)))
             continue

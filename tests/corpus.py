@@ -11,7 +11,7 @@ import math as pymath
 import cubepy
 from cubepy import (ABSOLUTE_POS, ABSOLUTE_POS_X, ABSOLUTE_POS_Y, ABSOLUTE_POS_Z, Array,
                     CUBE_DIM, CUBE_POS, Comptime, Float, Int, Numeric, PLANE_DIM,
-                    SharedMemory, Tensor, UInt, UNIT_POS, UNIT_POS_PLANE, cube, f16, f32,
+                    SharedMemory, Tensor, UInt, UNIT_POS, UNIT_POS_PLANE, bf16, cube, f16, f32,
                     f64, i32, select, sync_cube, terminate, u32, unroll)
 
 
@@ -171,6 +171,8 @@ SOURCE_CASES = [
     ("seed_f16", fused_matmul_add_relu_kernel, CUBE, {"Float": f16}, ALL),
     ("seed_f64", fused_matmul_add_relu_kernel, CUBE, {"Float": f64}, ("cuda",)),
     ("axpy_f32", axpy, LINEAR, {"Float": f32}, ALL),
+    # a bf16 scalar parameter travels as f32 in the info struct
+    ("axpy_bf16", axpy, LINEAR, {"Float": bf16}, ("cuda", "metal")),
     ("square_plus_tag_zero", square_plus_tag, LINEAR, {"Float": f32, "tag": "zero"}, ALL),
     ("square_plus_tag_sq", square_plus_tag, LINEAR, {"Float": f32, "tag": "sq"}, ALL),
     ("shared_reduce", shared_reduce, LINEAR, {}, ALL),

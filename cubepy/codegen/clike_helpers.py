@@ -40,6 +40,7 @@ def divmod_helper(em, kind: str, ty: DType, nonzero: bool) -> str:
         return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) {{{body}}}")
     return em.helper(name, f"{{fn}} {t} {name}({t} a, {t} b) {{ {body} }}")
 
+
 def float_divmod_text(kind: str, name: str, t: str, ops: dict[str, str]) -> str:
     """C text of `cube_mod_f32` / `cube_floordiv_f32` ...: numpy's (CPython's) float
     divmod, exact on every target. `ops` gives the target's correctly rounded `sub`,
@@ -150,9 +151,10 @@ def scalar_locals(kernel: n.Kernel, abi: KernelABI, em: "CEmitter") -> list[str]
             continue
         src = f"info.{field_name(abi, em.d.name, 'scalar', p.name)}"
         value = f"{src} != 0u" if p.dtype.is_bool else src
+        if field.dtype is not p.dtype and p.dtype.is_float:  # bf16, sent as f32
+            value = f"{em.d.type_name(p.dtype)}({src})"
         out.append(f"{em.d.type_name(p.dtype)} {em.var(n.Var(p.name, p.dtype))} = {value};")
     return out
-
 
 
 def matrix_decls(kernel: n.Kernel, em: "CEmitter") -> list[str]:

@@ -23,7 +23,7 @@ class DTypeFacts:
     float_max: float | None  # largest finite value of a float type
     numpy_name: str | None  # the numpy type holding it on the host (None: bf16)
     struct_code: str | None  # `struct` code of a scalar in the info struct (bool travels
-    # as u32; bf16 has none: no bf16 scalar parameter reaches the ABI)
+    # as u32; bf16 has none: abi.scalar_storage sends it as f32)
 
 
 _FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38,
