@@ -14,7 +14,7 @@ from . import cmma
 from . import pipeline
 from .errors import CompileError, CubepyError, LaunchError, OptionError, exit_on_error
 from .ir.types import (DType, Generic, Float, Int, UInt, Numeric, generic,
-                       f16, bf16, f32, f64, i32, i64, u32, u64, bool_)
+                       f16, bf16, f32, f64, i32, i64, u32, u64, bool_, e4m3, e5m2)
 from .kernel import CubeFunction, cube
 from .lang import (Tensor, Array, Line, Comptime,
                    ABSOLUTE_POS, ABSOLUTE_POS_X, ABSOLUTE_POS_Y, ABSOLUTE_POS_Z,

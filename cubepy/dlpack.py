@@ -16,24 +16,23 @@ import ctypes
 from typing import Any, Callable
 
 from .ir.batched_dataclass import build_pending, dataclass  # (cheap to create)
-from .ir.types import DType, bf16, bool_, dtype_from_name
+from .ir.types import DType, dtype_from_name
 
 KDL_CPU = 1
 KDL_CUDA = 2
 KDL_CUDA_HOST = 3
 KDL_CUDA_MANAGED = 13
 
-# (type code, bits) -> cubepy dtype name. Codes: 0 int, 1 uint, 2 float, 4 bfloat, 6 bool.
+# (type code, bits) -> cubepy dtype name. Codes: 0 int, 1 uint, 2 float, 4 bfloat, 6 bool,
+# 10 float8_e4m3fn, 12 float8_e5m2 (DLPack 1.1's kDLFloat8_e4m3fn and kDLFloat8_e5m2).
 _CODES = {(2, 32): "f32", (2, 64): "f64", (2, 16): "f16", (4, 16): "bf16",
-          (0, 32): "i32", (0, 64): "i64", (1, 32): "u32", (1, 64): "u64", (6, 8): "bool"}
+          (0, 32): "i32", (0, 64): "i64", (1, 32): "u32", (1, 64): "u64", (6, 8): "bool",
+          (10, 8): "e4m3", (12, 8): "e5m2"}
+_CODE_OF = {name: code_bits for code_bits, name in _CODES.items()}
 
 
 def _code_of(dtype: DType) -> tuple[int, int]:
-    if dtype is bool_:
-        return 6, 8
-    if dtype is bf16:
-        return 4, 16
-    return {"f": 2, "i": 0, "u": 1}[dtype.name[0]], dtype.bits
+    return _CODE_OF[dtype.name]
 
 
 class DLDevice(ctypes.Structure):

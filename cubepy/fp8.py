@@ -50,6 +50,7 @@ def _table(fmt: str) -> np.ndarray:
     else:
         mag[top] = np.where(man[top] == 0, np.inf, np.nan)
     table = np.where(codes & 0x80, -mag, mag).astype(np.float32)
+    table[np.isnan(table)] = np.nan  # NaNs lose their sign, as in CUDA (fp16 NaN 0x7FFF)
     table.setflags(write=False)
     return table
 
@@ -75,7 +76,8 @@ def encode(values, fmt: str) -> np.ndarray:
     ``__nv_cvt_double_to_fp8`` does for non-NaN doubles.
     """
     bias, mbits, max_code = _params(fmt)
-    x = np.asarray(values, dtype=np.float64)
+    with np.errstate(invalid="ignore"):  # a float32 signalling NaN widens with a warning
+        x = np.asarray(values, dtype=np.float64)
     flat = x.ravel()
     nan = np.isnan(flat)
     mag = np.abs(flat)

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import dlpack
 from .errors import LaunchError
-from .ir.types import ALL_DTYPES, DType, bf16, dtype_from_numpy
+from .ir.types import ALL_DTYPES, FP8_DTYPES, DType, bf16, dtype_from_numpy
 
 # runtime.base.DeviceTensor, bound on first use (`_device_tensor()`): importing cubepy, or
 # parsing and building a kernel, loads no runtime. Every caller here already has a client.
@@ -37,6 +37,8 @@ _NUMPY_DTYPES: dict[Any, DType | None] = {}
 _TORCH_DTYPES: dict[Any, DType] = {}
 _TYPESTR = {"f16": "<f2", "f32": "<f4", "f64": "<f8", "i32": "<i4", "i64": "<i8",
             "u32": "<u4", "u64": "<u8", "bool": "|b1"}
+# host memory as the cpu runtime holds it: an 8-bit float's bits as uint8
+_HOST_TYPESTR = {**_TYPESTR, "e4m3": "|u1", "e5m2": "|u1"}
 _HOW = "use client.tensor(...) for a copy"
 
 
@@ -85,6 +87,9 @@ def _torch_dtype(torch_dtype) -> DType:
         for name in ("uint32", "uint64"):
             if hasattr(torch, name):
                 _TORCH_DTYPES[getattr(torch, name)] = _by("u" + name[-2:])
+        for name, ours in (("float8_e4m3fn", "e4m3"), ("float8_e5m2", "e5m2")):
+            if hasattr(torch, name):
+                _TORCH_DTYPES[getattr(torch, name)] = _by(ours)
     found = _TORCH_DTYPES.get(torch_dtype)
     if found is None:
         raise _Refused(f"its dtype {torch_dtype} has no cubepy equivalent")
@@ -112,9 +117,10 @@ def _make_tensor(client, handle, shape, strides, dtype: DType, buffer_len: int):
 
 
 # -- adapters: (client, array) -> (DeviceTensor, device index -> stream handle, or None) --
-def _from_numpy(client, a: np.ndarray):
-    """cpu: a numpy array in place (its memory becomes the buffer)."""
-    dtype = _numpy_dtype(a.dtype)
+def _from_numpy(client, a: np.ndarray, dtype: DType | None = None):
+    """cpu: a numpy array in place (its memory becomes the buffer); `dtype` overrides
+    the array's own (the uint8 bits of a torch float8 tensor)."""
+    dtype = dtype or _numpy_dtype(a.dtype)
     shape = a.shape
     if a.flags.c_contiguous:
         return _make_tensor(client, a.reshape(-1), shape, _contiguous(shape), dtype,
@@ -141,6 +147,11 @@ def _contiguous(shape) -> tuple[int, ...]:
     return found
 
 
+def _torch_uint8():
+    import torch
+    return torch.uint8
+
+
 def _torch_cpu(client, t, owner=True):
     """A torch CPU tensor through its numpy view (which keeps its memory alive: `owner`
     cannot be dropped here, so cpu views are not memoized)."""
@@ -150,11 +161,12 @@ def _torch_cpu(client, t, owner=True):
     dtype = _torch_dtype(t.dtype)  # a clear message for dtypes cubepy lacks
     if dtype not in client.limits.dtypes:
         raise _Refused(f"the {client.runtime} runtime has no {dtype.name}")
+    fp8 = dtype in FP8_DTYPES  # numpy has no 8-bit float: share the bits as uint8
     try:
-        a = t.detach().numpy()
+        a = (t.detach().view(_torch_uint8()) if fp8 else t.detach()).numpy()
     except (TypeError, RuntimeError) as e:
         raise _Refused(f"torch cannot share it with numpy ({e})") from None
-    return _from_numpy(client, a)
+    return _from_numpy(client, a, dtype if fp8 else None)
 
 
 def _dlpack_cpu(client, x):
@@ -172,7 +184,8 @@ def _dlpack_cpu(client, x):
     shape = imported.shape
     strides = imported.strides if imported.strides is not None else _contiguous(shape)
     n = buffer_extent(shape, strides)
-    memory = _HostMemory(imported.ptr, n, _TYPESTR[dtype.name], _Release(imported.release, x))
+    memory = _HostMemory(imported.ptr, n, _HOST_TYPESTR[dtype.name],
+                         _Release(imported.release, x))
     return _make_tensor(client, np.asarray(memory), shape, strides, dtype, n), None
 
 
@@ -560,8 +573,13 @@ def cuda_array_interface(t) -> dict:
 
 def array(t, dtype=None, copy=None) -> np.ndarray:
     """numpy's __array__: a view of t's memory on cpu (a copy when copy=True), elsewhere
-    a download."""
-    if t.client.runtime == "cpu" and not copy:
+    a download. numpy has no 8-bit float: an e4m3/e5m2 tensor gives a copy of its values
+    as f32 (and copy=False is a ValueError)."""
+    if t.dtype in FP8_DTYPES and copy is False:
+        raise ValueError(f"an {t.dtype.name} tensor cannot be viewed as a numpy array: "
+                         f"numpy has no 8-bit float (np.asarray(t) gives its values as "
+                         f"float32)")
+    if t.client.runtime == "cpu" and not copy and t.dtype not in FP8_DTYPES:
         out = host_view(t)
     elif copy is False:
         raise ValueError(f"a {t.client.runtime} tensor cannot be viewed as a numpy array "

@@ -792,13 +792,16 @@ def _check_float_fits(param: str, value, dtype: DType) -> None:
         x = None
     if x is not None and (not math.isfinite(x) or dtype.name == "f64"):
         return
+    # bf16 and the 8-bit floats travel as f32 (the kernel converts them on entry, an
+    # 8-bit float with its cast's saturation), so f32's range is what must hold
+    wide = dtype.name in ("bf16", "e4m3", "e5m2")
     if x is not None:
-        with np.errstate(over="ignore"):  # bf16 travels as f32
-            rounded = (np.float32 if dtype.name == "bf16" else dtype.numpy.type)(x)
+        with np.errstate(over="ignore"):
+            rounded = (np.float32 if wide else dtype.numpy.type)(x)
         if np.isfinite(rounded):
             return
     shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:20]}... (an int)"
-    top = np.finfo(np.float32 if dtype.name == "bf16" else dtype.numpy).max
+    top = np.finfo(np.float32 if wide else dtype.numpy).max
     raise LaunchError(f"parameter {param!r}: {shown} does not fit in {dtype.name} (its "
                       f"largest finite value is about {float(top):g})", param)
 

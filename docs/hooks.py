@@ -78,6 +78,9 @@ def _summary(kind: str, name: str) -> str:
     if kind == "dtypes" and not hasattr(obj, "bits"):  # tf32: cmma fragments only
         return (f"TensorFloat-32, the element type of cmma A/B fragments only (stored as "
                 f"`{obj.storage.name}`)")
+    if kind == "dtypes" and obj.bits == 8 and obj.kind == "float":
+        return (f"8-bit floating point ({obj.name}), a storage type: loaded, stored and "
+                f"converted")
     if kind == "dtypes":
         return f"{obj.bits}-bit {_KINDS.get(obj.kind, obj.kind)}"
     if isinstance(obj, Generic):

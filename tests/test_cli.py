@@ -84,6 +84,6 @@ def test_info_prints_each_targets_capabilities_under_its_runtime():
     runtimes, _, source_only = out.partition("source-only targets")
     for name in ("cuda", "wgsl", "cpu"):  # even where the runtime is unavailable
         assert f"target {name}: types" in runtimes
-    assert "target cpu: types bool, f16, f32, f64, i32, i64, u32, u64\n" in runtimes
+    assert "target cpu: types bool, e4m3, e5m2, f16, f32, f64, i32, i64, u32, u64\n" in runtimes
     assert "and, or, xor, compare_exchange on i32, u32" in runtimes
     assert "metal Metal" in source_only and "target metal: types bf16," in source_only

@@ -655,7 +655,7 @@ def printf(out: {ARRAY}):
 
 # ----------------------------------------------------------------------------- macros
 
-_CUDA_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "cooperative_groups.h",
+_CUDA_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "cooperative_groups.h",
                  "cooperative_groups/reduce.h", "cooperative_groups/scan.h")
 
 

@@ -33,6 +33,11 @@ NEW_PLANE = {"inclusive_prod": False, "exclusive_prod": False, "ballot": True,
              "elect": False}
 NEW_PLANE_TYPES = {"cuda": {"f64", "i64", "u64", "bf16"}, "cpu": {"f64", "i64", "u64"},
                    "wgsl": set(), "metal": set()}
+# Added since: the 8-bit floats, on CUDA and the cpu runtime (emulated) only.
+FP8 = {"e4m3", "e5m2"}
+NEW_UNSUPPORTED = {"wgsl": {"e4m3": "f16 or f32", "e5m2": "f16 or f32"},
+                   "metal": {"e4m3": "f16 or f32", "e5m2": "f16 or f32"},
+                   "cpu": {}, "cuda": {}}
 
 
 def test_builtin_targets_in_order():
@@ -44,8 +49,8 @@ def test_builtin_targets_in_order():
 @pytest.mark.parametrize("name", ["cuda", "wgsl", "metal", "cpu"])
 def test_target_tables_match_the_old_ones(name):
     t = targets.get_target(name)
-    assert t.dtypes == ALL - set(OLD_UNSUPPORTED[name])
-    assert dict(t.replacements) == OLD_UNSUPPORTED[name]
+    assert t.dtypes == (ALL | FP8) - set(OLD_UNSUPPORTED[name]) - set(NEW_UNSUPPORTED[name])
+    assert dict(t.replacements) == {**OLD_UNSUPPORTED[name], **NEW_UNSUPPORTED[name]}
     assert t.title == OLD_TITLES[name]
     old_atomics = {op: {"i32", "u32"} | ({"f32"} if op in OLD_ATOMIC_FLOAT_OK else set())
                    for op in OLD_ATOMIC_OPS}
@@ -186,9 +191,9 @@ def test_dtype_facts_match_the_old_tables():
             assert dtype_facts.int_range(t) == OLD_INT_RANGE[t.name]
         else:
             assert f.lo is None and f.hi is None
-        assert f.float_max == OLD_FLOAT_MAX.get(t.name)
+        assert f.float_max == {**OLD_FLOAT_MAX, "e4m3": 448.0, "e5m2": 57344.0}.get(t.name)
         assert f.struct_code == OLD_STRUCT.get(t.name)
-        if t is not bf16:
+        if t is not bf16 and t.name not in FP8:
             assert np.dtype(f.numpy_name) == t.numpy
     assert dtype_facts.spell("c", u64) == "unsigned long long"
     assert dtype_facts.spell("msl", f64) is None and dtype_facts.spell("wgsl", i64) is None

@@ -50,6 +50,8 @@ _I2H_PREFIX = {"i32": "int", "u32": "uint", "i64": "ll", "u64": "ull"}
 _HALF = {"f16": ("__half2float", "__float2half_rn", "__double2half"),
          "bf16": ("__bfloat162float", "__float2bfloat16_rn", "__double2bfloat16")}
 
+_FP8 = frozenset({"e4m3", "e5m2"})  # storage types: converted through float
+
 _RESERVED = frozenset(set(_MATH_F32.values()) | {v[:-1] for v in _MATH_F32.values()} | {
     "isnan", "isinf", "fmax", "fmin", "fabs", "rint", "llabs", "atomicAdd", "atomicSub",
     "atomicMin", "atomicMax", "atomicAnd", "atomicOr", "atomicXor", "atomicExch",
@@ -91,7 +93,7 @@ class CudaDialect(Dialect):
         if ty.is_bool or ty.is_int:
             return self.bool_or_int_literal(value, ty)
         v = float(value)
-        if ty.name in _HALF:
+        if ty.name in _HALF or ty.name in _FP8:
             return f"{_TYPES[ty.name]}({self.literal(v, f32)[0]})", PRIMARY
         if math.isnan(v) or math.isinf(v):
             bits = {("f32", "nan"): "__int_as_float(0x7fffffff)",
@@ -124,6 +126,8 @@ class CudaDialect(Dialect):
 
     def cast(self, em: CEmitter, e: n.Cast) -> tuple[str, int]:
         src, dst = e.operand.ty, e.ty
+        if src.name in _FP8 or dst.name in _FP8:
+            return self._fp8_cast(em, e)
         if dst.is_bool:
             if src.name in _HALF:
                 return f"{_HALF[src.name][0]}({em.expr(e.operand)}) != 0.0f", EQ
@@ -147,6 +151,22 @@ class CudaDialect(Dialect):
             text = self._to_float(em, e.operand)
             return (text, PRIMARY) if dst is f32 else (f"(double){text}", UNARY)
         return f"({_TYPES[dst.name]}){em.expr_prec(e.operand, UNARY)}", UNARY
+
+    def _fp8_cast(self, em: CEmitter, e: n.Cast) -> tuple[str, int]:
+        """A conversion from or to an 8-bit float, through float: cuda_fp8.h's
+        `float(x)` is exact, and its constructor from float rounds to nearest even and
+        saturates (__NV_SATFINITE), as cubepy.fp8 does on the host. The other
+        conversions go on from or to f32 as any f32 value does."""
+        src, dst = e.operand.ty, e.ty
+        operand = e.operand
+        if src.name in _FP8:  # widen to f32 first: then any target type, as from f32
+            operand = n.Cast(ty=f32, operand=operand, loc=e.loc)
+            if dst is f32:
+                return f"float({em.expr(e.operand)})", PRIMARY
+            return self.cast(em, n.Cast(ty=dst, operand=operand, loc=e.loc))
+        if src is not f32 and src is not f64:  # ints, bool, halves: to f32 first
+            operand = n.Cast(ty=f32, operand=operand, loc=e.loc)
+        return f"{_TYPES[dst.name]}({em.expr(operand)})", PRIMARY
 
     def builtin(self, name: str) -> str:
         if name == "plane_dim":
@@ -315,6 +335,7 @@ def generate_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled"
     em = CEmitter(kernel, abi, checked, dialect)
     em.walk(kernel.body)
     types = {b.dtype.name for b in abi.buffers} | {f.dtype.name for f in abi.fields}
+    types |= {p.dtype.name for p in kernel.params}  # (a bf16 scalar travels as f32)
     types |= {s.buffer.elem.name for s in kernel.shared} | _body_types(kernel)
     types |= {d.buffer.elem.name for d in kernel.local_arrays}
     types |= {d.elem for d in kernel.matrices}
@@ -323,6 +344,8 @@ def generate_cuda(kernel: n.Kernel, abi: KernelABI, checked: bool) -> "Compiled"
         includes.append("cuda_fp16.h")
     if "bf16" in types:
         includes.append("cuda_bf16.h")
+    if types & {"e4m3", "e5m2"}:
+        includes.append("cuda_fp8.h")
     includes += em.prelude.includes  # cooperative groups for plane operations
     params = []
     for b in abi.buffers:

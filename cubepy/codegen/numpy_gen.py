@@ -20,6 +20,7 @@ Control flow becomes lane masks (see cpu_ops: None = all lanes, False = none):
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -28,7 +29,8 @@ from ..abi import KernelABI
 from ..ir import nodes as ir
 from ..ir.dtype_facts import wrap
 from ..ir.ops import LOWERED, BitOp, ops_of
-from ..ir.types import DType
+from ..ir.scalar import round_float
+from ..ir.types import FP8_DTYPES, DType
 from ..targets import get_target
 from ..runtime import cpu_atomics, cpu_bits, cpu_cmma, cpu_ops, cpu_plane, cpu_wgmma
 from .compiled import Compiled, make_compiled
@@ -138,13 +140,13 @@ class _Gen(StatementWalker):
             self.line(f"{self.buf(name)} = _bufs[{i}]")
         for decl in k.shared:
             name = self.buf(decl.buffer.name)
-            self.line(f"{name} = np.zeros(_B * {decl.size}, {self.dt(decl.buffer.elem)})")
+            self.line(f"{name} = np.zeros(_B * {decl.size}, {self.storage(decl.buffer.elem)})")
             self.line(f"{name}_base = _cl * {decl.size}")
         for decl in k.local_arrays:
             # one row of `size` elements per lane (shape (lanes, size), flattened): the
             # shared-memory accessors serve it with each lane's row as its base
             name = self.buf(decl.buffer.name)
-            self.line(f"{name} = np.zeros(_L * {decl.size}, {self.dt(decl.buffer.elem)})")
+            self.line(f"{name} = np.zeros(_L * {decl.size}, {self.storage(decl.buffer.elem)})")
             self.line(f"{name}_base = np.arange(_L, dtype=np.int64) * {decl.size}")
         for i, f in enumerate(self.abi.fields):
             if f.kind == "scalar":
@@ -270,8 +272,25 @@ class _Gen(StatementWalker):
         return py
 
     def dt(self, t: DType) -> str:
+        """The numpy type of a value of type `t` (f32 for an 8-bit float, which the cpu
+        runtime computes with as the f32 value it stands for)."""
         name = f"_dt_{t.name}"
-        self.ns[name] = t.numpy.type
+        self.ns[name] = np.float32 if t in FP8_DTYPES else t.numpy.type
+        return name
+
+    def storage(self, t: DType) -> str:
+        """The numpy type of an element of type `t` in memory (uint8 bits for fp8)."""
+        if t not in FP8_DTYPES:
+            return self.dt(t)
+        self.ns["_u8"] = np.uint8
+        return "_u8"
+
+    def fp8(self, verb: str, t: DType) -> str:
+        """The name of cubepy.fp8's `verb` ("decode", "encode", "round_to") for `t`."""
+        name = f"_f8{verb}_{t.name}"
+        if name not in self.ns:
+            from .. import fp8
+            self.ns[name] = functools.partial(getattr(fp8, verb), fmt=t.name)
         return name
 
     def const(self, t: DType, value) -> str:
@@ -284,6 +303,8 @@ class _Gen(StatementWalker):
                 self.ns[name] = np.bool_(bool(value))
             elif t.is_int:
                 self.ns[name] = t.numpy.type(wrap(value, t))
+            elif t in FP8_DTYPES:
+                self.ns[name] = np.float32(round_float(value, t))
             else:
                 self.ns[name] = t.numpy.type(float(value))
         return name
@@ -313,6 +334,8 @@ class _Gen(StatementWalker):
 
     def stmt_store(self, s: ir.Store) -> None:
         idx, val = self.expr(s.index), self.expr(s.value)
+        if s.buffer.elem in FP8_DTYPES:  # the value is exact in fp8: its bits go to memory
+            val = f"{self.fp8('encode', s.buffer.elem)}({val})"
         name = self.buf(s.buffer.name)
         if s.buffer.space in ("shared", "local"):
             size = self.shared[s.buffer.name].size
@@ -483,8 +506,12 @@ class _Gen(StatementWalker):
         idx = self.expr(e.index)
         if e.buffer.space in ("shared", "local"):
             size = self.shared[e.buffer.name].size
-            return f"_load_shared({name}, {size}, {name}_base, {idx})"
-        return f"_load({name}, {idx})"
+            code = f"_load_shared({name}, {size}, {name}_base, {idx})"
+        else:
+            code = f"_load({name}, {idx})"
+        if e.buffer.elem in FP8_DTYPES:  # bits in memory, f32 values in the kernel
+            return f"{self.fp8('decode', e.buffer.elem)}({code})"
+        return code
 
     def e_Unary(self, e: ir.Unary) -> str:
         a = self.expr(e.operand)
@@ -536,6 +563,8 @@ class _Gen(StatementWalker):
         a = self.expr(e.operand)
         if src is dst:
             return a
+        if dst in FP8_DTYPES:  # rounded as CUDA's cast: nearest even, saturating
+            return f"{self.fp8('round_to', dst)}({a})"
         if dst.is_bool:
             return f"({a} != {self.const(src, 0)})"
         if dst.is_int and src.is_float:

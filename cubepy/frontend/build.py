@@ -534,11 +534,15 @@ class Builder(ExprMixin, CallMixin, PyFormsMixin, TupleMixin, IndexMixin):
                   if p.name in self.ctx.index_ranks else p for p in params]
         body = n.Block(tuple(self.ctx.blocks[0]))
         self.ctx.unifier.run_checks()
-        body = finalize_kernel(body)
-        return n.Kernel(parsed.name, tuple(params), tuple(self.ctx.shared), body,
-                        self.ctx.spec.cube_dim, parsed.loc,
-                        local_arrays=tuple(self.ctx.local_arrays),
-                        matrices=tuple(self.ctx.matrices), checked=self.ctx.checked)
+        body, saw_fp8 = finalize_kernel(body)
+        kernel = n.Kernel(parsed.name, tuple(params), tuple(self.ctx.shared), body,
+                          self.ctx.spec.cube_dim, parsed.loc,
+                          local_arrays=tuple(self.ctx.local_arrays),
+                          matrices=tuple(self.ctx.matrices), checked=self.ctx.checked)
+        if saw_fp8:  # (8-bit floats are storage types: most kernels have none)
+            from .fp8_uses import check_fp8_uses
+            check_fp8_uses(kernel)
+        return kernel
 
 
 def _record(cls: type, path: str, members: dict) -> Rec:

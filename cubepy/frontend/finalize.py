@@ -9,7 +9,7 @@ from ..errors import compile_error
 from ..ir import nodes as n
 from ..ir.dtype_facts import facts, int_range, wrap
 from ..ir.scalar import float_to_int
-from ..ir.types import DType, LineType
+from ..ir.types import FP8_DTYPES, DType, LineType
 from .infer import TVar, resolve
 
 # per node class: the fields to rewrite, computed once
@@ -35,6 +35,7 @@ def _ty(t) -> DType:
 class Finalizer:
     def __init__(self):
         self.vars: dict[int, n.Var] = {}
+        self.saw_fp8 = False  # some value has an 8-bit float type (frontend/fp8_uses.py)
 
     def var(self, v: n.Var) -> n.Var:
         out = self.vars.get(id(v))
@@ -54,6 +55,12 @@ class Finalizer:
         return v
 
     def expr(self, e: n.Expr) -> n.Expr:
+        out = self._expr(e)
+        if out.ty in FP8_DTYPES or getattr(out.ty, "elem", None) in FP8_DTYPES:
+            self.saw_fp8 = True
+        return out
+
+    def _expr(self, e: n.Expr) -> n.Expr:
         cls = type(e)
         if cls is n.Const:
             ty = _ty(e.ty)
@@ -121,5 +128,7 @@ def cast_value(value, ty: DType, src: DType | None = None):
     return wrap(value, ty)
 
 
-def finalize_kernel(body: n.Block) -> n.Block:
-    return Finalizer().block(body)
+def finalize_kernel(body: n.Block) -> tuple[n.Block, bool]:
+    """`body` with concrete types, and whether some value in it has an fp8 type."""
+    finalizer = Finalizer()
+    return finalizer.block(body), finalizer.saw_fp8

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..ir import nodes as n
-from ..ir.types import DType, bf16, bool_, f16, f32, u32
+from ..ir.types import FP8_DTYPES, DType, bf16, bool_, f16, f32, u32
 from .graph import Leaf, Map, MatMul, Node, Reduce, Scalar, View
 
 UNITS = 256  # units per cube of element-wise and reduction kernels
@@ -213,6 +213,17 @@ class KernelBuilder:
         args = [self.value(a, at.broadcast_to(a.shape), materialized) for a in node.args]
         self.fused_ops.append(node.op)
         ty = node.dtype
+        fp8 = ty in FP8_DTYPES or any(a.ty in FP8_DTYPES for a in args)
+        if fp8 and node.kind in _COMPUTED:
+            # 8-bit floats are storage types: compute in f32, round the result once
+            wide = [n.Cast(ty=f32, operand=a) if a.ty in FP8_DTYPES else a for a in args]
+            out = self._op(node, wide, f32 if ty in FP8_DTYPES else ty)
+            return n.Cast(ty=ty, operand=out) if ty in FP8_DTYPES else out
+        return self._op(node, args, ty)
+
+    @staticmethod
+    def _op(node: Map, args: list[n.Expr], ty: DType) -> n.Expr:
+        """The expression of `node` on `args`, of type `ty`."""
         if node.kind == "binary":
             if node.op == "pow":
                 return _pow(ty, args[0], args[1], node.args[1])
@@ -230,6 +241,9 @@ class KernelBuilder:
         if node.kind == "cast":
             return n.Cast(ty=ty, operand=args[0])
         raise AssertionError(node.kind)
+
+
+_COMPUTED = ("binary", "compare", "unary", "math")  # the kinds that compute on values
 
 
 def _pow(ty: DType, base: n.Expr, exp: n.Expr, exp_node: Node) -> n.Expr:
@@ -264,7 +278,7 @@ def _view_index(view: View, at: Idx) -> Idx:
 
 def accumulator_type(dtype: DType) -> DType:
     """Halves accumulate in f32 (as cuBLAS and Triton do)."""
-    return f32 if dtype in (f16, bf16) else dtype
+    return f32 if dtype in (f16, bf16) or dtype in FP8_DTYPES else dtype
 
 
 # ----------------------------------------------------------------------------- kernels

@@ -21,13 +21,13 @@ class DTypeFacts:
     lo: int | None  # integer range (None for floats and bool)
     hi: int | None
     float_max: float | None  # largest finite value of a float type
-    numpy_name: str | None  # the numpy type holding it on the host (None: bf16)
+    numpy_name: str | None  # the numpy type holding it on the host (None: bf16, fp8)
     struct_code: str | None  # `struct` code of a scalar in the info struct (bool travels
-    # as u32; bf16 has none: abi.scalar_storage sends it as f32)
+    # as u32; bf16 and fp8 have none: abi.scalar_storage sends them as f32)
 
 
 _FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38,
-              "f64": 1.7976931348623157e308}
+              "f64": 1.7976931348623157e308, "e4m3": 448.0, "e5m2": 57344.0}
 NUMPY_NAMES = {"f16": "float16", "f32": "float32", "f64": "float64", "i32": "int32",
                 "i64": "int64", "u32": "uint32", "u64": "uint64", "bool": "bool"}
 _STRUCT_CODES = {"f16": "e", "f32": "f", "f64": "d", "i32": "i", "i64": "q",
@@ -55,7 +55,8 @@ FACTS: dict[str, DTypeFacts] = {t.name: _make(t) for t in ALL_DTYPES}
 SPELLING: dict[str, dict[str, str]] = {
     "c": {"f16": "__half", "bf16": "__nv_bfloat16", "f32": "float", "f64": "double",
           "i32": "int", "i64": "long long", "u32": "unsigned int",
-          "u64": "unsigned long long", "bool": "bool"},
+          "u64": "unsigned long long", "bool": "bool", "e4m3": "__nv_fp8_e4m3",
+          "e5m2": "__nv_fp8_e5m2"},
     "msl": {"f16": "half", "bf16": "bfloat", "f32": "float", "i32": "int", "i64": "long",
             "u32": "uint", "u64": "ulong", "bool": "bool"},
     "wgsl": {"f32": "f32", "f16": "f16", "i32": "i32", "u32": "u32", "bool": "bool"},

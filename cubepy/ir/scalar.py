@@ -32,10 +32,15 @@ def _is_numpy(*xs) -> bool:
 
 def round_float(value, t: DType):
     """`value` rounded to the float type `t` (a Python float for a scalar, an array of
-    `t`'s numpy type for an array); None for bf16, which numpy cannot round to."""
+    `t`'s numpy type for an array; f32 values for e4m3 and e5m2, which the cpu runtime
+    holds as f32); None for bf16, which numpy cannot round to."""
     np_type = FLOAT_TYPES.get(t.name)
     if np_type is None:
-        return None
+        if t.name not in ("e4m3", "e5m2"):
+            return None
+        from ..fp8 import round_to  # (CUDA's saturating, round-to-nearest-even cast)
+        rounded = round_to(value, t.name)
+        return rounded if _is_array(value) else float(rounded)
     with np.errstate(over="ignore", invalid="ignore"):
         if _is_array(value):
             return np.asarray(value).astype(np_type)

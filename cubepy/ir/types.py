@@ -48,10 +48,11 @@ class DType:
 
     @property
     def numpy(self) -> np.dtype:
-        """The numpy dtype holding this type on the host (bf16 has none: raises)."""
+        """The numpy dtype holding this type on the host (bf16, e4m3 and e5m2 have none:
+        raises; the host sees their values as f32)."""
         np_name = _numpy_names().get(self.name)
         if np_name is None:
-            raise TypeError("numpy has no bfloat16 dtype")
+            raise TypeError(f"numpy has no {self.name} dtype")
         return np.dtype(np_name)
 
     def __call__(self, *args, **kwargs):
@@ -79,8 +80,14 @@ i64 = _make("i64", INT, 64)
 u32 = _make("u32", UINT, 32)
 u64 = _make("u64", UINT, 64)
 bool_ = _make("bool", BOOL, 8)
+# 8-bit floats (OCP FP8, PyTorch's float8_e4m3fn and float8_e5m2): storage types only.
+# A kernel loads, stores, selects and converts them; arithmetic needs a cast to a wider
+# float first (docs/LANGUAGE.md, "8-bit floats").
+e4m3 = _make("e4m3", FLOAT, 8)
+e5m2 = _make("e5m2", FLOAT, 8)
 
-ALL_DTYPES: tuple[DType, ...] = (f16, bf16, f32, f64, i32, i64, u32, u64, bool_)
+ALL_DTYPES: tuple[DType, ...] = (f16, bf16, f32, f64, i32, i64, u32, u64, bool_, e4m3, e5m2)
+FP8_DTYPES: frozenset[DType] = frozenset({e4m3, e5m2})
 
 
 def _numpy_names() -> dict[str, str]:

@@ -197,8 +197,9 @@ class DeviceTensor:
 
 
 def _host_dtype(dtype: DType):
-    """The numpy dtype holding this dtype's values on the host (f32 for bf16)."""
-    return np.float32 if dtype.name == "bf16" else dtype.numpy
+    """The numpy dtype holding this dtype's values on the host (f32 for bf16 and the
+    8-bit floats, which numpy lacks)."""
+    return np.float32 if dtype.name in ("bf16", "e4m3", "e5m2") else dtype.numpy
 
 
 MAX_DIM = 2**32 - 1  # shapes and strides travel as u32 in the info struct

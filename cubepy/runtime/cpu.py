@@ -22,7 +22,7 @@ import numpy as np
 from ..abi import KernelABI
 from ..codegen.compiled import Compiled
 from ..errors import LaunchError
-from ..ir.types import DType
+from ..ir.types import FP8_DTYPES, DType
 from .base import Client, DeviceLimits, DeviceTensor
 from .cpu_program import CpuProgram, load_program
 from .cpu_plane import PLANE_DIM
@@ -32,6 +32,28 @@ if TYPE_CHECKING:  # (cached kernels run without the IR)
 
 MAX_LANES = 1 << 18  # units per batch: large enough to amortise Python, small for caches
 LOCAL_ARRAY_BYTES = 64 << 20  # LocalArray memory of one batch (one row per lane)
+
+
+def _fp8():
+    """cubepy.fp8, imported when a tensor of 8-bit floats first moves."""
+    from .. import fp8
+    return fp8
+
+
+def _storage(dtype: DType) -> type:
+    """The numpy type of the cpu runtime's memory for `dtype` (an 8-bit float's bits
+    as uint8, as a GPU and torch store them)."""
+    return np.uint8 if dtype in FP8_DTYPES else dtype.numpy.type
+
+
+def _scalar_value(v, dtype: DType):
+    """A scalar parameter's value as the kernel sees it (an fp8 scalar travels as f32
+    and is rounded on entry, as CUDA's constructor rounds it)."""
+    if dtype.is_bool:
+        return np.bool_(v != 0)
+    if dtype in FP8_DTYPES:
+        return _fp8().round_to(v, dtype.name)[()]
+    return dtype.numpy.type(v)
 
 
 class CpuExecutable:
@@ -72,7 +94,7 @@ class CpuExecutable:
             elif f.kind == "scalar":
                 dtype = self._scalar_types[f.name]
                 v = chunk[0]
-                values.append(np.bool_(v != 0) if dtype.is_bool else dtype.numpy.type(v))
+                values.append(_scalar_value(v, dtype))
             else:
                 values.append(np.uint32(chunk[0]))
         return values
@@ -183,16 +205,22 @@ class CpuClient(Client):
             weakref.WeakValueDictionary()
 
     def _alloc(self, size: int, dtype: DType) -> np.ndarray:
-        return np.zeros(size, dtype.numpy)
+        return np.zeros(size, _storage(dtype))
 
     def _upload(self, flat: np.ndarray, dtype: DType) -> np.ndarray:
+        if dtype in FP8_DTYPES:
+            return _fp8().encode(flat, dtype.name)
         return np.array(flat, dtype=dtype.numpy, copy=True)
 
     def _download(self, tensor: DeviceTensor) -> np.ndarray:
+        if tensor.dtype in FP8_DTYPES:  # numpy has no 8-bit float: the f32 values
+            return _fp8().decode(tensor.handle, tensor.dtype.name)
         return tensor.handle.copy()
 
     def _write_view(self, tensor: DeviceTensor, values: np.ndarray) -> None:
         from ..interop import host_view
+        if tensor.dtype in FP8_DTYPES:
+            values = _fp8().encode(values, tensor.dtype.name)
         host_view(tensor)[...] = values
 
     def _write(self, handle: np.ndarray, flat: np.ndarray, dtype: DType) -> None:

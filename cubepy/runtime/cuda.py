@@ -45,7 +45,7 @@ import numpy as np
 from ..abi import KernelABI
 from ..codegen.compiled import Compiled
 from ..errors import LaunchError, missing_package
-from ..ir.types import DType, bf16
+from ..ir.types import FP8_DTYPES, DType, bf16
 from .base import Client, DeviceLimits, DeviceTensor
 from .cuda_compile import CudaCompiler
 
@@ -359,12 +359,13 @@ class CudaClient(Client):
     def _upload(self, flat: np.ndarray, dtype: DType) -> _Buffer:
         self.check_alive()
         self._activate()
+        nbytes = flat.size * dtype.itemsize  # (bf16 and fp8 values arrive as f32)
         try:
-            alloc = self._device_alloc(flat.nbytes)
-            buf = _Buffer(alloc, flat.nbytes, self._ctx)
+            alloc = self._device_alloc(nbytes)
+            buf = _Buffer(alloc, nbytes, self._ctx)
             self._write(buf, flat, dtype)
         except self._cuda.Error as e:
-            raise self._cuda_error(e, f"uploading {flat.nbytes} bytes") from None
+            raise self._cuda_error(e, f"uploading {nbytes} bytes") from None
         return buf
 
     @_in_context
@@ -373,6 +374,9 @@ class CudaClient(Client):
         if dtype is bf16:  # f32 values -> bf16 bits, rounded to nearest even
             bits = np.ascontiguousarray(flat, np.float32).view(np.uint32)
             flat = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+        elif dtype in FP8_DTYPES:  # values -> 8-bit float bits, as CUDA's cast rounds
+            from .. import fp8
+            flat = fp8.encode(flat, dtype.name)
         flat = np.ascontiguousarray(flat)
         if not flat.nbytes:
             return
@@ -400,7 +404,9 @@ class CudaClient(Client):
         self._activate()
         buf: _Buffer = tensor.handle
         bf = tensor.dtype is bf16
-        host = np.empty(tensor.buffer_len, np.uint16 if bf else tensor.dtype.numpy)
+        f8 = tensor.dtype in FP8_DTYPES
+        host = np.empty(tensor.buffer_len,
+                        np.uint16 if bf else np.uint8 if f8 else tensor.dtype.numpy)
         self._sync_stream()
         if host.nbytes:
             try:
@@ -409,6 +415,9 @@ class CudaClient(Client):
                 raise self._cuda_error(e, "downloading a tensor") from None
         if bf:  # numpy has no bfloat16: widen to the f32 it stands for
             return (host.astype(np.uint32) << 16).view(np.float32)
+        if f8:  # nor 8-bit floats
+            from .. import fp8
+            return fp8.decode(host, tensor.dtype.name)
         return host
 
     # -- kernels ------------------------------------------------------------------------

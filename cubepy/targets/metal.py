@@ -7,7 +7,8 @@ from . import (ALL_PLANE_OPS, ALL_TYPE_NAMES, DEFAULT_SHARED_BYTES, STANDARD_ATO
 
 METAL = register(Target(
     name="metal", title="Metal", family="msl", short="mt", lexer="cpp", shows_source=True,
-    dtypes=ALL_TYPE_NAMES - {"f64"}, replacements={"f64": "f32"},
+    dtypes=ALL_TYPE_NAMES - {"f64", "e4m3", "e5m2"},  # MSL has no 8-bit float
+    replacements={"f64": "f32", "e4m3": "f16 or f32", "e5m2": "f16 or f32"},
     atomic_dtypes=STANDARD_ATOMICS, plane_ops=ALL_PLANE_OPS,
     plane_dtypes=STANDARD_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,
     bool_storage_bytes=1, default_shared_bytes=DEFAULT_SHARED_BYTES,

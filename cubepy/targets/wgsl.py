@@ -9,7 +9,8 @@ from . import (ALL_PLANE_OPS, DEFAULT_SHARED_BYTES, STANDARD_ATOMICS, STANDARD_L
 WGSL = register(Target(
     name="wgsl", title="WGSL", family="wgsl", short="wg", lexer="wgsl", shows_source=True,
     dtypes=frozenset({"f16", "f32", "i32", "u32", "bool"}),
-    replacements={"f64": "f32", "i64": "i32", "u64": "u32", "bf16": "f32 or f16"},
+    replacements={"f64": "f32", "i64": "i32", "u64": "u32", "bf16": "f32 or f16",
+                  "e4m3": "f16 or f32", "e5m2": "f16 or f32"},
     atomic_dtypes=STANDARD_ATOMICS, plane_ops=ALL_PLANE_OPS,
     plane_dtypes=STANDARD_PLANE_DTYPES, line_sizes=STANDARD_LINE_SIZES,
     bool_storage_bytes=4, default_shared_bytes=DEFAULT_SHARED_BYTES,

@@ -20,10 +20,15 @@ from ..visit import child_exprs, walk_exprs, walk_stmts
 
 
 def _uses(kernel: ir.Kernel) -> Iterator[tuple[DType, ir.Loc, str]]:
-    """(type, where, what) for every type the kernel mentions, in source order."""
+    """(type, where, what) for every type the kernel mentions, in source order; a
+    variable's declaration last (a variable first assigned inside a block is declared
+    before it, at the block's line, which would point at the wrong line)."""
+    declared = []
     for s in walk_stmts(kernel.body):
         var = getattr(s, "var", None) or getattr(s, "result", None)
-        if var is not None:
+        if isinstance(s, ir.Declare):
+            declared.append((var.ty, s.loc, f"variable '{var.name}'"))
+        elif var is not None:
             yield var.ty, s.loc, f"variable '{var.name}'"
         for top in child_exprs(s):
             for e in walk_exprs(top):
@@ -32,6 +37,7 @@ def _uses(kernel: ir.Kernel) -> Iterator[tuple[DType, ir.Loc, str]]:
         buf = getattr(s, "buffer", None)
         if buf is not None:
             yield buf.elem, s.loc, f"buffer '{buf.name}'"
+    yield from declared
     for d in kernel.shared:
         yield d.buffer.elem, d.loc, f"shared memory '{d.buffer.name}'"
     for d in kernel.local_arrays:

@@ -1,0 +1,63 @@
+"""The uses an 8-bit float (e4m3, e5m2) may have: it is a storage type. A kernel loads
+it from a buffer or shared memory, stores it, keeps it in a variable, selects between
+two of them and converts it to and from other types; anything else (arithmetic, a
+comparison, a math, plane or bit function, a line) is a CompileError at the
+use, which says to convert first. CUDA's `__nv_fp8_e4m3` has no arithmetic either, and
+a conversion names the rounding point (each value is rounded once, where it is cast).
+
+Imported by the builder only for a kernel in which some value has an fp8 type."""
+from __future__ import annotations
+
+from ..errors import compile_error
+from ..ir import nodes as n
+from ..ir.types import FP8_DTYPES, LineType
+from ..ir.visit import child_exprs, walk_exprs, walk_stmts
+
+# Expressions an fp8 value may be, or be an operand of.
+_ALLOWED = (n.Const, n.Load, n.Index, n.Select, n.Cast)
+_WHAT = {n.Unary: "arithmetic", n.Binary: "arithmetic", n.Compare: "a comparison",
+         n.Call: "a math function", n.Bits: "a bit function", n.Plane: "a plane operation",
+         n.Extract: "a line", n.MakeLine: "a line"}
+
+
+def _fp8(ty) -> bool:
+    return ty in FP8_DTYPES or (isinstance(ty, LineType) and ty.elem in FP8_DTYPES)
+
+
+def _fp8_name(ty) -> str:
+    return ty.elem.name if isinstance(ty, LineType) else ty.name
+
+
+def check_fp8_uses(kernel: n.Kernel) -> None:
+    """Raises a CompileError at the first use of an fp8 value that is not a load, a
+    store, a variable, a select or a conversion."""
+    for p in kernel.params:
+        if p.dtype in FP8_DTYPES and p.line_size > 1:
+            _line_error(kernel.loc, p.dtype.name, f"parameter {p.name!r}")
+    for stmt in walk_stmts(kernel.body):  # (atomics refuse fp8 buffers when built)
+        for top in child_exprs(stmt):
+            for e in walk_exprs(top):
+                _check_expr(e, stmt.loc)
+
+
+def _check_expr(e: n.Expr, stmt_loc: n.Loc) -> None:
+    loc = e.loc if e.loc.lineno > 0 else stmt_loc
+    if isinstance(e, _ALLOWED):
+        if isinstance(e.ty, LineType) and _fp8(e.ty):
+            _line_error(loc, _fp8_name(e.ty), "this value")
+        if isinstance(e, n.Cast) and isinstance(e.operand.ty, LineType) \
+                and _fp8(e.operand.ty):
+            _line_error(loc, _fp8_name(e.operand.ty), "this value")
+        return
+    typed = [x.ty for x in (e, *child_exprs(e)) if _fp8(x.ty)]
+    if typed:
+        name = _fp8_name(typed[0])
+        what = _WHAT.get(type(e), "this operation")
+        compile_error(loc, f"{name} is an 8-bit storage type: it is loaded, stored, "
+                           f"selected and converted, but {what} does not take it; convert "
+                           f"it first, e.g. f32(x)")
+
+
+def _line_error(loc: n.Loc, name: str, what: str) -> None:
+    compile_error(loc, f"{what} is a Line of {name}: lines of 8-bit floats are not "
+                       f"supported; use Array[{name}] (or convert to f16/f32 lines)")
