@@ -91,9 +91,10 @@ WarpgroupAccumulator = Intrinsic(
     "256), n / 2 registers per unit; cmma.fill and cmma.store take it.")
 wg_mma = Intrinsic(
     "cmma.wg_mma", "cmma.wg_mma(acc, a, a_offset, a_rows, b, b_offset, b_rows, b_layout): "
-    "acc += A @ B, A the 64 x 16 tile of shared memory `a` whose first element is at "
-    "a_offset in a tile of a_rows rows stored with wg_offset, B the 16 x n tile of `b` "
-    "(b_layout ROW_MAJOR: stored k x n with b_rows rows; COL_MAJOR: n x k). Asynchronous: "
+    "acc += A @ B, A the 64 x k tile of shared memory `a` whose first element is at "
+    "a_offset in a tile of a_rows rows stored with wg_offset, B the k x n tile of `b` "
+    "(b_layout ROW_MAJOR: stored k x n with b_rows rows; COL_MAJOR: n x k); k is 16 for "
+    "f16/bf16, 32 for e4m3/e5m2 (any pair of them, B COL_MAJOR). Asynchronous: "
     "fence before, commit and wait after. An optional compile-time swizzle (0 or 128) "
     "reads both tiles in the 128-byte swizzled layout of wg_offset(..., 128).")
 wg_fence = Intrinsic("cmma.wg_fence", "cmma.wg_fence(): orders the warpgroup's earlier "
@@ -107,7 +108,9 @@ wg_offset = Intrinsic(
     "in a tile of `rows` rows (a compile-time multiple of 8) of 16-bit elements stored as "
     "wg_mma reads it: 8 x 8 core matrices of 128 bytes, column of cores after column. "
     "cmma.wg_offset(row, col, rows, 128): the 128-byte swizzled layout (rows of 64 "
-    "elements, blocks of 64 columns, 16-byte chunk c of row r at chunk c ^ (r % 8)).")
+    "elements, blocks of 64 columns, 16-byte chunk c of row r at chunk c ^ (r % 8)). "
+    "cmma.wg_offset(row, col, rows, swizzle, e4m3): the same for 8-bit elements (16 to "
+    "a core matrix row, 128 to a swizzled row).")
 
 # name -> intrinsic, for the frontend's registry (frontend/values.py)
 CMMA_INTRINSICS: dict[str, Intrinsic] = {
@@ -115,8 +118,13 @@ CMMA_INTRINSICS: dict[str, Intrinsic] = {
                               store, cast, WarpgroupAccumulator, wg_mma, wg_fence,
                               wg_commit, wg_wait, wg_offset)}
 
-# cmma.wg_offset on the host (ints or numpy integer arrays), to lay out tiles
-wg_offset_host = _layout_offset
+
+def wg_offset_host(row, col, rows: int, swizzle: int = 0, elem=None):
+    """cmma.wg_offset on the host (ints or numpy integer arrays), to lay out tiles;
+    `elem` the element type (f16 when None; e4m3 and e5m2 put 16 elements in a core
+    matrix row)."""
+    return _layout_offset(row, col, rows, swizzle, elem.itemsize if elem is not None else 2)
+
 
 __all__ = ["MatrixIdent", "MatrixLayout", "A", "B", "ACCUMULATOR", "ROW_MAJOR",
            "COL_MAJOR", "Matrix", "Matrices", "fill", "load", "load_with_layout",

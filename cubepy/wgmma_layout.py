@@ -6,7 +6,9 @@ A tile of `rows` x `cols` 16-bit elements is stored as core matrices of 8 rows x
 elements, each 128 contiguous bytes (its 8 rows of 16 bytes, in order); the cores lie
 column of cores after column of cores: core (r // 8, c // 8) starts at element
 ((c // 8) * (rows // 8) + r // 8) * 64 (`offset`). So the next 8 rows are 128 bytes on
-and the next 8 columns rows * 16 bytes on.
+and the next 8 columns rows * 16 bytes on. Everything here is in bytes first: a tile of
+8-bit elements (e4m3, e5m2) has the same core matrices of 8 rows x 16 bytes, 16 elements
+a row (`elem_bytes` 1), and wgmma reads it K-major only.
 
 wgmma's no-swizzle ("interleaved") descriptor names two such steps (PTX ISA, "Matrix
 Descriptor Format" and "Strides"): for a K-major operand (A, and a col-major B stored n x
@@ -41,13 +43,20 @@ SWIZZLE_ROW = 64  # elements in a row of a 128-byte swizzled tile (128 bytes)
 SWIZZLE_LAYOUT_TYPE = {0: 0, 128: 1}  # descriptor bits 62-63 (PTX ISA, CUTLASS's B128)
 
 
-def offset(row, col, rows: int, swizzle: int = 0):
-    """The element offset of (row, col) in a tile of `rows` rows (ints or numpy arrays);
-    cmma.wg_offset in a kernel."""
+def line_elems(elem_bytes: int = ELEMENT_BYTES) -> int:
+    """Elements in 16 bytes: a core matrix row, a swizzle chunk (8, or 16 for fp8)."""
+    return 16 // elem_bytes
+
+
+def offset(row, col, rows: int, swizzle: int = 0, elem_bytes: int = ELEMENT_BYTES):
+    """The element offset of (row, col) in a tile of `rows` rows (ints or numpy arrays)
+    of `elem_bytes`-byte elements; cmma.wg_offset in a kernel."""
+    e = line_elems(elem_bytes)
     if swizzle == 128:
-        chunk = ((col % SWIZZLE_ROW) // 8) ^ (row % 8)
-        return ((col // SWIZZLE_ROW) * rows + row) * SWIZZLE_ROW + chunk * 8 + col % 8
-    return ((col // 8) * (rows // 8) + row // 8) * 64 + (row % 8) * 8 + col % 8
+        width = 8 * e  # a 128-byte row
+        chunk = ((col % width) // e) ^ (row % 8)
+        return ((col // width) * rows + row) * width + chunk * e + col % e
+    return ((col // e) * (rows // 8) + row // 8) * 8 * e + (row % 8) * e + col % e
 
 
 def swizzled_address(byte):
@@ -73,47 +82,50 @@ def descriptor_strides(operand: str, rows: int, layout: str = "row_major",
     return row_step, col_step, True  # MN-major: rows are K, cols N
 
 
-def canonical_offsets(k_major: bool, lbo: int, sbo: int, mn: int, k: int):
-    """(mn x k) element offsets of the 16-bit matrix a no-swizzle descriptor with byte
-    offsets `lbo` and `sbo` describes (PTX ISA, "Canonical Layouts", T = 8 elements):
-    K-major ((8, m), (8, 2k)) : ((8, SBO), (1, LBO)), MN-major ((8, m), (8, k)) :
-    ((1, SBO), (8, LBO)), strides in elements (SBO and LBO in bytes / 2)."""
+def canonical_offsets(k_major: bool, lbo: int, sbo: int, mn: int, k: int,
+                      elem_bytes: int = ELEMENT_BYTES):
+    """(mn x k) element offsets of the matrix a no-swizzle descriptor with byte offsets
+    `lbo` and `sbo` describes (PTX ISA, "Canonical Layouts", T = 16 bytes of elements):
+    K-major ((8, m), (T, 2k)) : ((T, SBO), (1, LBO)), MN-major (16-bit only) ((8, m),
+    (8, k)) : ((1, SBO), (8, LBO)), strides in elements (SBO and LBO in bytes)."""
     import numpy as np
+    e = line_elems(elem_bytes)
     i = np.arange(mn)[:, None]
     j = np.arange(k)[None, :]
     if k_major:  # 16-byte lines along k; 8 lines of mn per core matrix
-        nbytes = (i // 8) * sbo + (i % 8) * 16 + (j // 8) * lbo + (j % 8) * ELEMENT_BYTES
+        nbytes = (i // 8) * sbo + (i % 8) * 16 + (j // e) * lbo + (j % e) * elem_bytes
     else:  # 16-byte lines along mn; 8 lines of k per core matrix
-        nbytes = (i // 8) * sbo + (i % 8) * ELEMENT_BYTES + (j // 8) * lbo + (j % 8) * 16
-    return nbytes // ELEMENT_BYTES
+        nbytes = (i // e) * sbo + (i % e) * elem_bytes + (j // 8) * lbo + (j % 8) * 16
+    return nbytes // elem_bytes
 
 
-def swizzled_canonical_bytes(k_major: bool, lbo: int, sbo: int, mn: int, k: int):
-    """(mn x k) byte offsets, before the swizzle, of the 16-bit matrix a 128-byte
-    swizzle descriptor describes (PTX ISA, "Canonical Layouts"): K-major ((8, m), (T,
-    2k)) : ((8T, SBO), (1, T)) (LBO unused), MN-major ((T, 8, m), (8, k)) : ((1, T,
-    LBO), (8T, SBO))."""
+def swizzled_canonical_bytes(k_major: bool, lbo: int, sbo: int, mn: int, k: int,
+                             elem_bytes: int = ELEMENT_BYTES):
+    """(mn x k) byte offsets, before the swizzle, of the matrix a 128-byte swizzle
+    descriptor describes (PTX ISA, "Canonical Layouts"): K-major ((8, m), (T, 2k)) :
+    ((8T, SBO), (1, T)) (LBO unused), MN-major (16-bit only) ((T, 8, m), (8, k)) :
+    ((1, T, LBO), (8T, SBO))."""
     import numpy as np
     i = np.arange(mn)[:, None]
     j = np.arange(k)[None, :]
-    line = SWIZZLE_ROW * ELEMENT_BYTES  # 128 bytes
+    line = 128  # bytes in a row of the swizzled layout
     if k_major:
-        return (i // 8) * sbo + (i % 8) * line + j * ELEMENT_BYTES
+        return (i // 8) * sbo + (i % 8) * line + j * elem_bytes
     return ((i // SWIZZLE_ROW) * lbo + (i % SWIZZLE_ROW) * ELEMENT_BYTES
             + (j // 8) * sbo + (j % 8) * line)
 
 
 def element_offsets(operand: str, rows: int, layout: str, mn: int, k: int,
-                    start=0, swizzle: int = 0):
+                    start=0, swizzle: int = 0, elem_bytes: int = ELEMENT_BYTES):
     """(mn x k) element offsets, from the shared array's first element, of what wgmma
     reads through the descriptor of `descriptor_strides` from element `start` (an int
-    or a numpy array, giving (len, mn, k)): A's 64 x 16 (m, k), or B's n x 16 (n, k:
-    the transpose of the k x n operand). With the swizzle the array must start at a
-    multiple of SWIZZLE_ALIGN bytes (CUDA aligns it so)."""
+    or a numpy array, giving (len, mn, k)): A's 64 x k (m, k), or B's n x k (n, k: the
+    transpose of the k x n operand), k 16 (32 for 8-bit elements). With the swizzle the
+    array must start at a multiple of SWIZZLE_ALIGN bytes (CUDA aligns it so)."""
     import numpy as np
     lbo, sbo, transposed = descriptor_strides(operand, rows, layout, swizzle)
     start = np.asarray(start, np.int64)[..., None, None]
     if swizzle == 128:
-        canon = swizzled_canonical_bytes(not transposed, lbo, sbo, mn, k)
-        return swizzled_address(start * ELEMENT_BYTES + canon) // ELEMENT_BYTES
-    return start + canonical_offsets(not transposed, lbo, sbo, mn, k)
+        canon = swizzled_canonical_bytes(not transposed, lbo, sbo, mn, k, elem_bytes)
+        return swizzled_address(start * elem_bytes + canon) // elem_bytes
+    return start + canonical_offsets(not transposed, lbo, sbo, mn, k, elem_bytes)

@@ -144,19 +144,27 @@ def _descriptor_helper(em: CEmitter) -> str:
 }}""")
 
 
-def _mma_helper(em: CEmitter, width: int, elem: str, trans_b: bool) -> str:
+def _mma_helper(em: CEmitter, width: int, a_elem: str, b_elem: str, trans_b: bool) -> str:
+    """The helper issuing one wgmma.mma_async: k16 for f16/bf16 (with imm-trans-a 0 and
+    imm-trans-b), k32 for 8-bit floats (A and B K-major: PTX has no transpose for
+    them)."""
     regs = width // 2
-    name = f"cube_wgmma_m64n{width}k16_f32_{elem}{'_tb' if trans_b else ''}"
+    fp8 = a_elem in n.WARPGROUP_FP8
+    k = 32 if fp8 else 16
+    types = f"{a_elem}_{b_elem}" if fp8 else a_elem
+    name = f"cube_wgmma_m64n{width}k{k}_f32_{types}{'_tb' if trans_b else ''}"
     outs = ", ".join(f'"+f"(d[{r}])' for r in range(regs))
     operands = ", ".join(f"%{r}" for r in range(regs))
+    transpose = "" if fp8 else f", 0, {int(trans_b)}"
     return em.helper(name, f"""
-// d += A @ B for one warpgroup: A 64 x 16 and B 16 x {width} {elem} read through the
-// descriptors da and db, d this unit's {regs} f32 of the 64 x {width} accumulator.
+// d += A @ B for one warpgroup: A 64 x {k} {a_elem} and B {k} x {width} {b_elem} read
+// through the descriptors da and db, d this unit's {regs} f32 of the 64 x {width}
+// accumulator.
 {{fn}} void {name}(float (&d)[{regs}], unsigned long long da, unsigned long long db) {{
     asm volatile(
         "{{\\n.reg .pred p;\\nsetp.ne.b32 p, %{regs + 2}, 0;\\n"
-        "wgmma.mma_async.sync.aligned.m64n{width}k16.f32.{elem}.{elem} "
-        "{{{operands}}}, %{regs}, %{regs + 1}, p, 1, 1, 0, {int(trans_b)};\\n}}\\n"
+        "wgmma.mma_async.sync.aligned.m64n{width}k{k}.f32.{a_elem}.{b_elem} "
+        "{{{operands}}}, %{regs}, %{regs + 1}, p, 1, 1{transpose};\\n}}\\n"
         : {outs}
         : "l"(da), "l"(db), "r"(1));
 }}""")
@@ -167,7 +175,7 @@ def mma(em: CEmitter, s: n.WarpgroupMma) -> None:
     desc = _swizzled_descriptor_helper(em) if s.swizzle else _descriptor_helper(em)
     a_lbo, a_sbo, _ = descriptor_strides("a", s.a_rows, swizzle=s.swizzle)
     b_lbo, b_sbo, trans_b = descriptor_strides("b", s.b_rows, s.b_layout, s.swizzle)
-    fn = _mma_helper(em, s.acc.matrix.n, s.a.elem.name, trans_b)
+    fn = _mma_helper(em, s.acc.matrix.n, s.a.elem.name, s.b.elem.name, trans_b)
     a = f"{desc}({_pointer(em, s.a, s.a_offset)}, {a_lbo}u, {a_sbo}u)"
     b = f"{desc}({_pointer(em, s.b, s.b_offset)}, {b_lbo}u, {b_sbo}u)"
     em.line(f"{fn}({em.matrix_name(s.acc.matrix)}, {a}, {b});")

@@ -219,7 +219,14 @@ class _Gen(StatementWalker):
         self.line(f"_wg.mma(_wgs, {self.frag_name(s.acc.matrix)}, {self.memory(s.a)}, "
                   f"{self.expr(s.a_offset)}, {s.a_rows}, {self.memory(s.b)}, "
                   f"{self.expr(s.b_offset)}, {s.b_rows}, {s.b_layout!r}, _m, "
-                  f"{self.where(s)}{f', swizzle={s.swizzle}' if s.swizzle else ''})")
+                  f"{self.where(s)}{f', swizzle={s.swizzle}' if s.swizzle else ''}"
+                  f"{self.fp8_operands(s)})")
+
+    def fp8_operands(self, s: ir.WarpgroupMma) -> str:
+        """The element types of 8-bit A and B (their shared arrays hold bits)."""
+        if s.a.elem not in FP8_DTYPES:
+            return ""
+        return f", fp8=({s.a.elem.name!r}, {s.b.elem.name!r})"
 
     def stmt_warpgroupsync(self, s: ir.WarpgroupSync) -> None:
         self.line(f"_wg.sync(_wgs, {s.op!r}, {s.pending}, _m, {self.where(s)})")

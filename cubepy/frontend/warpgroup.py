@@ -49,9 +49,9 @@ def _tile(b: Builder, node: ast.Call, i: int, what: str) -> tuple[n.BufferRef, n
     if not isinstance(buf, Buf) or buf.kind != "shared":
         b.error(f"cmma.wg_mma() reads {what} from shared memory (a SharedMemory array)",
                 node.args[i])
-    if buf.ref.elem.name not in n.WARPGROUP_ELEMS:
+    if buf.ref.elem.name not in n.WARPGROUP_ELEMS + n.WARPGROUP_FP8:
         b.error(f"cmma.wg_mma(): {buf.ref.name!r} holds {buf.ref.elem.name}; the warpgroup "
-                f"multiply takes f16 or bf16 A and B", node.args[i])
+                f"multiply takes f16, bf16, e4m3 or e5m2 A and B", node.args[i])
     offset = _offset(b, node.args[i + 1], buf.start, f"the offset of {what}")
     rows = b.ct_int(b.expr(node.args[i + 2]))
     if rows is None or rows < 8 or rows % 8:
@@ -78,13 +78,17 @@ def _wg_mma(b: Builder, node: ast.Call, site: CallSite):
     acc = _frag(b, node.args[0], site.name, "warpgroup")
     a, a_offset, a_rows = _tile(b, node, 1, "A")
     bb, b_offset, b_rows = _tile(b, node, 4, "B")
-    if a.elem is not bb.elem:
+    fp8 = a.elem.name in n.WARPGROUP_FP8
+    if a.elem is not bb.elem and not (fp8 and bb.elem.name in n.WARPGROUP_FP8):
         b.error(f"cmma.wg_mma(): A holds {a.elem.name}, B holds {bb.elem.name}: they must "
-                f"match", node.args[4])
+                f"match (or both be 8-bit: e4m3 and e5m2 mix)", node.args[4])
     layout = _layout(b, node.args[7])
     if layout is None:
         b.error("B's layout is cmma.ROW_MAJOR (its tile stored k x n) or cmma.COL_MAJOR "
                 "(n x k)", node.args[7])
+    if fp8 and layout != "col_major":
+        b.error("cmma.wg_mma(): an 8-bit B is read K-major only: store it n x k and pass "
+                "cmma.COL_MAJOR (wgmma transposes 16-bit tiles only)", node.args[7])
     need_a, need_b = 64, acc.matrix.n if layout == "col_major" else 16
     for rows, need, arg, what in ((a_rows, need_a, node.args[3], "A"),
                                   (b_rows, need_b, node.args[6], "B")):
@@ -118,8 +122,9 @@ def _wg_sync(b: Builder, node: ast.Call, site: CallSite):
 def _wg_offset(b: Builder, node: ast.Call, site: CallSite):
     """((col / 8) * (rows / 8) + row / 8) * 64 + (row % 8) * 8 + col % 8, in u32; with
     the 128-byte swizzle ((col / 64) * rows + row) * 64 + (((col / 8) % 8) ^ (row % 8)) *
-    8 + col % 8 (wgmma_layout.offset)."""
-    b.arity(node, site.name, 3, 4)
+    8 + col % 8 (wgmma_layout.offset). An optional fifth argument, the element type,
+    makes it the layout of 8-bit elements: 16 where 16-bit ones have 8 (16 bytes)."""
+    b.arity(node, site.name, 3, 5)
     rows = b.ct_int(b.expr(node.args[2]))
     if rows is None or rows < 8 or rows % 8:
         b.error("the rows of a cmma.wg_offset tile must be a compile-time positive "
@@ -139,11 +144,20 @@ def _wg_offset(b: Builder, node: ast.Call, site: CallSite):
 
     row = b.once(operand(node.args[0], "the row of cmma.wg_offset"), "wg_row")
     col = b.once(operand(node.args[1], "the column of cmma.wg_offset"), "wg_col")
-    if _swizzle(b, node, 3) == 128:
-        block = op("add", op("mul", op("shr", col, k(6)), k(rows)), row)
-        chunk = op("bitxor", op("bitand", op("shr", col, k(3)), k(7)), op("bitand", row, k(7)))
-        inner = op("add", op("shl", chunk, k(3)), op("bitand", col, k(7)))
-        return op("add", op("shl", block, k(6)), inner)
-    core = op("add", op("mul", op("shr", col, k(3)), k(rows // 8)), op("shr", row, k(3)))
-    inner = op("add", op("shl", op("bitand", row, k(7)), k(3)), op("bitand", col, k(7)))
-    return op("add", op("shl", core, k(6)), inner)
+    swizzle = _swizzle(b, node, 3)
+    e = 3  # log2 of the elements in 16 bytes: 8 (16-bit), 16 (8-bit)
+    if len(node.args) > 4:
+        elem = b.as_type(b.expr(node.args[4]), node.args[4])
+        if not isinstance(elem, DType) or elem.name not in n.WARPGROUP_ELEMS + n.WARPGROUP_FP8:
+            b.error("the element type of cmma.wg_offset is f16, bf16, e4m3 or e5m2 (the "
+                    "multiply's inputs)", node.args[4])
+        e = 4 if elem.itemsize == 1 else 3
+    if swizzle == 128:  # rows of 128 bytes: 2^(e + 3) elements
+        block = op("add", op("mul", op("shr", col, k(e + 3)), k(rows)), row)
+        chunk = op("bitxor", op("bitand", op("shr", col, k(e)), k(7)), op("bitand", row, k(7)))
+        inner = op("add", op("shl", chunk, k(e)), op("bitand", col, k((1 << e) - 1)))
+        return op("add", op("shl", block, k(e + 3)), inner)
+    core = op("add", op("mul", op("shr", col, k(e)), k(rows // 8)), op("shr", row, k(3)))
+    inner = op("add", op("shl", op("bitand", row, k(7)), k(e)),
+               op("bitand", col, k((1 << e) - 1)))
+    return op("add", op("shl", core, k(e + 3)), inner)

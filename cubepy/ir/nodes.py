@@ -594,15 +594,17 @@ class MatrixCast(Stmt):
 # cmma.wg_offset, the 64 x n f32 accumulator in the registers of a warpgroup.
 WARPGROUP_M, WARPGROUP_K = 64, 16  # the m and k of one wgmma.mma_async (16-bit A and B)
 WARPGROUP_N = tuple(range(8, 257, 8))  # the n it takes
-WARPGROUP_ELEMS = ("f16", "bf16")  # its A and B elements (one type for both)
+WARPGROUP_ELEMS = ("f16", "bf16")  # its 16-bit A and B elements (one type for both)
+WARPGROUP_FP8 = ("e4m3", "e5m2")  # its 8-bit ones (any pair; k 32, both K-major)
 WARPGROUP_SYNC_OPS = ("fence", "commit", "wait")
 WARPGROUP_SWIZZLES = (0, 128)  # wg_mma's shared layouts: core matrices, 128-byte swizzle
 
 
 @dataclass(frozen=True, kw_only=True)
 class WarpgroupMma(Stmt):
-    """cmma.wg_mma: acc += A @ B, A (64 x 16) and B (16 x acc's n) read from shared memory
-    at element offsets `a_offset` and `b_offset` of tiles stored as core matrices
+    """cmma.wg_mma: acc += A @ B, A (64 x k) and B (k x acc's n; k 16 for f16/bf16, 32 for
+    e4m3/e5m2, whose B must be col_major) read from shared memory at element offsets
+    `a_offset` and `b_offset` of tiles stored as core matrices
     (cmma.wg_offset) with `a_rows` and `b_rows` rows. `b_layout` row_major: B's tile is
     k x n (element (k, j) at wg_offset(k, j, b_rows)); col_major: it is n x k. `swizzle`
     0 (the core-matrix layout) or 128 (both tiles in the 128-byte swizzled layout of

@@ -278,13 +278,17 @@ class _Verifier:
         self.frag(s.acc, s, "warpgroup")
         for buf, offset, rows in ((s.a, s.a_offset, s.a_rows), (s.b, s.b_offset, s.b_rows)):
             self.buffer(buf, s)
-            if buf.space != "shared" or buf.elem.name not in ir.WARPGROUP_ELEMS \
+            if buf.space != "shared" \
+                    or buf.elem.name not in ir.WARPGROUP_ELEMS + ir.WARPGROUP_FP8 \
                     or self.line_sizes.get(buf.name, 1) > 1:
-                self.fail(s, f"wg_mma reads {buf.name}: it reads f16/bf16 shared memory")
+                self.fail(s, f"wg_mma reads {buf.name}: it reads f16/bf16/fp8 shared memory")
             self.index(offset, s)
             if rows < 8 or rows % 8:
                 self.fail(s, f"wg_mma: a tile of {rows} rows (a multiple of 8)")
-        if s.a.elem is not s.b.elem or s.b_layout not in ir.MATRIX_LAYOUTS:
+        fp8 = s.a.elem.name in ir.WARPGROUP_FP8
+        if (s.a.elem is not s.b.elem and not (fp8 and s.b.elem.name in ir.WARPGROUP_FP8)) \
+                or s.b_layout not in ir.MATRIX_LAYOUTS \
+                or (fp8 and s.b_layout != "col_major"):
             self.fail(s, "wg_mma: A and B of different types, or a bad layout")
         if s.swizzle not in ir.WARPGROUP_SWIZZLES:
             self.fail(s, f"wg_mma: swizzle {s.swizzle} (0 or 128)")
