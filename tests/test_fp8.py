@@ -316,3 +316,17 @@ def test_fused_fp8_operations_compute_in_f32_and_round_each_result(tmp_path):
         src = runner.source_of(built.kernel, "cuda")
         assert "float(" in src  # the fp8 operands widened, never added as fp8
         source_check.check_cuda(src, tmp_path, name=built.name)
+
+
+def test_client_tensor_converts_to_the_dtype_asked_for(runtime_client):
+    x = np.array([[0.3, -1000.0], [2.0, 1e-4]], np.float64)
+    t = runtime_client.tensor(x, "f32")
+    assert t.dtype is f32 and t.shape == (2, 2)
+    np.testing.assert_array_equal(t.numpy(), x.astype(np.float32))
+    if e4m3 in runtime_client.limits.dtypes:
+        q = runtime_client.tensor(x, e4m3)
+        assert q.dtype is e4m3
+        np.testing.assert_array_equal(q.numpy(), fp8.round_to(x, "e4m3"))
+    else:
+        with pytest.raises(LaunchError, match="does not support e4m3"):
+            runtime_client.tensor(x, e4m3)

@@ -284,10 +284,18 @@ class Client:
 
     # -- memory -----------------------------------------------------------------------
     @public_entry
-    def tensor(self, array) -> DeviceTensor:
-        """Uploads a numpy array (any strides; stored contiguous) and keeps its shape."""
+    def tensor(self, array, dtype=None) -> DeviceTensor:
+        """Uploads a numpy array (any strides; stored contiguous) and keeps its shape.
+        `dtype` (a DType or its name) converts it on the way (numpy's cast; to bf16,
+        e4m3 or e5m2, which numpy lacks, rounded to nearest even, the 8-bit floats
+        saturating): `client.tensor(x, cubepy.e4m3)`."""
         array = np.asarray(array)
-        dtype = self._dtype_of(array.dtype)
+        if dtype is None:
+            dtype = self._dtype_of(array.dtype)
+        else:
+            dtype = self._check_dtype(dtype)
+            with np.errstate(over="ignore", invalid="ignore"):
+                array = array.astype(_host_dtype(dtype), copy=False)
         data = array if array.flags.c_contiguous else np.ascontiguousarray(array)  # keeps 0-d
         handle = self._allocating(lambda: self._upload(data.reshape(-1), dtype),
                                   data.size, dtype)
