@@ -18,9 +18,8 @@ from cubepy import fp8
 from cubepy import wgmma_layout as layout
 from error_markers import located_error_checker
 from source_check import NVCC, check_cuda
-from test_lang_wgmma import CUDA_HOPPER
+from test_lang_wgmma import CLIENTS
 
-CLIENTS = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=CUDA_HOPPER)]
 COL = cmma.COL_MAJOR
 RNG = np.random.default_rng(8)
 _error_at = located_error_checker(__file__)

@@ -224,7 +224,7 @@ class CpuClient(Client):
         host_view(tensor)[...] = values
 
     def _write(self, handle: np.ndarray, flat: np.ndarray, dtype: DType) -> None:
-        handle[:flat.size] = flat
+        handle[:flat.size] = _fp8().encode(flat, dtype.name) if dtype in FP8_DTYPES else flat
 
     def _view_handle(self, handle: np.ndarray, offset: int, length: int,
                      dtype: DType) -> np.ndarray:
