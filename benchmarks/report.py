@@ -10,6 +10,7 @@ from pathlib import Path
 TARGETS = [
     ("matmul", "torch (cuBLAS, TF32 off)", 0.70),
     ("matmul_tc", "torch (cuBLAS)", 0.70),
+    ("matmul_fp8", "torch._scaled_mm (cuBLAS)", 0.70),
     ("softmax", "triton (tutorial)", 1.00),
     ("softmax", "copy", 0.85),
     ("softmax", "torch copy_ (same size)", 0.85),  # the copy of the softmax's own bytes

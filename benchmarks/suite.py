@@ -11,27 +11,31 @@ from typing import Callable
 import numpy as np
 
 import cubepy
-from cubepy import f16, f32
+from cubepy import f16, f32, fp8
 
 from . import peers
-from .kernels import (elementwise, layernorm, matmul, matmul_tc, matmul_wgmma, reduce_sum,
-                      softmax)
+from .kernels import (elementwise, layernorm, matmul, matmul_fp8, matmul_tc, matmul_wgmma,
+                      reduce_sum, softmax)
 
 # Problem sizes per tier: "full" is the issue's (for an H200), "quick" a smaller run of
 # the same kernels, "tiny" what the cpu runtime and a software adapter finish in seconds.
 SIZES = {
-    "full": {"matmul": [4096], "matmul_tc": [4096, 8192], "softmax": [(4096, 1024), (4096, 4096), (4096, 16384)],
+    "full": {"matmul": [4096], "matmul_tc": [4096, 8192], "matmul_fp8": [4096, 8192],
+             "softmax": [(4096, 1024), (4096, 4096), (4096, 16384)],
              "layernorm": [(4096, 1024), (4096, 4096), (4096, 8192)],
              "sum": [1 << 28], "elementwise": [1 << 26], "copy": [1 << 27]},
-    "quick": {"matmul": [2048], "matmul_tc": [4096], "softmax": [(4096, 4096)], "layernorm": [(4096, 4096)],
+    "quick": {"matmul": [2048], "matmul_tc": [4096], "matmul_fp8": [4096],
+              "softmax": [(4096, 4096)], "layernorm": [(4096, 4096)],
               "sum": [1 << 26], "elementwise": [1 << 24], "copy": [1 << 26]},
     # Softmax and layernorm at the row widths of common models (768: BERT-base, GPT-2;
     # 1600: GPT-2 XL; 3584: Qwen2-7B; 5120: Llama-2-13B; 12288: GPT-3 175B), most of
     # which a power-of-two cube does not split evenly; 1000 as a plain ragged width.
-    "widths": {"matmul": [], "matmul_tc": [], "sum": [], "elementwise": [], "copy": [],
+    "widths": {"matmul": [], "matmul_tc": [], "matmul_fp8": [], "sum": [], "elementwise": [],
+               "copy": [],
                "softmax": [(4096, w) for w in (768, 1000, 1600, 5120, 12288)],
                "layernorm": [(4096, w) for w in (768, 1600, 3584, 5120, 12288)]},
-    "tiny": {"matmul": [128], "matmul_tc": [256], "softmax": [(64, 1024)], "layernorm": [(64, 1024)],
+    "tiny": {"matmul": [128], "matmul_tc": [256], "matmul_fp8": [256],
+             "softmax": [(64, 1024)], "layernorm": [(64, 1024)],
              "sum": [1 << 16], "elementwise": [1 << 16], "copy": [1 << 16]},
 }
 REPS = {"full": (3, 30), "quick": (2, 10), "widths": (3, 30), "tiny": (1, 3)}  # (warmup, reps)
@@ -111,6 +115,30 @@ def _matmul_tc_case(n: int, dtype_name: str) -> Case:
         return runs
     return Case(f"matmul_tc_{dtype_name}", f"{n}x{n}x{n}", inputs, "TFLOP/s", 2 * n ** 3,
                 cubepy_runs, lambda a, b: peers.matmul_half_peers(a, b, dtype_name))
+
+
+def _matmul_fp8_case(n: int) -> Case:
+    """e4m3 A (n x n) and B given n x n with K contiguous (C = A @ B.T, torch._scaled_mm's
+    layout), f32 accumulation; C bf16 (f32 on the cpu runtime, which has no bf16)."""
+    def inputs():
+        r = _rng()
+        return (r.standard_normal((n, n), dtype=np.float32),
+                r.standard_normal((n, n), dtype=np.float32))
+
+    def cubepy_runs(client, a_h, b_h):
+        if not _has_wgmma(client):
+            return {}
+        a = client.tensor(a_h, cubepy.e4m3).with_line_size(16)
+        b = client.tensor(b_h, cubepy.e4m3).with_line_size(16)
+        c = client.zeros((n, n), cubepy.bf16 if client.runtime == "cuda" else f32)
+        a_in, b_in = fp8.round_to(a_h, "e4m3"), fp8.round_to(b_h, "e4m3")
+
+        def check():  # a few rows against float64
+            want = matmul_fp8.reference(a_in[:8], b_in)
+            np.testing.assert_allclose(_as_f64(c, 8), want, rtol=2e-2, atol=2e-2 * n ** 0.5)
+        return {"cubepy (wgmma)": (lambda: matmul_fp8.run(client, a, b, c), check)}
+    return Case("matmul_fp8", f"{n}x{n}x{n}", inputs, "TFLOP/s", 2 * n ** 3, cubepy_runs,
+                peers.matmul_fp8_peers)
 
 
 def _has_wgmma(client) -> bool:
@@ -225,6 +253,7 @@ def cases(tier: str, only: set[str] | None = None) -> list[Case]:
     out = [_copy_case(n) for n in s["copy"]]
     out += [_matmul_case(n) for n in s["matmul"]]
     out += [_matmul_tc_case(n, dt) for dt in ("f16", "bf16") for n in s["matmul_tc"]]
+    out += [_matmul_fp8_case(n) for n in s["matmul_fp8"]]
     out += [_softmax_case(r, c) for r, c in s["softmax"]]
     out += [_layernorm_case(r, c, dt) for dt in (f16, f32) for r, c in s["layernorm"]]
     out += [_sum_case(n) for n in s["sum"]]

@@ -31,7 +31,7 @@ from .lang import LineOf
 from .log import describe, elapsed_ms, logger
 from .lru import LRU
 from .spec import Specialization
-from .targets import PORTABLE, WMMA_TILE_ALIGN, get_target, source_targets
+from .targets import WMMA_TILE_ALIGN, get_target, line_sizes_for, source_targets
 
 # The frontend, the passes and the IR load at first use: `import cubepy` stays light.
 if TYPE_CHECKING:
@@ -54,7 +54,6 @@ class _SourceTargets:
 
 
 SOURCE_TARGETS = _SourceTargets()
-LINE_SIZES = PORTABLE.line_sizes  # line sizes a Line parameter may take
 # Per-kernel in-memory caches, least recently used dropped first (docs/CACHE.md): compiled
 # specialisations (IR, ABI, source, and one executable per client) and launch plans.
 COMPILED_CACHE = 64
@@ -175,16 +174,6 @@ class CubeFunction:
         if SHARED_MEM in options and SHARED_MEM not in comptime_names:
             options = dict(options)  # DynamicSharedMemory's bytes, as at launch
             shared_mem = _shared_mem_bytes(options.pop(SHARED_MEM), OptionError)
-        lines = {p.name for p in parsed.params if isinstance(p.elem, LineOf)
-                 and p.kind in ("tensor", "array")}
-        for name, size in (line_sizes or {}).items():
-            if name not in lines:
-                raise OptionError(f"{line_sizes_option()}: {self.__name__} has no Line "
-                                  f"parameter {name!r} (Line parameters: "
-                                  f"{', '.join(sorted(lines)) or 'none'})")
-            if size not in LINE_SIZES or isinstance(size, bool):
-                raise OptionError(f"{line_sizes_option()}: {name}={size!r}: a line size is "
-                                  f"one of {', '.join(map(str, LINE_SIZES))}")
         generics, comptime = {}, {}
         for name, value in options.items():
             if name in comptime_names:
@@ -200,8 +189,30 @@ class CubeFunction:
                 known = sorted(set(comptime_names) | set(parsed.generics))
                 raise OptionError(f"{self.__name__} has no generic placeholder or comptime "
                                   f"parameter {name!r} (known: {', '.join(known) or 'none'})")
+        self._check_line_sizes(parsed, line_sizes or {}, generics)
         return Specialization.make(generics, comptime, _dim3(cube_dim, "cube_dim"),
                                    line_sizes, shared_mem, self.fast_math)
+
+    def _check_line_sizes(self, parsed: ParsedFunction, line_sizes: dict[str, int],
+                          generics: dict[str, DType]) -> None:
+        """OptionError for a line size given to no Line parameter, or one its element
+        type cannot have (16 for 8-bit floats only; a placeholder not given may be)."""
+        lines = {}
+        for p in parsed.params:
+            if isinstance(p.elem, LineOf) and p.kind in ("tensor", "array"):
+                elem = p.elem.elem
+                if isinstance(elem, Generic):
+                    elem = generics.get(elem.name, elem)
+                types = elem.bound if isinstance(elem, Generic) else (elem,)
+                lines[p.name] = max((line_sizes_for(t) for t in types), key=len)
+        for name, size in line_sizes.items():
+            if name not in lines:
+                raise OptionError(f"{line_sizes_option()}: {self.__name__} has no Line "
+                                  f"parameter {name!r} (Line parameters: "
+                                  f"{', '.join(sorted(lines)) or 'none'})")
+            if size not in lines[name] or isinstance(size, bool):
+                raise OptionError(f"{line_sizes_option()}: {name}={size!r}: a line size is "
+                                  f"one of {', '.join(map(str, lines[name]))}")
 
     def _compile(self, spec: Specialization, target: str, checked: bool,
                  on_miss: Callable[[], None] | None = None) -> Specialised:
@@ -713,10 +724,10 @@ def _bind_buffer(kernel: str, client, p: ParamInfo, a, generics, line_sizes) -> 
     elem = p.elem
     if isinstance(elem, LineOf):
         elem = elem.elem
-        if a.line_size not in LINE_SIZES:
+        sizes = line_sizes_for(a.dtype)
+        if a.line_size not in sizes:
             raise LaunchError(f"parameter {p.name!r}: line size {a.line_size} is not "
-                              f"supported (one of {', '.join(map(str, LINE_SIZES))})",
-                              p.name)
+                              f"supported (one of {', '.join(map(str, sizes))})", p.name)
         line_sizes[p.name] = a.line_size
     elif a.line_size != 1:
         raise LaunchError(f"parameter {p.name!r} is not a Line tensor; it cannot take "

@@ -221,7 +221,12 @@ def atomic_on(q: Array[e4m3]):
 
 @cube(launch=True)
 def lines_of(q: Array[Line[e4m3]], out: Array[Line[e4m3]]):
-    out[ABSOLUTE_POS] = q[ABSOLUTE_POS]  # E:line
+    out[ABSOLUTE_POS] = q[ABSOLUTE_POS]  # a line moved whole
+
+
+@cube(launch=True)
+def line_widened(q: Array[Line[e4m3]], out: Array[Line[f32]]):
+    out[ABSOLUTE_POS] = f32(q[ABSOLUTE_POS])  # E:line
 
 
 def test_arithmetic_on_fp8_is_an_error_at_the_use():
@@ -244,13 +249,16 @@ def test_atomics_on_fp8_are_an_error():
     error_at(e.value, "atomic", "atomic_exchange() needs", "'q' holds e4m3")
 
 
-def test_lines_of_fp8_are_an_error():
+def test_lines_of_fp8_move_whole_and_convert_element_by_element():
     client = cubepy.client("cpu")
-    q = client.zeros(8, e4m3).with_line_size(4)
+    values = fp8.round_to(np.linspace(-9, 9, 8).astype(np.float32), "e4m3")
+    q = client.tensor(values, e4m3).with_line_size(4)
     out = client.zeros(8, e4m3).with_line_size(4)
+    lines_of.launch(client, CubeCount(1), CubeDim(2), q, out)
+    np.testing.assert_array_equal(out.numpy(), values)
     with pytest.raises(CompileError) as e:
-        lines_of.launch(client, CubeCount(1), CubeDim(2), q, out)
-    assert "Line of e4m3: lines of 8-bit floats are not supported" in e.value.msg
+        line_widened.source("cuda", line_sizes={"q": 4, "out": 4})
+    error_at(e.value, "line", "a Line of e4m3 converts element by element")
 
 
 @pytest.mark.parametrize("target, title", [("wgsl", "WGSL"), ("metal", "Metal")])
@@ -279,10 +287,12 @@ def test_cuda_source_uses_cuda_fp8_types_and_converts_through_float():
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")
 @pytest.mark.parametrize("arch", ["sm_75", "sm_90"])
 def test_fp8_kernels_compile_with_nvcc(tmp_path, arch):
-    for name, kernel in [("quantize", quantize), ("widen", widen), ("narrow", narrow),
-                         ("literal_store", literal_store)]:
+    lines = {"line_sizes": {"q": 16, "out": 16}}
+    for name, kernel, spec in [("quantize", quantize, {}), ("widen", widen, {}),
+                               ("narrow", narrow, {}), ("literal_store", literal_store, {}),
+                               ("lines_of", lines_of, lines)]:
         path = tmp_path / f"{name}.cu"
-        path.write_text(kernel.source("cuda", cube_dim=(64, 1, 1)))
+        path.write_text(kernel.source("cuda", cube_dim=(64, 1, 1), **spec))
         done = subprocess.run(["nvcc", f"-arch={arch}", "-cubin", "-o", f"{path}.cubin",
                                str(path)], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr

@@ -14,10 +14,9 @@ from ..ir.types import FP8_DTYPES, LineType
 from ..ir.visit import child_exprs, walk_exprs, walk_stmts
 
 # Expressions an fp8 value may be, or be an operand of.
-_ALLOWED = (n.Const, n.Load, n.Index, n.Select, n.Cast)
+_ALLOWED = (n.Const, n.Load, n.Index, n.Select, n.Cast, n.Extract, n.MakeLine)
 _WHAT = {n.Unary: "arithmetic", n.Binary: "arithmetic", n.Compare: "a comparison",
-         n.Call: "a math function", n.Bits: "a bit function", n.Plane: "a plane operation",
-         n.Extract: "a line", n.MakeLine: "a line"}
+         n.Call: "a math function", n.Bits: "a bit function", n.Plane: "a plane operation"}
 
 
 def _fp8(ty) -> bool:
@@ -31,9 +30,6 @@ def _fp8_name(ty) -> str:
 def check_fp8_uses(kernel: n.Kernel) -> None:
     """Raises a CompileError at the first use of an fp8 value that is not a load, a
     store, a variable, a select or a conversion."""
-    for p in kernel.params:
-        if p.dtype in FP8_DTYPES and p.line_size > 1:
-            _line_error(kernel.loc, p.dtype.name, f"parameter {p.name!r}")
     for stmt in walk_stmts(kernel.body):  # (atomics refuse fp8 buffers when built)
         for top in child_exprs(stmt):
             for e in walk_exprs(top):
@@ -43,11 +39,10 @@ def check_fp8_uses(kernel: n.Kernel) -> None:
 def _check_expr(e: n.Expr, stmt_loc: n.Loc) -> None:
     loc = e.loc if e.loc.lineno > 0 else stmt_loc
     if isinstance(e, _ALLOWED):
-        if isinstance(e.ty, LineType) and _fp8(e.ty):
-            _line_error(loc, _fp8_name(e.ty), "this value")
-        if isinstance(e, n.Cast) and isinstance(e.operand.ty, LineType) \
-                and _fp8(e.operand.ty):
-            _line_error(loc, _fp8_name(e.operand.ty), "this value")
+        if isinstance(e, n.Cast) and (isinstance(e.ty, LineType)
+                                      or isinstance(e.operand.ty, LineType)) \
+                and (_fp8(e.ty) or _fp8(e.operand.ty)):
+            _line_error(loc, _fp8_name(e.ty if _fp8(e.ty) else e.operand.ty))
         return
     typed = [x.ty for x in (e, *child_exprs(e)) if _fp8(x.ty)]
     if typed:
@@ -58,6 +53,6 @@ def _check_expr(e: n.Expr, stmt_loc: n.Loc) -> None:
                            f"it first, e.g. f32(x)")
 
 
-def _line_error(loc: n.Loc, name: str, what: str) -> None:
-    compile_error(loc, f"{what} is a Line of {name}: lines of 8-bit floats are not "
-                       f"supported; use Array[{name}] (or convert to f16/f32 lines)")
+def _line_error(loc: n.Loc, name: str) -> None:
+    compile_error(loc, f"a Line of {name} converts element by element: convert each "
+                       f"element (f32(v[i])), or load lines of f16/f32")

@@ -25,7 +25,7 @@ from ..ir.types import DType, LineType, bool_, dtype_from_name, elem_of, u32
 from ..ir.ops import BOOL_MATH, BitOp
 from ..lang import LineOf
 from ..math import PUBLIC_MATH
-from ..targets import PORTABLE
+from ..targets import PORTABLE, line_sizes_for
 from .indexing import shared_dims
 from .infer import find, resolve
 from .values import Buf, Py, Tup, is_number
@@ -393,9 +393,6 @@ def _shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
             b.error("SharedMemory(Line[T], size, line_size): the line size is the third "
                     "argument, e.g. x.line_size()", node)
         line = b.ct_int(b.expr(node.args[2]))
-        if line is None or line not in PORTABLE.line_sizes:
-            b.error(f"the line size of SharedMemory must be {_or_list(PORTABLE.line_sizes)}, "
-                    f"known at compile time (e.g. x.line_size())", node.args[2])
         kind = Py(kind.value.elem)
     elif len(node.args) == 3:
         b.error("a line size needs a Line element type: SharedMemory(Line[T], size, "
@@ -403,6 +400,10 @@ def _shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     ty = b.as_type(kind, node.args[0])
     if not isinstance(ty, DType):
         b.error("the element type of SharedMemory must be known here", node.args[0])
+    sizes = line_sizes_for(ty)
+    if len(node.args) == 3 and (line is None or line not in sizes):
+        b.error(f"the line size of SharedMemory must be {_or_list(sizes)}, "
+                f"known at compile time (e.g. x.line_size())", node.args[2])
     dims = shared_dims(b, node.args[1])
     size = math.prod(dims)
     ctx = b.ctx

@@ -22,7 +22,7 @@ from typing import Callable, Iterator, Mapping, Union
 from ..ir.batched_dataclass import build_pending, dataclass  # (frozen classes, cheap to create)
 from ..errors import OptionError
 from ..ir.ops import LOWERED, OPS, AtomicOp, OpInfo, PlaneOp, Spelling, SyncOp
-from ..ir.types import ALL_DTYPES, DType, dtype_from_name
+from ..ir.types import ALL_DTYPES, FP8_DTYPES, DType, dtype_from_name
 
 Emitter = Union[str, Callable]
 
@@ -207,6 +207,8 @@ ALL_PLANE_OPS = frozenset(op.value for op in PlaneOp)
 STANDARD_PLANE_DTYPES = frozenset({"i32", "u32", "f32", "f16", "bool"})
 WIDE_PLANE_DTYPES = frozenset({"f64", "i64", "u64"})  # where the target has them
 STANDARD_LINE_SIZES = (1, 2, 4, 8)
+# A line of 8-bit floats may also hold 16 (16 bytes: one 16-byte cp.async, as 8 f16 do).
+FP8_LINE_SIZES = STANDARD_LINE_SIZES + (16,)
 DEFAULT_SHARED_BYTES = 48 * 1024
 # CUDA's wmma shapes (nvcuda::wmma, sm_70+; bf16 and tf32 sm_80+): f16 and bf16 A/B take
 # three shapes, tf32 one. fp8 has no wmma form (it needs mma.sync PTX).
@@ -282,9 +284,16 @@ from . import cuda, wgsl, metal, cpu  # noqa: E402,F401  (registers the built-in
 
 PORTABLE: Portable = _portable(all_targets())
 
+
+def line_sizes_for(elem) -> tuple[int, ...]:
+    """The line sizes a line of `elem` (a DType, or a placeholder: the portable sizes)
+    may have: PORTABLE.line_sizes, and 16 for the 8-bit floats."""
+    return FP8_LINE_SIZES if elem in FP8_DTYPES else PORTABLE.line_sizes
+
+
 __all__ = ["Target", "register", "unregister", "registered", "get_target", "all_targets",
            "target_names", "source_targets", "targets_for_runtime", "PORTABLE", "Portable",
-           "LOWERED"]
+           "LOWERED", "line_sizes_for"]
 
 
 build_pending()  # (the frozen classes above)

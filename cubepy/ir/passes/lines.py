@@ -73,6 +73,7 @@ class _Scalarizer:
         # buffers whose lines may be accessed whole, the whole-line reads made for the
         # statement being rewritten, and whether the expression at hand is surely read
         self.whole = _whole_line_buffers(kernel)
+        self.copied_whole = _whole_line_buffers(kernel, (1, 2, 4, 8))  # by cp.async
         self.line_reads: dict[tuple[str, ir.Expr], tuple[ir.Var, ...]] = {}
         self.sure = False
 
@@ -325,7 +326,7 @@ class _Scalarizer:
             return [ir.Store(buffer=s.buffer, index=line_element_index(line, len(values), k),
                              value=v, loc=loc) for k, v in enumerate(values)]
         if isinstance(s, ir.AsyncCopy) and s.src.name in self.sizes \
-                and s.src.name not in self.whole:  # a misaligned source: copied plainly
+                and s.src.name not in self.copied_whole:  # misaligned: copied plainly
             from .async_copy import plain_copy
             return plain_copy(dataclasses.replace(s, dst_line=self.scalar(s.dst_line),
                                                   src_line=self.scalar(s.src_line)))
@@ -375,16 +376,18 @@ class _Scalarizer:
         return out
 
 
-def _whole_line_buffers(kernel: ir.Kernel) -> frozenset[str]:
+def _whole_line_buffers(kernel: ir.Kernel, sizes: tuple[int, ...] = (2, 4, 8)
+                        ) -> frozenset[str]:
     """Buffers whose lines may be read and written as one access: parameters aligned to
     their line and shared memory (the code generators align it), of 2, 4 or 8-byte
     elements (bools stay element by element), used by no atomic (Metal types such
-    buffers atomic)."""
+    buffers atomic). An asynchronous copy moves bytes, so for it `sizes` adds the 8-bit
+    floats' 1."""
     atomic = {s.buffer.name for s in walk_stmts(kernel.body) if isinstance(s, ir.AtomicOp)}
     params = [p.buffer for p in kernel.params
               if p.line_size > 1 and p.aligned and p.kind != "scalar"]
     return frozenset(b.name for b in params + [d.buffer for d in kernel.shared]
-                     if not b.elem.is_bool and b.elem.itemsize in (2, 4, 8)
+                     if not b.elem.is_bool and b.elem.itemsize in sizes
                      and b.name not in atomic)
 
 

@@ -1,0 +1,156 @@
+"""8-bit float matmul on Hopper's warpgroup multiply: C = A @ B.T with A (M x K) and B
+(N x K) row-major e4m3 or e5m2, f32 accumulation, C f32, f16 or bf16. B is given N x K
+(K contiguous) because wgmma reads 8-bit tiles K-major only; it is the layout
+torch._scaled_mm wants for its second operand (`b.t()` of a row-major N x K tensor).
+
+A cube of `groups` warpgroups computes a bm x bn tile of C, bm = 64 * groups, as one
+64 x bn accumulator per warpgroup. K goes in steps of bk = 128 (128 bytes: a row of
+wgmma's 128-byte swizzled layout): each step's slices of A (bm x 128) and B (bn x 128)
+arrive in shared memory by asynchronous copies, one 16-byte cp.async per line of 16
+elements, straight into the swizzled layout (`cmma.wg_offset(..., 128, elem)`: chunk c of
+row r at chunk c ^ (r % 8); eight units storing one row's eight chunks hit eight
+different 16-byte slots, no bank conflict), and are multiplied by four k32 wgmmas.
+`stages` shared copies: slice s in copy s % stages, stages - 2 slices in flight ahead of
+the multiply, each step's multiplies left running (wg_wait(1)) while the next step
+waits, copies and issues (benchmarks/kernels/matmul_wgmma.py's pipeline, whose module
+docstring explains the one barrier per step). Each unit stores its accumulator's pairs
+of columns straight to C. With `group_m` the cubes walk the tiles in groups of that
+many tile rows (Triton's grouped order), so a wave reads less of A and B from DRAM.
+
+M must be a multiple of bm, N of bn, K a positive multiple of 128 (the launch is
+unchecked). CUDA runs it on sm_90 (compiled for sm_90a); the cpu runtime emulates it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import cubepy
+from cubepy import (CUBE_POS_X, CUBE_POS_Y, UNIT_POS, Comptime, CubeCount, CubeDim, Float,
+                    Line, SharedMemory, Tensor, cmma, cube, f32, pipeline, sync_cube, u32,
+                    unroll)
+
+from .matmul_wgmma import grouped_tile
+
+BK = 128  # K per step: one 128-byte row of the swizzled layout; K must be a multiple
+LINE = 16  # elements per line: 16 bytes, one cp.async
+WARPGROUP = 128
+SWIZZLE = 128
+if not __import__("typing").TYPE_CHECKING:
+    F8A = cubepy.generic("F8A", [cubepy.e4m3, cubepy.e5m2])
+    F8B = cubepy.generic("F8B", [cubepy.e4m3, cubepy.e5m2])
+else:  # (a type checker sees a placeholder class)
+    F8A = F8B = Float
+
+
+@cube
+def copy_line(dst: cubepy.Array[Line[F8A]], base: u32, src: Tensor[Line[F8A]], row0: u32,
+              k0: u32, width: u32, rows: Comptime[int], units: Comptime[int], p: u32):
+    """Starts the asynchronous copy of line `p * units + UNIT_POS` of the rows x 128 slice
+    of `src` at (row0, k0), `src` being `width` elements wide, into the swizzled tile at
+    line `base` of `dst`: eight consecutive units copy one row (128 contiguous bytes of
+    global memory), a plane four rows."""
+    idx = p * units + UNIT_POS
+    row = idx // (BK // LINE)
+    col = idx % (BK // LINE) * LINE
+    pipeline.memcpy_async(dst, base + cmma.wg_offset(row, col, rows, SWIZZLE, F8A) // LINE,
+                          src, ((row0 + row) * width + k0 + col) // LINE)
+
+
+@cube
+def copy_slices(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], a_s: cubepy.Array[Line[F8A]],
+                b_s: cubepy.Array[Line[F8B]], row0: u32, col0: u32, k0: u32, copy: u32,
+                bm: Comptime[int], bn: Comptime[int], units: Comptime[int]):
+    """This unit's asynchronous copies of the slices of A (rows row0..) and B (rows
+    col0..), columns k0..k0 + 127, into shared copy `copy`."""
+    for p in unroll(range(bm * BK // LINE // units)):
+        copy_line(a_s, copy * (bm * BK // LINE), a, row0, k0, a.shape(1), bm, units, p)
+    for p in unroll(range(bn * BK // LINE // units)):
+        copy_line(b_s, copy * (bn * BK // LINE), b, col0, k0, b.shape(1), bn, units, p)
+
+
+def _config(groups: int, bn: int, stages: int, group_m: int = 0) -> dict:
+    return {"cube_dim": CubeDim(WARPGROUP * groups), "groups": groups, "bn": bn,
+            "stages": stages, "group_m": group_m}
+
+
+# Shared memory per cube: stages * (bm + bn) * 128 bytes (bm 128, bn 256: 48 KB a stage).
+CONFIGS = [_config(2, 256, 4), _config(2, 256, 3), _config(2, 128, 4), _config(2, 128, 5),
+           _config(1, 256, 4), _config(2, 256, 4, group_m=8), _config(2, 256, 3, group_m=8)]
+
+
+@cubepy.autotune(configs=CONFIGS, key=["a", "b", "c"])
+@cube(launch=True)
+def matmul_fp8(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], c: Tensor[Float],
+               groups: Comptime[int], bn: Comptime[int], stages: Comptime[int],
+               group_m: Comptime[int]):
+    """c = a @ b.T for row-major 8-bit a (M x K) and b (N x K), both with line size 16,
+    f32 accumulation, c (M x N) f32, f16 or bf16: `groups` warpgroups per cube each
+    computing 64 x bn of C, `stages` shared copies of the slices (module docstring)."""
+    k_len = a.shape(1)
+    n = b.shape(0)
+    bm = 64 * groups
+    units = WARPGROUP * groups
+    a_elems = bm * BK  # one slice of A, of B, in elements (bytes)
+    b_elems = bn * BK
+    a_s = SharedMemory(Line[F8A], stages * a_elems // LINE, LINE)
+    b_s = SharedMemory(Line[F8B], stages * b_elems // LINE, LINE)
+    acc = cmma.WarpgroupAccumulator(bn, f32)
+    cmma.fill(acc, 0.0)
+    wg = UNIT_POS // WARPGROUP
+    row0 = CUBE_POS_Y * bm
+    col0 = CUBE_POS_X * bn
+    if group_m > 0:
+        row0, col0 = grouped_tile(group_m, bm, bn)
+    steps = k_len // BK
+    last = steps - 1
+    # every copy is issued unconditionally (past the end the last slice again, into a
+    # copy no later step reads): ptxas serialises the wgmmas when a branch skips cp.async
+    for s in unroll(range(stages - 2)):  # the prologue: the slices in flight ahead
+        copy_slices(a, b, a_s, b_s, row0, col0, min(u32(s), last) * BK, s, bm, bn, units)
+        pipeline.commit()
+    for step in range(steps):
+        pipeline.wait(stages - 3)  # this unit's copies of slice `step` have landed
+        sync_cube()  # everyone's have, and every warpgroup is done with copy step - 2
+        fill = step + stages - 2
+        copy_slices(a, b, a_s, b_s, row0, col0, min(fill, last) * BK, fill % stages, bm, bn,
+                    units)
+        pipeline.commit()
+        cur = step % stages
+        cmma.wg_fence()
+        for kk in unroll(range(BK // 32)):
+            cmma.wg_mma(acc, a_s, cur * a_elems + cmma.wg_offset(wg * 64, kk * 32, bm,
+                                                                 SWIZZLE, F8A), bm,
+                        b_s, cur * b_elems + cmma.wg_offset(0, kk * 32, bn, SWIZZLE, F8B),
+                        bn, cmma.COL_MAJOR, SWIZZLE)
+        cmma.wg_commit()
+        cmma.wg_wait(1)  # the multiplies of step - 1 are done: copy step - 1 is free
+    cmma.wg_wait(0)
+    pipeline.wait(0)  # (the copies past the end)
+    cmma.store(c, (row0 + wg * 64) * n + col0, acc, n, cmma.ROW_MAJOR)
+
+
+def cube_count(m: int, n: int):
+    """The cube count for a config: one cube per (64 * groups) x bn tile of C."""
+    return lambda cfg: CubeCount(n // cfg["bn"], m // (64 * cfg["groups"]))
+
+
+def run(client, a, b, c, config: dict | None = None) -> None:
+    """c = a @ b.T on the device (a: M x K, b: N x K, both 8-bit with line size 16) with
+    the autotuned config, or `config`. M and N must be multiples of 256 (covers every
+    config), K a positive multiple of 128."""
+    m, k = a.shape
+    n = b.shape[0]
+    if m % 256 or n % 256 or k % BK or k == 0 or b.shape[1] != k:
+        raise ValueError(f"matmul_fp8 needs M, N multiples of 256 and K of {BK}: "
+                         f"a {a.shape}, b {b.shape}")
+    if config is not None:
+        comptimes = {key: v for key, v in config.items() if key != "cube_dim"}
+        matmul_fp8.kernel.launch_unchecked(client, cube_count(m, n)(config),
+                                           config["cube_dim"], a, b, c, **comptimes)
+        return
+    matmul_fp8.launch_unchecked(client, cube_count(m, n), a, b, c)
+
+
+def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b.T in float64 (a and b hold the 8-bit values as floats)."""
+    return a.astype(np.float64) @ b.astype(np.float64).T
