@@ -43,7 +43,8 @@ class IRLexer(RegexLexer):
         (r"#.*$", Comment.Single),
         (r"\b(kernel|let|var|if|else|for|in|range|while|loop|break|continue|terminate|"
          r"return|shared|cube_dim)\b", Keyword),
-        (r"\b(f16|bf16|f32|f64|i32|i64|u32|u64|bool|array|tensor|line)\b", Keyword.Type),
+        (r"\b(f16|bf16|f32|f64|i32|i64|u32|u64|bool|e4m3|e5m2|array|tensor|line)\b",
+         Keyword.Type),
         (r"%[A-Za-z_]\w*", Name.Variable),
         (r"@[A-Za-z_]\w*", Name.Builtin),
         (r"-?\d+\.\d*(?:e[+-]?\d+)?|-?\d+", Number),
