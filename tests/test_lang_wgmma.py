@@ -650,7 +650,7 @@ def test_accumulator_width_and_type():
     _error_at(_build_error(k2), "elem", "holds f32, not f16")
 
 
-def test_operands_come_from_16_bit_shared_memory():
+def test_operands_come_from_16_or_8_bit_shared_memory():
     def k(a: Array[f16], out: Array[f32]):
         acc = cmma.WarpgroupAccumulator(64, f32)
         cmma.wg_mma(acc, a, 0, 64, a, 0, 16, ROW)  # E:global
@@ -660,7 +660,8 @@ def test_operands_come_from_16_bit_shared_memory():
         s = SharedMemory(f32, 64 * 16)
         acc = cmma.WarpgroupAccumulator(64, f32)
         cmma.wg_mma(acc, s, 0, 64, s, 0, 16, ROW)  # E:f32
-    _error_at(_build_error(k2), "f32", "holds f32; the warpgroup multiply takes f16 or bf16")
+    _error_at(_build_error(k2), "f32",
+              "holds f32; the warpgroup multiply takes f16, bf16, e4m3 or e5m2")
 
 
 def test_tile_rows_are_compile_time_and_enough():

@@ -124,7 +124,7 @@ def _wg_offset(b: Builder, node: ast.Call, site: CallSite):
     the 128-byte swizzle ((col / 64) * rows + row) * 64 + (((col / 8) % 8) ^ (row % 8)) *
     8 + col % 8 (wgmma_layout.offset). An optional fifth argument, the element type,
     makes it the layout of 8-bit elements: 16 where 16-bit ones have 8 (16 bytes)."""
-    b.arity(node, site.name, 3, 5)
+    b.arity(node, site.name, 3, 4, 5)
     rows = b.ct_int(b.expr(node.args[2]))
     if rows is None or rows < 8 or rows % 8:
         b.error("the rows of a cmma.wg_offset tile must be a compile-time positive "
