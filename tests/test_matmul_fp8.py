@@ -12,7 +12,7 @@ import pytest
 
 import cubepy
 from cubepy import (UNIT_POS, CompileError, Comptime, CubeCount, CubeDim, LaunchError, Line,
-                    OptionError, SharedMemory, Tensor, cube, e4m3, e5m2, f32, fp8, pipeline,
+                    OptionError, SharedMemory, Tensor, cube, e4m3, e5m2, f16, f32, fp8, pipeline,
                     sync_cube, unroll)
 from source_check import NVCC, assert_no_spills, check_cuda
 from test_lang_wgmma import CUDA_HOPPER
@@ -82,10 +82,11 @@ def test_16_is_a_line_size_of_8_bit_floats_only():
 
 # -- the kernel -----------------------------------------------------------------------
 
-def _run(client, m: int, n: int, k: int, a_type=e4m3, b_type=e4m3, config=None):
+def _run(client, m: int, n: int, k: int, a_type=e4m3, b_type=e4m3, config=None,
+         out=f32):
     a = fp8.round_to(RNG.normal(0, 1, (m, k)), a_type.name)
     b = fp8.round_to(RNG.normal(0, 1, (n, k)), b_type.name)
-    c = client.zeros((m, n), f32)
+    c = client.zeros((m, n), out)
     mf.run(client, client.tensor(a, a_type).with_line_size(16),
            client.tensor(b, b_type).with_line_size(16), c, config)
     return c.numpy(), mf.reference(a, b)
@@ -94,8 +95,11 @@ def _run(client, m: int, n: int, k: int, a_type=e4m3, b_type=e4m3, config=None):
 @pytest.mark.parametrize("index", range(len(mf.CONFIGS)))
 def test_every_config_on_cpu(index):
     # 3 steps of K: every shared copy filled, the copies past the end harmless
-    got, want = _run(cubepy.client("cpu"), 256, 256, 384, config=mf.CONFIGS[index])
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    # (an f32 C does not fit the shared epilogue's tile beside 3 stages of 128 x 256)
+    cfg = mf.CONFIGS[index]
+    out = f16 if cfg["epilogue_shared"] else f32
+    got, want = _run(cubepy.client("cpu"), 256, 256, 384, config=cfg, out=out)
+    np.testing.assert_allclose(got, want, rtol=1e-3 if out is f16 else 1e-5, atol=1e-2)
 
 
 def test_e4m3_times_e5m2_autotuned_on_cpu():
@@ -113,7 +117,7 @@ def test_rejects_sizes_off_the_tile():
 def _source(cfg: dict) -> str:
     spec = {k: v for k, v in cfg.items() if k != "cube_dim"}
     return mf.matmul_fp8.kernel.source("cuda", cube_dim=tuple(cfg["cube_dim"]), checked=False,
-                                       line_sizes={"a": 16, "b": 16}, F8A=e4m3, F8B=e4m3,
+                                       line_sizes={"a": 16, "b": 16, "c": 8}, F8A=e4m3, F8B=e4m3,
                                        Float=cubepy.bf16, **spec)
 
 

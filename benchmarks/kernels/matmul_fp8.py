@@ -14,7 +14,8 @@ different 16-byte slots, no bank conflict), and are multiplied by four k32 wgmma
 the multiply, each step's multiplies left running (wg_wait(1)) while the next step
 waits, copies and issues (benchmarks/kernels/matmul_wgmma.py's pipeline, whose module
 docstring explains the one barrier per step). Each unit stores its accumulator's pairs
-of columns straight to C. With `group_m` the cubes walk the tiles in groups of that
+of columns straight to C, or (`epilogue_shared`) the tile goes out through shared memory
+as 16-byte lines. With `group_m` the cubes walk the tiles in groups of that
 many tile rows (Triton's grouped order), so a wave reads less of A and B from DRAM.
 
 M must be a multiple of bm, N of bn, K a positive multiple of 128 (the launch is
@@ -29,7 +30,7 @@ from cubepy import (CUBE_POS_X, CUBE_POS_Y, UNIT_POS, Comptime, CubeCount, CubeD
                     Line, SharedMemory, Tensor, cmma, cube, f32, pipeline, sync_cube, u32,
                     unroll)
 
-from .matmul_wgmma import grouped_tile
+from .matmul_wgmma import copy_tile_out, grouped_tile
 
 BK = 128  # K per step: one 128-byte row of the swizzled layout; K must be a multiple
 LINE = 16  # elements per line: 16 bytes, one cp.async
@@ -68,24 +69,30 @@ def copy_slices(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], a_s: cubepy.Array[Li
         copy_line(b_s, copy * (bn * BK // LINE), b, col0, k0, b.shape(1), bn, units, p)
 
 
-def _config(groups: int, bn: int, stages: int, group_m: int = 0) -> dict:
+def _config(groups: int, bn: int, stages: int, group_m: int = 0,
+            epilogue_shared: bool = False) -> dict:
     return {"cube_dim": CubeDim(WARPGROUP * groups), "groups": groups, "bn": bn,
-            "stages": stages, "group_m": group_m}
+            "stages": stages, "group_m": group_m, "epilogue_shared": epilogue_shared}
 
 
-# Shared memory per cube: stages * (bm + bn) * 128 bytes (bm 128, bn 256: 48 KB a stage).
+# Shared memory per cube: stages * (bm + bn) * 128 bytes (bm 128, bn 256: 48 KB a stage),
+# and with the shared epilogue bm * (bn + 8) elements of C more (66 KB for 128 x 256 bf16).
 CONFIGS = [_config(2, 256, 4), _config(2, 256, 3), _config(2, 128, 4), _config(2, 128, 5),
-           _config(1, 256, 4), _config(2, 256, 4, group_m=8), _config(2, 256, 3, group_m=8)]
+           _config(1, 256, 4), _config(2, 256, 4, group_m=8), _config(2, 256, 3, group_m=8),
+           _config(2, 256, 3, epilogue_shared=True), _config(2, 128, 4, epilogue_shared=True),
+           _config(2, 256, 3, group_m=8, epilogue_shared=True)]
 
 
 @cubepy.autotune(configs=CONFIGS, key=["a", "b", "c"])
 @cube(launch=True)
-def matmul_fp8(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], c: Tensor[Float],
+def matmul_fp8(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], c: Tensor[Line[Float]],
                groups: Comptime[int], bn: Comptime[int], stages: Comptime[int],
-               group_m: Comptime[int]):
+               group_m: Comptime[int], epilogue_shared: Comptime[bool]):
     """c = a @ b.T for row-major 8-bit a (M x K) and b (N x K), both with line size 16,
-    f32 accumulation, c (M x N) f32, f16 or bf16: `groups` warpgroups per cube each
-    computing 64 x bn of C, `stages` shared copies of the slices (module docstring)."""
+    f32 accumulation, c (M x N) f32, f16 or bf16 (line size 8): `groups` warpgroups per
+    cube each computing 64 x bn of C, `stages` shared copies of the slices (module
+    docstring); `epilogue_shared`: the accumulators go to C through shared memory as
+    16-byte lines (matmul_wgmma's), else each unit stores its pairs of columns."""
     k_len = a.shape(1)
     n = b.shape(0)
     bm = 64 * groups
@@ -126,7 +133,14 @@ def matmul_fp8(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], c: Tensor[Float],
         cmma.wg_wait(1)  # the multiplies of step - 1 are done: copy step - 1 is free
     cmma.wg_wait(0)
     pipeline.wait(0)  # (the copies past the end)
-    cmma.store(c, (row0 + wg * 64) * n + col0, acc, n, cmma.ROW_MAJOR)
+    pitch = bn + 8  # the shared tile's rows: a store instruction's 8 rows in other banks
+    if epilogue_shared:
+        tile = SharedMemory(Line[Float], bm * pitch // 8, 8)
+        cmma.store(tile, wg * 64 * pitch, acc, pitch, cmma.ROW_MAJOR)
+        sync_cube()
+        copy_tile_out(c, tile, row0, col0, n, bm, bn, pitch, units)
+    else:
+        cmma.store(c, (row0 + wg * 64) * n + col0, acc, n, cmma.ROW_MAJOR)
 
 
 def cube_count(m: int, n: int):
@@ -143,6 +157,7 @@ def run(client, a, b, c, config: dict | None = None) -> None:
     if m % 256 or n % 256 or k % BK or k == 0 or b.shape[1] != k:
         raise ValueError(f"matmul_fp8 needs M, N multiples of 256 and K of {BK}: "
                          f"a {a.shape}, b {b.shape}")
+    c = c.with_line_size(8)  # the shared epilogue's 16-byte lines
     if config is not None:
         comptimes = {key: v for key, v in config.items() if key != "cube_dim"}
         matmul_fp8.kernel.launch_unchecked(client, cube_count(m, n)(config),
