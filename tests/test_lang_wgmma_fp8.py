@@ -119,8 +119,10 @@ def test_fp8_product(client, n, k, swizzle):
     fp8_product.launch(client, (1, 1, 1), (128, 1, 1), ta, tb, out, n=n, k=k,
                        swizzle=swizzle)
     want = a.astype(np.float64) @ b.astype(np.float64).T
-    # (exact products; the tensor cores add them with less than f32's precision)
-    np.testing.assert_allclose(out.numpy().reshape(64, n), want, rtol=1e-3, atol=1e-2)
+    # The products are exact, but Hopper's tensor cores add fp8 products with fewer
+    # mantissa bits than f32 (about 13): the error is bounded by the sum of |products|.
+    scale = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64).T
+    assert np.all(np.abs(out.numpy().reshape(64, n) - want) <= 1e-3 * scale + 1e-6)
 
 
 def test_cuda_source_issues_k32_without_transposes(tmp_path):

@@ -247,6 +247,19 @@ class TestOnDevice:
         got = t.numpy()
         assert got.dtype == np.float32 and got.shape == (5,) and not got.any()
 
+    def test_bf16_scalar_parameter_travels_as_f32(self):
+        import cubepy
+        from corpus import axpy
+        from cubepy.ir.types import bf16
+        c = _client()
+        if bf16 not in c.limits.dtypes:
+            pytest.skip("no bf16 on this device")
+        x = c.tensor(np.arange(64, dtype=np.float32) / 8, bf16)  # exact in bf16
+        y = c.tensor(np.ones(64, np.float32), bf16)
+        axpy.launch(c, cubepy.CubeCount(1), cubepy.CubeDim(64), 2.5, x, y)
+        exact = np.arange(64, dtype=np.float32) / 8 * 2.5 + 1
+        np.testing.assert_allclose(y.numpy(), exact, rtol=2.0 ** -7, atol=0)  # bf16's step
+
     def test_cube_dim_beyond_limit_is_a_launch_error(self):
         import cubepy
         from corpus import axpy

@@ -400,7 +400,7 @@ def _shared_memory(b: Builder, node: ast.Call, site: CallSite) -> Buf:
     ty = b.as_type(kind, node.args[0])
     if not isinstance(ty, DType):
         b.error("the element type of SharedMemory must be known here", node.args[0])
-    sizes = line_sizes_for(ty)
+    sizes = line_sizes_for(ty, PORTABLE.line_sizes)
     if len(node.args) == 3 and (line is None or line not in sizes):
         b.error(f"the line size of SharedMemory must be {_or_list(sizes)}, "
                 f"known at compile time (e.g. x.line_size())", node.args[2])

@@ -206,9 +206,7 @@ WIDE_ATOMICS: Mapping[str, frozenset[str]] = MappingProxyType({
 ALL_PLANE_OPS = frozenset(op.value for op in PlaneOp)
 STANDARD_PLANE_DTYPES = frozenset({"i32", "u32", "f32", "f16", "bool"})
 WIDE_PLANE_DTYPES = frozenset({"f64", "i64", "u64"})  # where the target has them
-STANDARD_LINE_SIZES = (1, 2, 4, 8)
-# A line of 8-bit floats may also hold 16 (16 bytes: one 16-byte cp.async, as 8 f16 do).
-FP8_LINE_SIZES = STANDARD_LINE_SIZES + (16,)
+STANDARD_LINE_SIZES = (1, 2, 4, 8)  # (a line of 8-bit floats may also hold 16: 16 bytes)
 DEFAULT_SHARED_BYTES = 48 * 1024
 # CUDA's wmma shapes (nvcuda::wmma, sm_70+; bf16 and tf32 sm_80+): f16 and bf16 A/B take
 # three shapes, tf32 one. fp8 has no wmma form (it needs mma.sync PTX).
@@ -285,10 +283,11 @@ from . import cuda, wgsl, metal, cpu  # noqa: E402,F401  (registers the built-in
 PORTABLE: Portable = _portable(all_targets())
 
 
-def line_sizes_for(elem) -> tuple[int, ...]:
+def line_sizes_for(elem, portable: tuple[int, ...] | None = None) -> tuple[int, ...]:
     """The line sizes a line of `elem` (a DType, or a placeholder: the portable sizes)
-    may have: PORTABLE.line_sizes, and 16 for the 8-bit floats."""
-    return FP8_LINE_SIZES if elem in FP8_DTYPES else PORTABLE.line_sizes
+    may have: `portable` (default PORTABLE.line_sizes), and 16 for the 8-bit floats."""
+    sizes = PORTABLE.line_sizes if portable is None else portable
+    return sizes + (16,) if elem in FP8_DTYPES and 16 not in sizes else sizes
 
 
 __all__ = ["Target", "register", "unregister", "registered", "get_target", "all_targets",
