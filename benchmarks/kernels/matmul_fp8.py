@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 import cubepy
-from cubepy import (CUBE_POS_X, CUBE_POS_Y, UNIT_POS, Comptime, CubeCount, CubeDim, Float,
+from cubepy import (CUBE_POS_X, CUBE_POS_Y, UNIT_POS, Comptime, CubeDim, Float,
                     Line, SharedMemory, Tensor, cmma, cube, f32, pipeline, sync_cube, u32,
                     unroll)
 
-from .matmul_wgmma import copy_tile_out, grouped_tile
+from .matmul_wgmma import copy_tile_out, cube_count, grouped_tile  # (the same tiles)
 
 BK = 128  # K per step: one 128-byte row of the swizzled layout; K must be a multiple
 LINE = 16  # elements per line: 16 bytes, one cp.async
@@ -144,11 +144,6 @@ def matmul_fp8(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], c: Tensor[Line[Float]
         copy_tile_out(c, tile, row0, col0, n, bm, bn, pitch, units)
     else:
         cmma.store(c, (row0 + wg * 64) * n + col0, acc, n, cmma.ROW_MAJOR)
-
-
-def cube_count(m: int, n: int):
-    """The cube count for a config: one cube per (64 * groups) x bn tile of C."""
-    return lambda cfg: CubeCount(n // cfg["bn"], m // (64 * cfg["groups"]))
 
 
 def run(client, a, b, c, config: dict | None = None) -> None:
