@@ -158,12 +158,12 @@ class CudaDialect(Dialect):
         saturates (__NV_SATFINITE), as cubepy.fp8 does on the host. The other
         conversions go on from or to f32 as any f32 value does."""
         src, dst = e.operand.ty, e.ty
-        operand = e.operand
         if src.name in _FP8:  # widen to f32 first: then any target type, as from f32
-            operand = n.Cast(ty=f32, operand=operand, loc=e.loc)
             if dst is f32:
                 return f"float({em.expr(e.operand)})", PRIMARY
-            return self.cast(em, n.Cast(ty=dst, operand=operand, loc=e.loc))
+            wide = n.Cast(ty=f32, operand=e.operand, loc=e.loc)
+            return self.cast(em, n.Cast(ty=dst, operand=wide, loc=e.loc))
+        operand = e.operand
         if src is not f32 and src is not f64:  # ints, bool, halves: to f32 first
             operand = n.Cast(ty=f32, operand=operand, loc=e.loc)
         return f"{_TYPES[dst.name]}({em.expr(operand)})", PRIMARY

@@ -1,9 +1,10 @@
 """The uses an 8-bit float (e4m3, e5m2) may have: it is a storage type. A kernel loads
 it from a buffer or shared memory, stores it, keeps it in a variable, selects between
-two of them and converts it to and from other types; anything else (arithmetic, a
-comparison, a math, plane or bit function, a line) is a CompileError at the
-use, which says to convert first. CUDA's `__nv_fp8_e4m3` has no arithmetic either, and
-a conversion names the rounding point (each value is rounded once, where it is cast).
+two of them, moves lines of them whole or takes their elements, and converts it to and
+from other types; anything else (arithmetic, a comparison, a math, plane or bit
+function, the cast of a whole line) is a CompileError at the use, which says to convert
+first. CUDA's `__nv_fp8_e4m3` has no arithmetic either, and a conversion names the
+rounding point (each value is rounded once, where it is cast).
 
 Imported by the builder only for a kernel in which some value has an fp8 type."""
 from __future__ import annotations
@@ -29,7 +30,7 @@ def _fp8_name(ty) -> str:
 
 def check_fp8_uses(kernel: n.Kernel) -> None:
     """Raises a CompileError at the first use of an fp8 value that is not a load, a
-    store, a variable, a select or a conversion."""
+    store, a variable, a select, a line's element or a conversion of one value."""
     for stmt in walk_stmts(kernel.body):  # (atomics refuse fp8 buffers when built)
         for top in child_exprs(stmt):
             for e in walk_exprs(top):
