@@ -31,6 +31,7 @@ KERNELS: dict[str, list[tuple[str, tuple[int, int, int], dict, dict]]] = {
     ],
     "plane_row_stats": [("row_stats", (256, 1, 1), {}, {})],
     "cmma_matmul": [("matmul", (128, 1, 1), {}, {})],  # WGSL, Metal: their CompileError
+    "fp8_quantize": [("quantize_rows", (32, 1, 1), {}, {})],  # WGSL, Metal: no 8-bit float
     "torch_autograd": [
         ("fused_matmul_add_relu_kernel", (16, 16, 1), _F32, {}),
         ("relu_backward", (256, 1, 1), _F32, {}),

@@ -340,3 +340,16 @@ def test_client_tensor_converts_to_the_dtype_asked_for(runtime_client):
     else:
         with pytest.raises(LaunchError, match="does not support e4m3"):
             runtime_client.tensor(x, e4m3)
+
+
+def test_the_row_quantize_example(runtime_client):
+    from examples_loader import load_example
+    example = load_example("fp8_quantize")
+    if e4m3 not in runtime_client.limits.dtypes:
+        pytest.skip(f"{runtime_client.runtime} has no 8-bit float")
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((37, 300)) * rng.uniform(0.1, 50, (37, 1))).astype(np.float32)
+    x[5] = 0.0  # a row of zeros keeps the factor 1
+    q, factors = example.quantize(runtime_client, x)
+    assert factors[5] == 1.0 and np.isclose(factors[0], 448.0 / np.abs(x[0]).max(), rtol=1e-6)
+    assert example.check(x, q.numpy(), factors) <= 2.0 ** -4
