@@ -14,6 +14,7 @@ installed the output is a `torch.float8_e4m3fn` tensor the kernel writes in plac
 from __future__ import annotations
 
 import argparse
+import os
 
 import numpy as np
 
@@ -68,20 +69,24 @@ def check(x: np.ndarray, q_values: np.ndarray, factors: np.ndarray) -> float:
     return err
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runtime", default=None, help="cuda, wgpu or cpu (default: best)")
-    parser.add_argument("--rows", type=int, default=256)
-    parser.add_argument("--cols", type=int, default=4096)
-    parser.add_argument("--show-source", metavar="TARGET",
-                        help="print the generated source for TARGET (cuda) and exit")
-    args = parser.parse_args()
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--runtime", default=None, choices=("cuda", "cpu"),
+                        help="where to run (default: $CUBEPY_RUNTIME, else cuda if present, "
+                             "else cpu; WGSL has no 8-bit float)")
+    parser.add_argument("--show-source", choices=("cuda",),
+                        help="print the generated CUDA and exit")
+    parser.add_argument("--rows", type=int, default=256, help="rows of the matrix")
+    parser.add_argument("--cols", type=int, default=4096, help="columns of the matrix")
+    args = parser.parse_args(argv)
     if args.show_source:
         print(quantize_rows.source(args.show_source, cube_dim=(PLANE, 1, 1)))
-        return
-    client = cubepy.client(args.runtime)
-    if e4m3 not in client.limits.dtypes:
-        client = cubepy.client("cpu")  # (WGSL has no 8-bit float)
+        return 0
+    if args.rows <= 0 or args.cols <= 0:
+        parser.error("--rows and --cols must be positive")
+    runtime = (args.runtime or os.environ.get("CUBEPY_RUNTIME")
+               or ("cuda" if "cuda" in cubepy.available_runtimes() else "cpu"))
+    client = cubepy.client(runtime)
     rng = np.random.default_rng(0)
     x = (rng.standard_normal((args.rows, args.cols)) *
          rng.uniform(0.01, 100, (args.rows, 1))).astype(np.float32)
@@ -89,19 +94,21 @@ def main() -> None:
     print(f"device:  {client.device}")
     print(f"shape:   {args.rows} x {args.cols} f32 into e4m3, one factor per row")
     q, factors = quantize(client, x)
-    err = check(x, q.numpy(), factors)
-    print(f"bits as the host rounds them: OK; largest error {err:.4f} of a row's range")
+    err = check(x, q.numpy(), factors)  # raises unless the bits are the host's
+    print(f"result:  OK (the host's rounding bit for bit; largest error {err:.4f} of a "
+          f"row's range)")
     try:
         import torch
     except ImportError:
-        return
-    if client.runtime in ("cpu", "cuda"):
-        device = "cuda" if client.runtime == "cuda" else "cpu"
-        tq = torch.empty(x.shape, dtype=torch.float8_e4m3fn, device=device)
-        _, factors = quantize(client, x, tq)  # written in place
-        check(x, tq.float().cpu().numpy(), factors)
-        print(f"into a torch.float8_e4m3fn tensor on {device}, in place: OK")
+        return 0
+    device = "cuda" if client.runtime == "cuda" else "cpu"
+    tq = torch.empty(x.shape, dtype=torch.float8_e4m3fn, device=device)
+    _, factors = quantize(client, x, tq)  # written in place
+    check(x, tq.float().cpu().numpy(), factors)
+    print(f"torch:   OK (a torch.float8_e4m3fn tensor on {device}, written in place)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    with cubepy.exit_on_error():  # a missing runtime or a rejected kernel: one message
+        raise SystemExit(main())

@@ -126,8 +126,8 @@ def test_example_options_have_help_and_choices(name, monkeypatch):
         assert action.help, f"{name}: {action.option_strings} has no help text"
     runtime = next(a for a in parser._actions if "--runtime" in a.option_strings)
     # torch tensors live where torch puts them: wgpu cannot import that memory; WGSL has
-    # no matrix units (cmma)
-    runtimes = (("cuda", "cpu") if name in ("torch_autograd", "cmma_matmul")
+    # no matrix units (cmma) and no 8-bit float
+    runtimes = (("cuda", "cpu") if name in ("torch_autograd", "cmma_matmul", "fp8_quantize")
                 else ("cuda", "wgpu", "cpu"))
     assert tuple(runtime.choices) == runtimes
     assert "CUBEPY_RUNTIME" in runtime.help
