@@ -26,7 +26,7 @@ from .errors import (CompileError, CubepyError, LaunchError, OptionError,
                      hide_internal_frames, line_sizes_option, public_entry)
 from .interop import make_importer
 from .ir.dtype_facts import fits, int_range
-from .ir.types import DType, Generic, dtype_from_name, f32, i32, u32
+from .ir.types import F32_ON_HOST, DType, Generic, dtype_from_name, f32, i32, u32
 from .lang import LineOf
 from .log import describe, elapsed_ms, logger
 from .lru import LRU
@@ -805,7 +805,7 @@ def _check_float_fits(param: str, value, dtype: DType) -> None:
         return
     # bf16 and the 8-bit floats travel as f32 (the kernel converts them on entry, an
     # 8-bit float with its cast's saturation), so f32's range is what must hold
-    wide = dtype.name in ("bf16", "e4m3", "e5m2")
+    wide = dtype in F32_ON_HOST
     if x is not None:
         with np.errstate(over="ignore"):
             rounded = (np.float32 if wide else dtype.numpy.type)(x)

@@ -32,6 +32,7 @@ from cubepy import (CUBE_POS_X, CUBE_POS_Y, UNIT_POS, Comptime, CubeDim, Float,
                     Line, SharedMemory, Tensor, cmma, cube, f32, pipeline, sync_cube, u32,
                     unroll)
 
+from .matmul_tc import launch_tiled
 from .matmul_wgmma import copy_tile_out, cube_count, grouped_tile  # (the same tiles)
 
 BK = 128  # K per step: one 128-byte row of the swizzled layout; K must be a multiple
@@ -156,12 +157,7 @@ def run(client, a, b, c, config: dict | None = None) -> None:
         raise ValueError(f"matmul_fp8 needs M, N multiples of 256 and K of {BK}: "
                          f"a {a.shape}, b {b.shape}")
     c = c.with_line_size(8)  # the shared epilogue's 16-byte lines
-    if config is not None:
-        comptimes = {key: v for key, v in config.items() if key != "cube_dim"}
-        matmul_fp8.kernel.launch_unchecked(client, cube_count(m, n)(config),
-                                           config["cube_dim"], a, b, c, **comptimes)
-        return
-    matmul_fp8.launch_unchecked(client, cube_count(m, n), a, b, c)
+    launch_tiled(matmul_fp8, client, cube_count(m, n), config, a, b, c)
 
 
 def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:

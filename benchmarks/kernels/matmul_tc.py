@@ -228,12 +228,19 @@ def run(client, a, b, c, config: dict | None = None) -> None:
     if m % 256 or n % 256 or k % 64:
         raise ValueError(f"matmul_tc: M = {m} and N = {n} must be multiples of 256, "
                          f"K = {k} of 64")
-    if config is not None:
-        comptimes = {key: v for key, v in config.items() if key != "cube_dim"}
-        matmul_tc.kernel.launch_unchecked(client, cube_count(m, n)(config),
-                                          config["cube_dim"], a, b, c, **comptimes)
+    launch_tiled(matmul_tc, client, cube_count(m, n), config, a, b, c)
+
+
+def launch_tiled(tuned, client, count, config: dict | None, *args) -> None:
+    """An unchecked launch of the autotuned kernel `tuned` with its tuned config, or
+    with `config` (its cube dim and comptime values); `count(config)` is the cube count
+    (the matmul kernels' run() functions share this)."""
+    if config is None:
+        tuned.launch_unchecked(client, count, *args)
         return
-    matmul_tc.launch_unchecked(client, cube_count(m, n), a, b, c)
+    comptimes = {key: v for key, v in config.items() if key != "cube_dim"}
+    tuned.kernel.launch_unchecked(client, count(config), config["cube_dim"], *args,
+                                  **comptimes)
 
 
 def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -69,7 +69,7 @@ from cubepy import (CUBE_COUNT_X, CUBE_COUNT_Y, CUBE_POS_X, CUBE_POS_Y, UNIT_POS
                     Line, LocalArray, SharedMemory, Tensor, cmma, cube, f32, pipeline,
                     sync_cube, u32, unroll)
 
-from .matmul_tc import reference  # the same f64 product checks both kernels
+from .matmul_tc import launch_tiled, reference  # (the same f64 product checks both)
 
 BK = 64  # the largest K of one step (4 wgmma k16 multiplies): K must be a multiple
 WARPGROUP = 128
@@ -421,12 +421,7 @@ def run(client, a, b, c, config: dict | None = None) -> None:
         raise ValueError(f"matmul_wgmma: M = {m} and N = {n} must be multiples of 256, "
                          f"K = {k} a positive multiple of {BK}")
     c = c.with_line_size(8)  # the shared epilogue's 16-byte lines
-    if config is not None:
-        comptimes = {key: v for key, v in config.items() if key != "cube_dim"}
-        matmul_wgmma.kernel.launch_unchecked(client, cube_count(m, n)(config),
-                                             config["cube_dim"], a, b, c, **comptimes)
-        return
-    matmul_wgmma.launch_unchecked(client, cube_count(m, n), a, b, c)
+    launch_tiled(matmul_wgmma, client, cube_count(m, n), config, a, b, c)
 
 
 def example(client, m: int = 256, n: int = 256, k: int = 128, seed: int = 0,

@@ -88,6 +88,8 @@ e5m2 = _make("e5m2", FLOAT, 8)
 
 ALL_DTYPES: tuple[DType, ...] = (f16, bf16, f32, f64, i32, i64, u32, u64, bool_, e4m3, e5m2)
 FP8_DTYPES: frozenset[DType] = frozenset({e4m3, e5m2})
+# the types numpy lacks: the host holds their values as f32 (uploads round them)
+F32_ON_HOST: frozenset[DType] = frozenset({bf16, e4m3, e5m2})
 
 
 def _numpy_names() -> dict[str, str]:

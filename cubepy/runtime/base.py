@@ -17,7 +17,7 @@ import numpy as np
 
 from ..abi import KernelABI, line_access_bytes
 from ..errors import LaunchError, public_entry
-from ..ir.types import DType, dtype_from_name, dtype_from_numpy
+from ..ir.types import F32_ON_HOST, DType, dtype_from_name, dtype_from_numpy
 
 if TYPE_CHECKING:
     from ..ir import nodes as ir
@@ -199,7 +199,7 @@ class DeviceTensor:
 def _host_dtype(dtype: DType):
     """The numpy dtype holding this dtype's values on the host (f32 for bf16 and the
     8-bit floats, which numpy lacks)."""
-    return np.float32 if dtype.name in ("bf16", "e4m3", "e5m2") else dtype.numpy
+    return np.float32 if dtype in F32_ON_HOST else dtype.numpy
 
 
 MAX_DIM = 2**32 - 1  # shapes and strides travel as u32 in the info struct
