@@ -9,10 +9,12 @@ other processes on a shared machine only ever add time):
 
 - Batched: N back-to-back launches of a tiny kernel (add one to 64 floats), then one
   wait, per launch. cubepy records them into one open compute pass and submits every
-  `MAX_BATCH` dispatches. The raw peers run the same WGSL (`kernel.source`-equivalent,
-  its own pipeline and bind group on the same device) three ways: submits of
-  `MAX_BATCH` dispatches (cubepy's strategy), all N dispatches in one submit, and one
-  encoder + submit per dispatch. Each raw launch calls `set_bind_group` and
+  `MAX_BATCH` dispatches, from a thread of its own (cubepy/runtime/wgpu_submit.py); a
+  second cubepy row submits each batch from the launching thread, as cubepy did before
+  (the A/B of that thread, in the same run). The raw peers run the same WGSL
+  (`kernel.source`-equivalent, its own pipeline and bind group on the same device)
+  three ways: submits of `MAX_BATCH` dispatches (cubepy's strategy), all N dispatches
+  in one submit, and one encoder + submit per dispatch. Each raw launch calls `set_bind_group` and
   `dispatch_workgroups`, as a hand-written host loop does. "record" columns are the
   host time before the wait.
 - Launch + sync: one launch then `client.sync()`, against raw encoder + pass + dispatch
@@ -119,6 +121,21 @@ def cubepy_batched_one_submit(client, x, launches: int) -> tuple[float, float]:
         wgpu_runtime.MAX_BATCH, wgpu_runtime.BATCH_SECONDS = saved
 
 
+def cubepy_batched_submit_here(client, x, launches: int) -> tuple[float, float]:
+    """cubepy_batched with every batch submitted by the launching thread itself, as
+    before batches went to the submitting thread (cubepy/runtime/wgpu_submit.py)."""
+    submitter = client._submitter
+
+    def hand(encoder, info):
+        submitter.drain()
+        submitter.submit(encoder, info)
+    submitter.hand = hand
+    try:
+        return cubepy_batched(client, x, launches)
+    finally:
+        del submitter.hand
+
+
 def cubepy_launch_sync(client, x, syncs: int) -> float:
     start = time.perf_counter()
     for _ in range(syncs):
@@ -152,6 +169,7 @@ def measure(launches: int, syncs: int, repeats: int) -> dict:
     variants = [
         ("cubepy_batched", lambda: cubepy_batched(client, x, launches)),
         ("raw_batched_same_chunks", lambda: raw.batched(launches, batch)),
+        ("cubepy_batched_submit_here", lambda: cubepy_batched_submit_here(client, x, launches)),
         ("cubepy_batched_one_submit", lambda: cubepy_batched_one_submit(client, x, launches)),
         ("raw_batched_one_submit", lambda: raw.batched(launches, launches)),
         ("raw_submit_per_launch", lambda: raw.batched(launches, 1)),
@@ -167,9 +185,9 @@ def measure(launches: int, syncs: int, repeats: int) -> dict:
     for _ in range(repeats):  # interleaved, so drift hits every variant alike
         for name, fn in variants:
             run(name, fn)
-    # x: both cubepy batches, cubepy's launch + sync and the same-objects peer (which
+    # x: the three cubepy batches, cubepy's launch + sync and the same-objects peer (which
     # binds x through cubepy's bind group), every repeat and the warm-up, and one more.
-    want = ((2 * launches + 2 * syncs) * (repeats + 1) + 1) * 1.0
+    want = ((3 * launches + 2 * syncs) * (repeats + 1) + 1) * 1.0
     got = x.numpy()
     assert np.all(got == want), f"launches were lost: {got[0]} != {want}"
 
@@ -185,6 +203,8 @@ def measure(launches: int, syncs: int, repeats: int) -> dict:
               if name.startswith(("cubepy_b", "raw_b", "raw_s"))}
     ratios = {
         "batched_vs_raw_same_chunks": us["cubepy_batched"] / us["raw_batched_same_chunks"],
+        "batched_vs_batched_submit_here":
+            us["cubepy_batched"] / us["cubepy_batched_submit_here"],
         "batched_vs_raw_one_submit":
             us["cubepy_batched_one_submit"] / us["raw_batched_one_submit"],
         "batched_vs_raw_submit_per_launch":
@@ -239,6 +259,8 @@ def markdown(result: dict, before: dict | None = None) -> str:
         f"| raw wgpu-py, a submit per {result['max_batch']} dispatches (cubepy's count "
         f"bound) | {u['raw_batched_same_chunks']:.2f} | "
         f"{r['raw_batched_same_chunks']:.2f} |",
+        f"| cubepy `kernel.launch`, each batch submitted by the launching thread | "
+        f"{u['cubepy_batched_submit_here']:.2f} | {r['cubepy_batched_submit_here']:.2f} |",
         f"| cubepy `kernel.launch`, all in one submit (batch bounds lifted) | "
         f"{u['cubepy_batched_one_submit']:.2f} | {r['cubepy_batched_one_submit']:.2f} |",
         f"| raw wgpu-py, all dispatches in one submit | {u['raw_batched_one_submit']:.2f} | "

@@ -17,7 +17,9 @@ How a launch travels:
   when the device already holds those bytes, then one submit) on a download, a write
   into a tensor, `sync()`, `flush()`, timing, when the info batch is full, after
   `MAX_BATCH` dispatches, or once it has been open `BATCH_SECONDS` (looked at every
-  `BATCH_CHECK` dispatches). Each dispatch of a batch reads its own slice of the info
+  `BATCH_CHECK` dispatches); a batch closed at one of those bounds is submitted from the
+  client's submitting thread (wgpu_submit.py), and every other queue operation waits
+  for the batches handed to it. Each dispatch of a batch reads its own slice of the info
   buffer, so `write_buffer`'s ordering (before the whole submit) is harmless, and
   `write_buffer` after a submit is ordered after that submit's work. A write into a
   tensor (`fill_`, `copy_`) is a `write_buffer` too, which the queue runs before any
@@ -54,6 +56,7 @@ from ..errors import LaunchError, missing_package
 from ..ir.types import DType, bool_, f16
 from .base import Client, DeviceLimits, DeviceTensor
 from .wgpu_calls import PassCalls, wait_idle
+from .wgpu_submit import Submitter
 from .wgpu_modules import ALL_CHECKS, GENERATED_CHECKS, ShaderChecks, create_module
 
 if TYPE_CHECKING:  # (cached kernels launch without the IR)
@@ -351,6 +354,12 @@ class WgpuClient(Client):
         self._marked = False  # the open batch's encoder holds timestamps to submit
         self._timed_end: int | None = None  # the open pass's own end timestamp, if timed
         self._calls = PassCalls()
+        self._submitter = Submitter(self._queue, self._info_buffer)
+        # Batches closed at their bound are submitted from a thread of their own
+        # (wgpu_submit.py), except on a CPU adapter: there the device's work runs on the
+        # host's cores, and a thread more only competes with it (on llvmpipe with 2
+        # cores a loop of tiny launches took a third longer).
+        self.background_submits = not self.is_software
         self._pass_handle = None  # what self._calls takes for the open pass
         self._wait_idle = wait_idle(self._device)
         # The previous launch of the open pass, (executable, cube count, info, tensors)
@@ -458,6 +467,7 @@ class WgpuClient(Client):
             self._staging_size = grown
             self.staging_allocations += 1
         # The copy follows the open batch's dispatches in their encoder: one submit.
+        self._drain()
         encoder = self._close_batch() or self._device.create_command_encoder()
         encoder.copy_buffer_to_buffer(buf, 0, self._staging, 0, nbytes)
         self._submit(encoder)
@@ -676,7 +686,7 @@ class WgpuClient(Client):
         info_size = executable.info_size
         if ((0 < self._check_at <= self._pending and self._batch_due())
                 or self._info_used + info_size > INFO_CAPACITY):
-            self._flush()
+            self._flush(background=self.background_submits)
         bg = self._bind_group(executable, key, handles)
         calls = self._calls
         if self._pass is None:
@@ -762,28 +772,59 @@ class WgpuClient(Client):
         self._pass_info = b""
         cpass.end()
 
-    def _submit(self, encoder: Any) -> None:
+    def _submit(self, encoder: Any, background: bool = False) -> None:
         """Writes the batch's info structs, then submits `encoder` (the write is queued
-        before the submit, so every dispatch in it reads its own slice)."""
+        before the submit, so every dispatch in it reads its own slice).
+
+        `background`: handed to the client's submitting thread (wgpu_submit.py), which
+        does the write, `finish()` and the submit while this thread records the next
+        batch. Otherwise the handed batches are waited for first (`_drain`), so the
+        queue sees every submit in the order the batches were closed."""
         used, self._info_used = self._info_used, 0
         self._unsynced = True
-        if used:
-            # A repeated launch + sync writes nothing: the device holds those bytes.
-            # (A bytearray slice compares with memcmp; a memoryview item by item.)
-            if used > 4096 or self._info_host[:used] != self._info_written:
-                self._info_written = b""
-                self._queue.write_buffer(self._info_buffer, 0,
-                                         memoryview(self._info_host)[:used])
-                if used <= 4096:
-                    self._info_written = bytes(self._info_host[:used])
-        self._queue.submit([encoder.finish()])
+        info = None
+        # A repeated launch + sync writes nothing: the device holds those bytes.
+        # (A bytearray slice compares with memcmp; a memoryview item by item.)
+        if used and (used > 4096 or self._info_host[:used] != self._info_written):
+            # Handed over, a copy: the host bytes are the next batch's from now on.
+            info = bytes(self._info_host[:used]) if background \
+                else memoryview(self._info_host)[:used]
+            self._info_written = b""
         self.submits += 1
+        try:
+            if background:
+                self._submitter.hand(encoder, info)
+            else:
+                self._submitter.drain()
+                self._submitter.submit(encoder, info)
+        except Exception as e:
+            raise self._submit_error(e) from None
+        if info is not None and used <= 4096:
+            self._info_written = bytes(info)
 
-    def _flush(self) -> None:
-        """Submits the recorded dispatches (with their info structs) if there are any."""
+    def _drain(self) -> None:
+        """Waits for the batches handed to the submitting thread."""
+        try:
+            self._submitter.drain()
+        except Exception as e:
+            raise self._submit_error(e) from None
+
+    def _submit_error(self, error: Exception) -> LaunchError:
+        """The LaunchError of a failed submit (its batch is dropped). The info bytes on
+        the device are then unknown, so the next submit writes them."""
+        self._info_written = b""
+        return self._device_error(error, "submitting launches")
+
+    def _flush(self, background: bool = False) -> None:
+        """Submits the recorded dispatches (with their info structs) if there are any;
+        `background`: see `_submit`. A flush in this thread first waits for the handed
+        batches, so that what follows it on the queue comes after them (and a handed
+        batch's error leaves the open batch as it is)."""
+        if not background:
+            self._drain()
         encoder = self._close_batch()
         if encoder is not None:
-            self._submit(encoder)
+            self._submit(encoder, background)
 
     def flush(self) -> None:
         """Submits the open batch of launches without waiting for it."""
