@@ -240,7 +240,7 @@ def test_wgpu_destroyed_device_fails_every_later_call_at_once():
 def test_wgpu_submit_reporting_device_loss_marks_the_client_lost():
     client = _private_wgpu_client()
     x = client.zeros(4, f32)
-    real_queue = client._queue
+    real_queue = client._submitter._queue  # the queue batches are submitted on
 
     class LosingQueue:
         def __getattr__(self, name):
@@ -249,7 +249,7 @@ def test_wgpu_submit_reporting_device_loss_marks_the_client_lost():
         def submit(self, buffers):
             raise RuntimeError("Validation Error: Device is lost (driver reset)")
 
-    client._queue = LosingQueue()
+    client._submitter._queue = LosingQueue()
     fill32.launch(client, 1, 4, x, 1.0)  # recorded, not yet submitted
     with pytest.raises(LaunchError, match="was lost.*driver reset"):
         client.sync()
@@ -261,17 +261,17 @@ def test_wgpu_submit_reporting_device_loss_marks_the_client_lost():
 def test_wgpu_other_submit_errors_leave_the_client_usable():
     client = _private_wgpu_client()
     x = client.zeros(4, f32)
-    real_queue = client._queue
+    real_queue = client._submitter._queue  # the queue batches are submitted on
 
     class FailingOnce:
         def __getattr__(self, name):
             return getattr(real_queue, name)
 
         def submit(self, buffers):
-            client._queue = real_queue
+            client._submitter._queue = real_queue
             raise RuntimeError("Validation Error: something else")
 
-    client._queue = FailingOnce()
+    client._submitter._queue = FailingOnce()
     fill32.launch(client, 1, 4, x, 1.0)
     with pytest.raises(LaunchError, match="something else"):
         client.sync()
