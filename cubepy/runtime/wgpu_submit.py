@@ -2,8 +2,8 @@
 
 A batch's submit is where wgpu-native does most of its work for the batch's dispatches
 (`finish()` validates the recorded pass and encodes it for the driver; the submit hands
-it over): about 3 us a dispatch on an H200's Vulkan driver, against 4.4 us for
-recording one. Both calls release the GIL. A batch closed because it reached its bound
+it over): about 3 us a dispatch on an H200's Vulkan driver, about as much as recording
+one. Both calls release the GIL. A batch closed because it reached its bound
 (`MAX_BATCH` dispatches or `BATCH_SECONDS`) is therefore handed to a thread that
 submits it while the launching thread records the next batch, and a loop of tiny
 launches pays for the longer of the two rather than for both.
