@@ -82,13 +82,16 @@ load_with_layout = Intrinsic(
 execute = Intrinsic("cmma.execute", "cmma.execute(a, b, c, d): d = a @ b + c (d may be c).")
 store = Intrinsic("cmma.store", "cmma.store(buffer, offset, acc, stride, layout): an "
                   "accumulator written to buffer at element offset.")
+scale = Intrinsic("cmma.scale", "cmma.scale(acc, factor): every element of accumulator acc "
+                  "(a plane's, or a warpgroup's) multiplied by factor, in acc's element type "
+                  "(an epilogue's alpha, an fp8 product's scales).")
 cast = Intrinsic("cmma.cast", "cmma.cast(acc, elem): a new accumulator holding acc's "
                  "elements converted to elem (f16 or f32).")
 
 WarpgroupAccumulator = Intrinsic(
     "cmma.WarpgroupAccumulator", "cmma.WarpgroupAccumulator(n, f32): the 64 x n f32 "
     "accumulator of a warpgroup's matrix multiply (n a compile-time multiple of 8 up to "
-    "256), n / 2 registers per unit; cmma.fill and cmma.store take it.")
+    "256), n / 2 registers per unit; cmma.fill, cmma.scale and cmma.store take it.")
 wg_mma = Intrinsic(
     "cmma.wg_mma", "cmma.wg_mma(acc, a, a_offset, a_rows, b, b_offset, b_rows, b_layout): "
     "acc += A @ B, A the 64 x k tile of shared memory `a` whose first element is at "
@@ -115,7 +118,7 @@ wg_offset = Intrinsic(
 # name -> intrinsic, for the frontend's registry (frontend/values.py)
 CMMA_INTRINSICS: dict[str, Intrinsic] = {
     obj.name: obj for obj in (Matrix, Matrices, fill, load, load_with_layout, execute,
-                              store, cast, WarpgroupAccumulator, wg_mma, wg_fence,
+                              store, scale, cast, WarpgroupAccumulator, wg_mma, wg_fence,
                               wg_commit, wg_wait, wg_offset)}
 
 
@@ -128,5 +131,5 @@ def wg_offset_host(row, col, rows: int, swizzle: int = 0, elem=None):
 
 __all__ = ["MatrixIdent", "MatrixLayout", "A", "B", "ACCUMULATOR", "ROW_MAJOR",
            "COL_MAJOR", "Matrix", "Matrices", "fill", "load", "load_with_layout",
-           "execute", "store", "cast", "tf32", "WarpgroupAccumulator", "wg_mma",
+           "execute", "store", "scale", "cast", "tf32", "WarpgroupAccumulator", "wg_mma",
            "wg_fence", "wg_commit", "wg_wait", "wg_offset", "wg_offset_host"]

@@ -116,7 +116,7 @@ def every_node_kernel() -> ir.Kernel:
 
 def every_matrix_kernel() -> ir.Kernel:
     """A kernel using every cmma node: fragments (one, an array of two), fill, loads
-    (A/B and an accumulator's with a layout), execute, store and cast. 16x16x16 f16 x
+    (A/B and an accumulator's with a layout), execute, store, cast and scale. 16x16x16 f16 x
     f16 + f32: CUDA and the cpu runtime have it."""
     a = ir.Param("a", "array", f16)
     b = ir.Param("b", "tensor", f16)
@@ -144,6 +144,7 @@ def every_matrix_kernel() -> ir.Kernel:
         ir.MatrixLoad(frag=frag(acc16), buffer=half.buffer, offset=c(0), stride=c(16),
                       layout="col_major", loc=L(12)),
         ir.MatrixCast(src=frag(acc), dst=frag(acc16), loc=L(13)),
+        ir.MatrixScale(frag=frag(acc16), value=c(0.5, f16), loc=L(13)),
         ir.MatrixStore(buffer=half.buffer, offset=c(0), frag=frag(acc16), stride=c(16),
                        layout="row_major", loc=L(14)),
         ir.MatrixStore(buffer=out.buffer, offset=builtin("cube_pos"), frag=frag(acc),
@@ -154,8 +155,8 @@ def every_matrix_kernel() -> ir.Kernel:
 
 
 def every_warpgroup_kernel() -> ir.Kernel:
-    """A kernel using every warpgroup node: the accumulator (fill, store converting to
-    f16), wg_mma with both B layouts, fence, commit and wait. CUDA and the cpu runtime
+    """A kernel using every warpgroup node: the accumulator (fill, scale, store converting
+    to f16), wg_mma with both B layouts, fence, commit and wait. CUDA and the cpu runtime
     have it."""
     out = ir.Param("out", "array", f16)
     a = ir.SharedDecl(ir.BufferRef("a_s", f16, "shared"), 64 * 32, loc=L(2))
@@ -171,6 +172,7 @@ def every_warpgroup_kernel() -> ir.Kernel:
                         b_offset=c(512), b_rows=64, b_layout="col_major", loc=L(8)),
         ir.WarpgroupSync(op="commit", loc=L(9)),
         ir.WarpgroupSync(op="wait", pending=0, loc=L(10)),
+        ir.MatrixScale(frag=frag, value=c(2.0, f32), loc=L(10)),
         ir.MatrixStore(buffer=out.buffer, offset=c(0), frag=frag, stride=c(64),
                        layout="row_major", loc=L(11)),
     ]

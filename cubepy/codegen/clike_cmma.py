@@ -87,6 +87,8 @@ class WmmaSpelling(MatrixSpelling):
             wgmma.fill(em, s)
         elif isinstance(s, n.MatrixStore) and s.frag.matrix.warpgroup:
             wgmma.store(em, s)
+        elif isinstance(s, n.MatrixScale) and s.frag.matrix.warpgroup:
+            wgmma.scale(em, s)
         elif isinstance(s, n.MatrixFill):
             em.line(f"{WMMA}::fill_fragment({frag_text(em, s.frag)}, {em.expr(s.value)});")
         elif isinstance(s, n.MatrixLoad):
@@ -117,6 +119,15 @@ class WmmaSpelling(MatrixSpelling):
         elif isinstance(s, n.MatrixExecute):
             a, b, c, d = (frag_text(em, f) for f in (s.a, s.b, s.c, s.d))
             em.line(f"{WMMA}::mma_sync({d}, {a}, {b}, {c});")
+        elif isinstance(s, n.MatrixScale):
+            # each unit's own elements: a product needs no layout
+            frag, i, f = frag_text(em, s.frag), em.fresh("i"), em.fresh("f")
+            em.line("{")
+            em.line(f"    const {_CUDA_ELEMS[s.frag.matrix.storage.name]} {f} = "
+                    f"{em.expr(s.value)};")
+            em.line(f"    for (int {i} = 0; {i} < {frag}.num_elements; ++{i}) "
+                    f"{frag}.x[{i}] = {frag}.x[{i}] * {f};")
+            em.line("}")
         elif isinstance(s, n.MatrixCast):
             # element by element, as CubeCL does: accumulators of one shape hold their
             # elements in the same places whatever the element type
@@ -182,6 +193,14 @@ class SimdgroupSpelling(MatrixSpelling):
         elif isinstance(s, n.MatrixExecute):
             a, b, c, d = (frag_text(em, f) for f in (s.a, s.b, s.c, s.d))
             em.line(f"simdgroup_multiply_accumulate({d}, {a}, {b}, {c});")
+        elif isinstance(s, n.MatrixScale):
+            # each lane's two elements (thread_elements), multiplied in place
+            frag, f = frag_text(em, s.frag), em.fresh("f")
+            em.line("{")
+            em.line(f"    const {_MSL_ELEMS[s.frag.matrix.elem]} {f} = {em.expr(s.value)};")
+            for i in range(2):
+                em.line(f"    {frag}.thread_elements()[{i}] *= {f};")
+            em.line("}")
         elif isinstance(s, n.MatrixCast):
             # each lane's two elements (thread_elements), converted in place
             src, dst = frag_text(em, s.src), frag_text(em, s.dst)

@@ -43,6 +43,16 @@ def fill(em: CEmitter, s: n.MatrixFill) -> None:
             f"{name}[{i}] = {em.expr(s.value)};")
 
 
+def scale(em: CEmitter, s: n.MatrixScale) -> None:
+    name = em.matrix_name(s.frag.matrix)
+    i, f = em.fresh("i"), em.fresh("f")
+    em.line("{")
+    em.line(f"    const float {f} = {em.expr(s.value)};")
+    em.line("    #pragma unroll")
+    em.line(f"    for (int {i} = 0; {i} < {s.frag.matrix.n // 2}; ++{i}) {name}[{i}] *= {f};")
+    em.line("}")
+
+
 _PAIRS = {"f16": ("__half2", "__floats2half2_rn({}, {})"),
           "bf16": ("__nv_bfloat162", "__floats2bfloat162_rn({}, {})"),
           "f32": ("float2", "make_float2({}, {})")}

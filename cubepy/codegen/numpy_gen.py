@@ -215,6 +215,11 @@ class _Gen(StatementWalker):
         self.line(f"_cmma.fill({groups}, {self.frag(s.frag)}, {self.expr(s.value)}, _m, "
                   f"{self.where(s)})")
 
+    def stmt_matrixscale(self, s: ir.MatrixScale) -> None:
+        groups = self.groups(s.frag, s)
+        self.line(f"_cmma.scale({groups}, {self.frag(s.frag)}, {self.expr(s.value)}, _m, "
+                  f"{self.where(s)})")
+
     def stmt_warpgroupmma(self, s: ir.WarpgroupMma) -> None:
         self.line(f"_wg.mma(_wgs, {self.frag_name(s.acc.matrix)}, {self.memory(s.a)}, "
                   f"{self.expr(s.a_offset)}, {s.a_rows}, {self.memory(s.b)}, "

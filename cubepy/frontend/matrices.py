@@ -253,6 +253,24 @@ def _fill(b: Builder, node: ast.Call, site: CallSite):
     return Py(None)
 
 
+@intrinsic("cmma.scale")
+def _scale(b: Builder, node: ast.Call, site: CallSite):
+    """`cmma.scale(acc, factor)`: acc's elements multiplied by factor, in acc's type."""
+    _begin(b, node, site, 2)
+    frag = _frag(b, node.args[0], site.name, "accumulator", "warpgroup")
+    with b.at(node.args[1]):
+        value = b.expr(node.args[1])
+        if isinstance(value, Py):
+            value = b.cast_to(frag.ty, value, node.args[1])
+        else:
+            value = b.materialize(value, node.args[1])
+            b.ctx.unifier.unify(value.ty, frag.ty, b.ctx.loc, lambda x, y: (
+                f"cmma.scale(): the accumulator holds {y}, the factor is {x}: cast it, "
+                f"e.g. {y}(...)"))
+    b.emit(n.MatrixScale(frag=frag, value=value, loc=b.ctx.loc))
+    return Py(None)
+
+
 @intrinsic("cmma.load", "cmma.load_with_layout")
 def _load(b: Builder, node: ast.Call, site: CallSite):
     with_layout = site.name == "cmma.load_with_layout"

@@ -547,6 +547,15 @@ class MatrixFill(Stmt):
 
 
 @dataclass(frozen=True, kw_only=True)
+class MatrixScale(Stmt):
+    """cmma.scale(acc, factor): every element of the accumulator multiplied by `value`
+    (of its storage type), rounded to that type."""
+
+    frag: Frag
+    value: Expr
+
+
+@dataclass(frozen=True, kw_only=True)
 class MatrixLoad(Stmt):
     """cmma.load(frag, buffer, offset, stride): the fragment's tile read from `buffer`
     from element `offset`, `stride` elements between rows (row major) or columns (col
@@ -631,5 +640,5 @@ class WarpgroupSync(Stmt):
     pending: int = 0
 
 
-MATRIX_STMTS = (MatrixFill, MatrixLoad, MatrixStore, MatrixExecute, MatrixCast,
+MATRIX_STMTS = (MatrixFill, MatrixScale, MatrixLoad, MatrixStore, MatrixExecute, MatrixCast,
                 WarpgroupMma, WarpgroupSync)

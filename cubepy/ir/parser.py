@@ -165,6 +165,8 @@ class _Reader:
         layout = lambda tok: str(tok) if tok is not None else None  # noqa: E731
         if kind == "cmma_fill":
             return ir.MatrixFill(frag=self.frag(c[0]), value=self.expr(c[1]), loc=loc)
+        if kind == "cmma_scale":
+            return ir.MatrixScale(frag=self.frag(c[0]), value=self.expr(c[1]), loc=loc)
         if kind == "cmma_load":
             return ir.MatrixLoad(frag=self.frag(c[0]), buffer=self.buffer(c[1]),
                                  offset=self.expr(c[2]), stride=self.expr(c[3]),

@@ -251,7 +251,7 @@ class _Printer:
     def matrix_stmt(self, s: ir.Stmt) -> str:
         """A cmma statement: `cmma.<op>(...)`, its arguments in the order of the call."""
         e = self.expr
-        if isinstance(s, ir.MatrixFill):
+        if isinstance(s, (ir.MatrixFill, ir.MatrixScale)):
             args = [e(s.frag), e(s.value)]
         elif isinstance(s, ir.MatrixLoad):
             args = [e(s.frag), f"@{s.buffer.name}", e(s.offset), e(s.stride)]

@@ -300,6 +300,10 @@ class _Verifier:
             d = self.frag(s.frag, s)  # (a warpgroup accumulator too)
             self.expr(s.value)
             self.same(s.value, d.storage, s, "fill value")
+        elif isinstance(s, ir.MatrixScale):
+            d = self.frag(s.frag, s, "accumulator", "warpgroup")
+            self.expr(s.value)
+            self.same(s.value, d.storage, s, "scale factor")
         elif isinstance(s, (ir.MatrixLoad, ir.MatrixStore)):
             store = isinstance(s, ir.MatrixStore)
             acc = store or s.layout is not None

@@ -162,6 +162,18 @@ def fill(pl: Planes, frag: Fragment, index, value, mask, what: str) -> None:
     frag.tiles[planes, slots] = _rounded(v, frag.elem)[:, None, None]
 
 
+def scale(pl: Planes, frag: Fragment, index, value, mask, what: str) -> None:
+    """Each element times `value` (uniform across each plane), rounded to the fragment's
+    type as the device's multiply in that type rounds it."""
+    planes, first = pl.active(mask, what)
+    if planes.size == 0:
+        return
+    slots = frag.slots(pl, index, mask, planes, first, what)
+    v = pl.uniform(value, mask, planes, first, what, "factor").astype(np.float32)
+    frag.tiles[planes, slots] = _rounded(frag.tiles[planes, slots] * v[:, None, None],
+                                         frag.elem)
+
+
 def _tile(pl: Planes, frag: Fragment, index, buf, shared_size, offset, stride,
           layout: str, mask, what: str, aligned: bool):
     """The active planes, their fragment slots, and each tile element's buffer index and
