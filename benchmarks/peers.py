@@ -110,18 +110,21 @@ def matmul_half_peers(a: np.ndarray, b: np.ndarray, dtype_name: str) -> dict[str
     return {"torch (cuBLAS)": lambda: torch.mm(ta, tb, out=tc)}
 
 
+FP8_SCALES = (0.5, 0.25)  # scale_a, scale_b of the fp8 matmul case: per-tensor, on device
+
+
 def matmul_fp8_peers(a: np.ndarray, b: np.ndarray) -> dict[str, Callable]:
     """torch._scaled_mm on e4m3 (cuBLAS's fp8 GEMM, f32 accumulation, bf16 out) of A and
-    B.T, B given with K contiguous as cubepy's matmul_fp8 takes it, scales 1."""
+    B.T, B given with K contiguous as cubepy's matmul_fp8 takes it, with FP8_SCALES."""
     torch = torch_cuda()
     if torch is None or not hasattr(torch, "_scaled_mm") \
             or torch.cuda.get_device_capability() < (8, 9):
         return {}
     ta = torch.from_numpy(a).cuda().to(torch.float8_e4m3fn)
     tb = torch.from_numpy(b).cuda().to(torch.float8_e4m3fn)
-    one = torch.ones((), device="cuda", dtype=torch.float32)
+    sa, sb = (torch.tensor(v, device="cuda", dtype=torch.float32) for v in FP8_SCALES)
     return {"torch._scaled_mm (cuBLAS)": lambda: torch._scaled_mm(
-        ta, tb.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)}
+        ta, tb.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)}
 
 
 SAME_SIZE_COPY = "torch copy_ (same size)"

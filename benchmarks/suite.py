@@ -118,8 +118,9 @@ def _matmul_tc_case(n: int, dtype_name: str) -> Case:
 
 
 def _matmul_fp8_case(n: int) -> Case:
-    """e4m3 A (n x n) and B given n x n with K contiguous (C = A @ B.T, torch._scaled_mm's
-    layout), f32 accumulation; C bf16 (f32 on the cpu runtime, which has no bf16)."""
+    """e4m3 A (n x n) and B given n x n with K contiguous (C = scale_a * scale_b * A @ B.T,
+    torch._scaled_mm's layout and per-tensor scales, `peers.FP8_SCALES`), f32
+    accumulation; C bf16 (f32 on the cpu runtime, which has no bf16)."""
     def inputs():
         r = _rng()
         return (r.standard_normal((n, n), dtype=np.float32),
@@ -132,11 +133,15 @@ def _matmul_fp8_case(n: int) -> Case:
         b = client.tensor(b_h, cubepy.e4m3).with_line_size(16)
         c = client.zeros((n, n), cubepy.bf16 if client.runtime == "cuda" else f32)
         a_in, b_in = fp8.round_to(a_h, "e4m3"), fp8.round_to(b_h, "e4m3")
+        sa, sb = (client.tensor(np.float32([v])) for v in peers.FP8_SCALES)
+        scale = float(np.prod(np.float32(peers.FP8_SCALES)))
 
         def check():  # a few rows against float64
-            want = matmul_fp8.reference(a_in[:8], b_in)
-            np.testing.assert_allclose(_as_f64(c, 8), want, rtol=2e-2, atol=2e-2 * n ** 0.5)
-        return {"cubepy (wgmma)": (lambda: matmul_fp8.run(client, a, b, c), check)}
+            want = matmul_fp8.reference(a_in[:8], b_in, scale)
+            np.testing.assert_allclose(_as_f64(c, 8), want, rtol=2e-2,
+                                       atol=2e-2 * scale * n ** 0.5)
+        return {"cubepy (wgmma)": (lambda: matmul_fp8.run(client, a, b, c, scale_a=sa,
+                                                          scale_b=sb), check)}
     return Case("matmul_fp8", f"{n}x{n}x{n}", inputs, "TFLOP/s", 2 * n ** 3, cubepy_runs,
                 peers.matmul_fp8_peers)
 

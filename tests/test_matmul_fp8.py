@@ -83,15 +83,19 @@ def test_16_is_a_line_size_of_8_bit_floats_only():
 # -- the kernel -----------------------------------------------------------------------
 
 def _run(client, m: int, n: int, k: int, a_type=e4m3, b_type=e4m3, config=None,
-         out=f32, scale: bool = False):
+         out=f32, scale: bool = False, scales: tuple | None = None):
     a = fp8.round_to(RNG.normal(0, 1, (m, k)), a_type.name)
     b = fp8.round_to(RNG.normal(0, 1, (n, k)), b_type.name)
     c = client.zeros((m, n), out)
+    sa, sb = (None, None) if scales is None else \
+        (client.tensor(np.float32([v])) for v in scales)
     mf.run(client, client.tensor(a, a_type).with_line_size(16),
-           client.tensor(b, b_type).with_line_size(16), c, config)
+           client.tensor(b, b_type).with_line_size(16), c, config, scale_a=sa, scale_b=sb)
+    factor = 1.0 if scales is None else float(np.prod(np.float32(scales)))
     if scale:  # the sum of |products| of each element: the accumulation error's scale
-        return c.numpy(), mf.reference(a, b), mf.reference(np.abs(a), np.abs(b))
-    return c.numpy(), mf.reference(a, b)
+        return (c.numpy(), mf.reference(a, b, factor),
+                mf.reference(np.abs(a), np.abs(b), abs(factor)))
+    return c.numpy(), mf.reference(a, b, factor)
 
 
 @pytest.mark.parametrize("index", range(len(mf.CONFIGS)))
@@ -111,6 +115,32 @@ def test_the_example_runs_on_cpu():
 def test_e4m3_times_e5m2_autotuned_on_cpu():
     got, want = _run(cubepy.client("cpu"), 256, 512, 128, e4m3, e5m2)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("index", [0, 7])  # the direct epilogue and the shared one
+def test_per_tensor_scales_multiply_the_product_on_cpu(index):
+    cfg = mf.CONFIGS[index]
+    out = f16 if cfg["epilogue_shared"] else f32  # (an f32 tile does not fit beside it)
+    got, want = _run(cubepy.client("cpu"), 256, 256, 256, config=cfg, out=out,
+                     scales=(0.375, -12.0))
+    np.testing.assert_allclose(got, want, rtol=1e-3 if out is f16 else 1e-5, atol=1e-2)
+
+
+def test_scales_are_one_element_tensors():
+    client = cubepy.client("cpu")
+    a = client.zeros((256, 128), e4m3).with_line_size(16)
+    c = client.zeros((256, 256), f32)
+    with pytest.raises(ValueError, match="scale_b has shape \\(2,\\), not one element"):
+        mf.run(client, a, a, c, scale_b=client.zeros(2, f32))
+    with pytest.raises(LaunchError, match="scale_a"):
+        mf.run(client, a, a, c, scale_a=client.zeros(1, f16))
+
+
+def test_the_epilogue_scales_the_accumulator_once():
+    src = _source(mf.CONFIGS[0])
+    epilogue = src[src.index("wgmma.wait_group.sync.aligned 0;"):]
+    assert epilogue.count("*= cube_f") == 1
+    assert "scale_a[0u] * scale_b[0u]" in epilogue or "scale_a[0] * scale_b[0]" in epilogue
 
 
 def test_rejects_sizes_off_the_tile():
@@ -147,11 +177,12 @@ def test_every_config_compiles_without_spills(tmp_path, index):
     assert_no_spills(out)
 
 
-@pytest.mark.parametrize("m, n, k", [(512, 512, 1024), (256, 768, 256)])
+@pytest.mark.parametrize("m, n, k, scales", [(512, 512, 1024, None),
+                                             (256, 768, 256, (0.375, -12.0))])
 @CUDA_HOPPER[0]
 @CUDA_HOPPER[1]
-def test_on_a_hopper_gpu(m, n, k):
-    got, want, scale = _run(cubepy.client("cuda"), m, n, k, scale=True)
+def test_on_a_hopper_gpu(m, n, k, scales):
+    got, want, scale = _run(cubepy.client("cuda"), m, n, k, scale=True, scales=scales)
     # Hopper's tensor cores add fp8 products with about 13 mantissa bits, not f32's 23:
     # the error is bounded by the sum of the |products| (test_lang_wgmma_fp8.py)
     assert np.all(np.abs(got - want) <= 1e-3 * scale + 1e-6)

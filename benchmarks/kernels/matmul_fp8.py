@@ -15,7 +15,10 @@ the multiply, each step's multiplies left running (wg_wait(1)) while the next st
 waits, copies and issues (benchmarks/kernels/matmul_wgmma.py's pipeline, whose module
 docstring explains the one barrier per step). Each unit stores its accumulator's pairs
 of columns straight to C, or (`epilogue_shared`) the tile goes out through shared memory
-as 16-byte lines. With `group_m` the cubes walk the tiles in groups of that
+as 16-byte lines. Before that the accumulator is multiplied by the per-tensor scales
+(`cmma.scale`), one f32 each in device memory as torch._scaled_mm takes them: C =
+scale_a * scale_b * (A @ B.T), the dequantized product of A and B quantized with those
+scales. With `group_m` the cubes walk the tiles in groups of that
 many tile rows (Triton's grouped order), so a wave reads less of A and B from DRAM.
 
 M must be a multiple of bm, N of bn, K a positive multiple of 128 (the launch is
@@ -23,6 +26,7 @@ unchecked). CUDA runs it on sm_90 (compiled for sm_90a); the cpu runtime emulate
 """
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -90,10 +94,10 @@ CONFIGS = [_config(2, 256, 4), _config(2, 256, 3), _config(2, 128, 4), _config(2
 @cubepy.autotune(configs=CONFIGS, key=["a", "b", "c"])
 @cube(launch=True)
 def matmul_fp8(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], c: Tensor[Line[Float]],
-               groups: Comptime[int], bn: Comptime[int], stages: Comptime[int],
+               scale_a: Tensor[f32], scale_b: Tensor[f32], groups: Comptime[int], bn: Comptime[int], stages: Comptime[int],
                group_m: Comptime[int], epilogue_shared: Comptime[bool]):
-    """c = a @ b.T for row-major 8-bit a (M x K) and b (N x K), both with line size 16,
-    f32 accumulation, c (M x N) f32, f16 or bf16 (line size 8): `groups` warpgroups per
+    """c = scale_a[0] * scale_b[0] * (a @ b.T) for row-major 8-bit a (M x K) and b
+    (N x K), both with line size 16, f32 accumulation, c (M x N) f32, f16 or bf16 (line size 8): `groups` warpgroups per
     cube each computing 64 x bn of C, `stages` shared copies of the slices (module
     docstring); `epilogue_shared`: the accumulators go to C through shared memory as
     16-byte lines (matmul_wgmma's), else each unit stores its pairs of columns."""
@@ -136,6 +140,7 @@ def matmul_fp8(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], c: Tensor[Line[Float]
         cmma.wg_commit()
         cmma.wg_wait(1)  # the multiplies of step - 1 are done: copy step - 1 is free
     cmma.wg_wait(0)
+    cmma.scale(acc, scale_a[0] * scale_b[0])
     pipeline.wait(0)  # (the copies past the end)
     pitch = bn + 8  # the shared tile's rows: a store instruction's 8 rows in other banks
     if epilogue_shared:
@@ -147,39 +152,61 @@ def matmul_fp8(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], c: Tensor[Line[Float]
         cmma.store(c, (row0 + wg * 64) * n + col0, acc, n, cmma.ROW_MAJOR)
 
 
-def run(client, a, b, c, config: dict | None = None) -> None:
-    """c = a @ b.T on the device (a: M x K, b: N x K, both 8-bit with line size 16) with
-    the autotuned config, or `config`. M and N must be multiples of 256 (covers every
-    config), K a positive multiple of 128."""
+_ONES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # client -> [1.0]
+
+
+def run(client, a, b, c, config: dict | None = None, scale_a=None, scale_b=None) -> None:
+    """c = scale_a * scale_b * (a @ b.T) on the device (a: M x K, b: N x K, both 8-bit
+    with line size 16) with the autotuned config, or `config`. M and N must be multiples
+    of 256 (covers every config), K a positive multiple of 128. The scales are
+    one-element f32 tensors on the client's device (any array its kernels take, as
+    torch._scaled_mm's scale_a and scale_b), 1 when None."""
     m, k = a.shape
     n = b.shape[0]
     if m % 256 or n % 256 or k % BK or k == 0 or b.shape[1] != k:
         raise ValueError(f"matmul_fp8 needs M, N multiples of 256 and K of {BK}: "
                          f"a {a.shape}, b {b.shape}")
+    for name, scale in (("scale_a", scale_a), ("scale_b", scale_b)):
+        if scale is not None and int(np.prod(scale.shape)) != 1:
+            raise ValueError(f"matmul_fp8 takes per-tensor scales: {name} has shape "
+                             f"{tuple(scale.shape)}, not one element")
+    if scale_a is None or scale_b is None:
+        one = _ONES.get(client)
+        if one is None:
+            one = _ONES[client] = client.tensor(np.ones(1, np.float32))
+        scale_a = one if scale_a is None else scale_a
+        scale_b = one if scale_b is None else scale_b
     c = c.with_line_size(8)  # the shared epilogue's 16-byte lines
-    launch_tiled(matmul_fp8, client, cube_count(m, n), config, a, b, c)
+    launch_tiled(matmul_fp8, client, cube_count(m, n), config, a, b, c, scale_a, scale_b)
 
 
-def reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b.T in float64 (a and b hold the 8-bit values as floats)."""
-    return a.astype(np.float64) @ b.astype(np.float64).T
+def reference(a: np.ndarray, b: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """scale * (a @ b.T) in float64 (a and b hold the 8-bit values as floats)."""
+    return scale * (a.astype(np.float64) @ b.astype(np.float64).T)
 
 
 def example(client, m: int = 256, n: int = 256, k: int = 256, seed: int = 0,
             config: dict | None = None) -> None:
-    """Runs the kernel on e4m3 inputs at a small size and checks it against numpy (raises
-    if wrong): C in f16 (the cpu runtime has no bf16)."""
+    """Runs the kernel on e4m3 inputs quantized with per-tensor scales at a small size
+    and checks it against numpy (raises if wrong): C in f16 (the cpu runtime has no
+    bf16)."""
     from cubepy import e4m3, f16, fp8
     rng = np.random.default_rng(seed)
-    a_h = fp8.round_to(rng.standard_normal((m, k)), "e4m3")
-    b_h = fp8.round_to(rng.standard_normal((n, k)), "e4m3")
+    x = rng.standard_normal((m, k)) * 30.0  # the values to multiply, before quantizing
+    w = rng.standard_normal((n, k)) * 0.01
+    # each tensor scaled so that its largest magnitude is e4m3's largest, 448
+    sx, sw = np.abs(x).max() / 448.0, np.abs(w).max() / 448.0
+    a_h, b_h = fp8.round_to(x / sx, "e4m3"), fp8.round_to(w / sw, "e4m3")
     a = client.tensor(a_h, e4m3).with_line_size(LINE)
     b = client.tensor(b_h, e4m3).with_line_size(LINE)
     c = client.zeros((m, n), f16)
-    run(client, a, b, c, config=config)
+    run(client, a, b, c, config=config, scale_a=client.tensor(np.float32([sx])),
+        scale_b=client.tensor(np.float32([sw])))
     # (fp8 products are exact; Hopper adds them with about 13 mantissa bits, C is f16)
-    bound = 2e-3 * reference(np.abs(a_h), np.abs(b_h)) + 1e-2
-    assert np.all(np.abs(c.numpy().astype(np.float64) - reference(a_h, b_h)) <= bound)
+    scale = float(np.float32(sx) * np.float32(sw))
+    want = reference(a_h, b_h, scale)
+    bound = 2e-3 * reference(np.abs(a_h), np.abs(b_h), scale) + 1e-3 * np.abs(want).max()
+    assert np.all(np.abs(c.numpy().astype(np.float64) - want) <= bound)
 
 
 if __name__ == "__main__":
