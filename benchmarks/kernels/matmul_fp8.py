@@ -200,8 +200,8 @@ def example(client, m: int = 256, n: int = 256, k: int = 256, seed: int = 0,
     a = client.tensor(a_h, e4m3).with_line_size(LINE)
     b = client.tensor(b_h, e4m3).with_line_size(LINE)
     c = client.zeros((m, n), f16)
-    run(client, a, b, c, config=config, scale_a=client.tensor(np.float32([sx])),
-        scale_b=client.tensor(np.float32([sw])))
+    run(client, a, b, c, config=config, scale_a=client.tensor(np.array([sx], np.float32)),
+        scale_b=client.tensor(np.array([sw], np.float32)))
     # (fp8 products are exact; Hopper adds them with about 13 mantissa bits, C is f16)
     scale = float(np.float32(sx) * np.float32(sw))
     want = reference(a_h, b_h, scale)
