@@ -14,24 +14,8 @@ from cubepy import (UNIT_POS, Array, CompileError, LaunchError, SharedMemory, cm
                     f32, sync_cube)
 from error_markers import located_error_checker
 from source_check import NVCC, check_cuda, validate_sources
-
-
-def _present(name: str) -> bool:
-    try:
-        cubepy.client(name)
-        return True
-    except LaunchError:
-        return False
-
-
-def _hopper() -> bool:
-    return _present("cuda") and cubepy.client("cuda").compiler.arch == "sm_90"
-
-
-CUDA = [pytest.mark.cuda, pytest.mark.skipif(not _present("cuda"), reason="no CUDA device")]
-CLIENTS = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=CUDA)]
-HOPPER = [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="cuda", marks=[
-    pytest.mark.cuda, pytest.mark.skipif(not _hopper(), reason="no sm_90 CUDA device")])]
+from test_lang_cmma import CLIENTS
+from test_lang_wgmma import CLIENTS as HOPPER
 PLANE = (32, 1, 1)
 RNG = np.random.default_rng(23)
 _error_at = located_error_checker(__file__)

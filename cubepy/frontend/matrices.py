@@ -240,17 +240,23 @@ def _begin(b: Builder, node: ast.Call, site: CallSite, *arity: int) -> None:
 def _fill(b: Builder, node: ast.Call, site: CallSite):
     _begin(b, node, site, 2)
     frag = _frag(b, node.args[0], site.name)
-    with b.at(node.args[1]):
-        value = b.expr(node.args[1])
-        if isinstance(value, Py):
-            value = b.cast_to(frag.ty, value, node.args[1])
-        else:
-            value = b.materialize(value, node.args[1])
-            b.ctx.unifier.unify(value.ty, frag.ty, b.ctx.loc, lambda x, y: (
-                f"cmma.fill(): the fragment holds {y}, the value is {x}: cast it, e.g. "
-                f"{y}(...)"))
+    value = _element_value(b, node.args[1], frag, "cmma.fill(): the fragment", "value")
     b.emit(n.MatrixFill(frag=frag, value=value, loc=b.ctx.loc))
     return Py(None)
+
+
+def _element_value(b: Builder, node: ast.expr, frag: n.Frag, holder: str,
+                   what: str) -> n.Expr:
+    """`node` as a value of the fragment's element (storage) type: a Python number is
+    converted, a typed value must have that type."""
+    with b.at(node):
+        value = b.expr(node)
+        if isinstance(value, Py):
+            return b.cast_to(frag.ty, value, node)
+        value = b.materialize(value, node)
+        b.ctx.unifier.unify(value.ty, frag.ty, b.ctx.loc, lambda x, y: (
+            f"{holder} holds {y}, the {what} is {x}: cast it, e.g. {y}(...)"))
+    return value
 
 
 @intrinsic("cmma.scale")
@@ -258,15 +264,7 @@ def _scale(b: Builder, node: ast.Call, site: CallSite):
     """`cmma.scale(acc, factor)`: acc's elements multiplied by factor, in acc's type."""
     _begin(b, node, site, 2)
     frag = _frag(b, node.args[0], site.name, "accumulator", "warpgroup")
-    with b.at(node.args[1]):
-        value = b.expr(node.args[1])
-        if isinstance(value, Py):
-            value = b.cast_to(frag.ty, value, node.args[1])
-        else:
-            value = b.materialize(value, node.args[1])
-            b.ctx.unifier.unify(value.ty, frag.ty, b.ctx.loc, lambda x, y: (
-                f"cmma.scale(): the accumulator holds {y}, the factor is {x}: cast it, "
-                f"e.g. {y}(...)"))
+    value = _element_value(b, node.args[1], frag, "cmma.scale(): the accumulator", "factor")
     b.emit(n.MatrixScale(frag=frag, value=value, loc=b.ctx.loc))
     return Py(None)
 
