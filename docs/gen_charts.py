@@ -29,13 +29,16 @@ CHARTS = {
             ("cuda.core launch", ("launch_us", "cuda.core launch")),
         ]),
     "bench_wgpu_launch.svg": (
-        "Host time per launch through wgpu (Vulkan on an NVIDIA H200)", "us",
-        "wgpu_h200.json", [
-            ("cubepy launch", ("us_per_launch", "cubepy_launch")),
-            ("cubepy, a new scalar each launch",
-             ("us_per_launch", "cubepy_launch_new_scalar_each_time")),
-            ("raw wgpu-py, a submit per dispatch", ("us_per_launch", "raw_wgpu_submit_per_launch")),
-            ("raw wgpu-py, one submit for all", ("us_per_launch", "raw_wgpu_one_submit")),
+        "Time per launch through wgpu, 2000 tiny launches then one wait (Vulkan on an "
+        "NVIDIA H200)", "us",
+        "wgpu_launch_h200_thread.json", [
+            ("cubepy launch", ("us_per_launch", "cubepy_batched")),
+            ("cubepy, batches submitted by the launching thread",
+             ("us_per_launch", "cubepy_batched_submit_here")),
+            ("raw wgpu-py, a submit per 256 dispatches",
+             ("us_per_launch", "raw_batched_same_chunks")),
+            ("raw wgpu-py, one submit for all", ("us_per_launch", "raw_batched_one_submit")),
+            ("raw wgpu-py, a submit per dispatch", ("us_per_launch", "raw_submit_per_launch")),
         ]),
     "bench_cuda_compile.svg": (
         "Compiling the seed kernel for CUDA (H200 host)", "ms",
