@@ -141,6 +141,33 @@ def test_a_write_after_handed_batches_lands_after_them(client):
 
 
 @pytest.mark.wgpu
+def test_threads_sharing_the_client_hand_batches_to_the_thread_in_turn(client):
+    """Three threads launching into one client past the batch bound, each on its own
+    tensor with its own scalar: every launch lands once, wherever its batch was closed."""
+    from cubepy.runtime import wgpu_runtime as wr
+    launches = 2 * wr.MAX_BATCH
+    xs = [client.zeros(64, f32) for _ in range(3)]
+    before = client.submits
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(launches):
+                _add_scalar.launch(client, 1, 64, xs[k], float(k + 1))
+        except Exception as e:  # reported below: a thread's exception is not raised
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert client.submits - before >= 5  # batches closed at the bound, from all three
+    for k, x in enumerate(xs):
+        assert x.numpy().tolist() == [float((k + 1) * launches)] * 64
+
+
+@pytest.mark.wgpu
 def test_a_batch_failing_in_the_thread_is_a_launch_error_at_the_next_sync(
         client, monkeypatch):
     """The failed batch is dropped (as a failed submit in this thread is); the error
