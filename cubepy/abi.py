@@ -133,7 +133,7 @@ def compute_abi(kernel: n.Kernel, checked: bool, needs_cube_count: bool = False)
     for stmt in walk_stmts(kernel.body):
         if isinstance(stmt, (n.Store, n.StoreLine)):
             stored.add(stmt.buffer.name)
-        elif isinstance(stmt, n.LoadLine):
+        elif isinstance(stmt, (n.LoadLine, n.MatrixScaleBy)):
             accessed.add(stmt.buffer.name)
         elif isinstance(stmt, n.AsyncCopy):
             accessed.add(stmt.src.name)

@@ -85,6 +85,14 @@ store = Intrinsic("cmma.store", "cmma.store(buffer, offset, acc, stride, layout)
 scale = Intrinsic("cmma.scale", "cmma.scale(acc, factor): every element of accumulator acc "
                   "(a plane's, or a warpgroup's) multiplied by factor, in acc's element type "
                   "(an epilogue's alpha, an fp8 product's scales).")
+scale_rows = Intrinsic(
+    "cmma.scale_rows", "cmma.scale_rows(acc, buffer, offset): row r of a warpgroup "
+    "accumulator multiplied by buffer[offset + r] (f32; a row-wise dequantization "
+    "scale). A plane's fragment keeps its elements in an order its target does not "
+    "document: store it and scale the stored rows.")
+scale_cols = Intrinsic(
+    "cmma.scale_cols", "cmma.scale_cols(acc, buffer, offset): column c of a warpgroup "
+    "accumulator multiplied by buffer[offset + c] (f32).")
 cast = Intrinsic("cmma.cast", "cmma.cast(acc, elem): a new accumulator holding acc's "
                  "elements converted to elem (f16 or f32).")
 
@@ -118,7 +126,8 @@ wg_offset = Intrinsic(
 # name -> intrinsic, for the frontend's registry (frontend/values.py)
 CMMA_INTRINSICS: dict[str, Intrinsic] = {
     obj.name: obj for obj in (Matrix, Matrices, fill, load, load_with_layout, execute,
-                              store, scale, cast, WarpgroupAccumulator, wg_mma, wg_fence,
+                              store, scale, scale_rows, scale_cols, cast,
+                              WarpgroupAccumulator, wg_mma, wg_fence,
                               wg_commit, wg_wait, wg_offset)}
 
 
@@ -131,5 +140,6 @@ def wg_offset_host(row, col, rows: int, swizzle: int = 0, elem=None):
 
 __all__ = ["MatrixIdent", "MatrixLayout", "A", "B", "ACCUMULATOR", "ROW_MAJOR",
            "COL_MAJOR", "Matrix", "Matrices", "fill", "load", "load_with_layout",
-           "execute", "store", "scale", "cast", "tf32", "WarpgroupAccumulator", "wg_mma",
-           "wg_fence", "wg_commit", "wg_wait", "wg_offset", "wg_offset_host"]
+           "execute", "store", "scale", "scale_rows", "scale_cols", "cast", "tf32",
+           "WarpgroupAccumulator", "wg_mma", "wg_fence", "wg_commit", "wg_wait", "wg_offset",
+           "wg_offset_host"]

@@ -155,10 +155,11 @@ def every_matrix_kernel() -> ir.Kernel:
 
 
 def every_warpgroup_kernel() -> ir.Kernel:
-    """A kernel using every warpgroup node: the accumulator (fill, scale, store converting
-    to f16), wg_mma with both B layouts, fence, commit and wait. CUDA and the cpu runtime
-    have it."""
+    """A kernel using every warpgroup node: the accumulator (fill, scale, scale_rows and
+    scale_cols, store converting to f16), wg_mma with both B layouts, fence, commit and
+    wait. CUDA and the cpu runtime have it."""
     out = ir.Param("out", "array", f16)
+    factors = ir.Param("factors", "array", f32)
     a = ir.SharedDecl(ir.BufferRef("a_s", f16, "shared"), 64 * 32, loc=L(2))
     b = ir.SharedDecl(ir.BufferRef("b_s", f16, "shared"), 32 * 64, loc=L(3))
     acc = ir.MatrixDecl("acc", "warpgroup", 64, 64, 16, "f32", loc=L(4))
@@ -173,8 +174,12 @@ def every_warpgroup_kernel() -> ir.Kernel:
         ir.WarpgroupSync(op="commit", loc=L(9)),
         ir.WarpgroupSync(op="wait", pending=0, loc=L(10)),
         ir.MatrixScale(frag=frag, value=c(2.0, f32), loc=L(10)),
+        ir.MatrixScaleBy(frag=frag, buffer=factors.buffer, offset=c(0), axis="rows",
+                         loc=L(10)),
+        ir.MatrixScaleBy(frag=frag, buffer=factors.buffer, offset=c(64), axis="cols",
+                         loc=L(10)),
         ir.MatrixStore(buffer=out.buffer, offset=c(0), frag=frag, stride=c(64),
                        layout="row_major", loc=L(11)),
     ]
-    return ir.Kernel("every_warpgroup", (out,), (a, b), ir.Block(tuple(body)), (128, 1, 1),
-                     loc=L(1), matrices=(acc,))
+    return ir.Kernel("every_warpgroup", (out, factors), (a, b), ir.Block(tuple(body)),
+                     (128, 1, 1), loc=L(1), matrices=(acc,))

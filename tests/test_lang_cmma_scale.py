@@ -1,5 +1,7 @@
 """cmma.scale(acc, factor): an accumulator's elements multiplied by a factor, in its own
-element type, on a plane's fragment (wmma, simdgroup_matrix) and on a warpgroup's.
+element type, on a plane's fragment (wmma, simdgroup_matrix) and on a warpgroup's; and
+cmma.scale_rows / scale_cols, a warpgroup accumulator's rows or columns each by its own
+factor.
 
 Runtime tests run on the cpu runtime's emulation against numpy and, marked `cuda`, on a
 GPU; the CUDA is compiled by nvcc and the MSL by clang++ against the Metal shim. Errors
@@ -11,7 +13,7 @@ import pytest
 
 import cubepy
 from cubepy import (UNIT_POS, Array, CompileError, LaunchError, SharedMemory, cmma, cube, f16,
-                    f32, sync_cube)
+                    f32, sync_cube, u32)
 from error_markers import located_error_checker
 from source_check import NVCC, check_cuda, validate_sources
 from test_lang_cmma import CLIENTS
@@ -203,6 +205,97 @@ def test_warpgroup_scale_compiles_for_sm_90a(tmp_path):
     src = wg_scaled.source("cuda", cube_dim=(128, 1, 1), checked=False)
     assert "*= cube_f" in src
     check_cuda(src, tmp_path, arch="sm_90a")
+
+
+# -- rows and columns of a warpgroup accumulator ------------------------------------------
+
+@cube(launch=True)
+def wg_scaled_by(a: Array[f16], b: Array[f16], rows: Array[f32], cols: Array[f32],
+                 out: Array[f32], row_at: u32):
+    """out[r, c] = rows[row_at + r] * cols[c] * (a @ b)[r, c]: A 64 x 16, B 16 x 64; the
+    column factors staged in shared memory first."""
+    a_s = SharedMemory(f16, 64 * 16)
+    b_s = SharedMemory(f16, 16 * 64)
+    c_s = SharedMemory(f32, 64)
+    acc = cmma.WarpgroupAccumulator(64, f32)
+    cmma.fill(acc, 0.0)
+    for i in range(UNIT_POS, 1024, 128):
+        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
+        b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
+    if UNIT_POS < 64:
+        c_s[UNIT_POS] = cols[UNIT_POS]
+    sync_cube()
+    cmma.wg_fence()
+    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, cmma.ROW_MAJOR)
+    cmma.wg_commit()
+    cmma.wg_wait(0)
+    cmma.scale_rows(acc, rows, row_at)
+    cmma.scale_cols(acc, c_s, 0)
+    cmma.store(out, 0, acc, 64, cmma.ROW_MAJOR)
+
+
+def _run_scaled_by(client, row_at: int, rows_len: int, checked: bool = True):
+    a, b = _halves(64, 16), _halves(16, 64)
+    rows = RNG.uniform(0.5, 2.0, rows_len).astype(np.float32)
+    cols = RNG.uniform(-2.0, 2.0, 64).astype(np.float32)
+    out = client.zeros(64 * 64, f32)
+    launch = wg_scaled_by.launch if checked else wg_scaled_by.launch_unchecked
+    launch(client, (1, 1, 1), (128, 1, 1), client.tensor(a.ravel()), client.tensor(b.ravel()),
+           client.tensor(rows), client.tensor(cols), out, row_at)
+    factors = np.zeros(64, np.float32)
+    present = rows[row_at:row_at + 64]
+    factors[:present.size] = present  # a checked launch takes 0 past the end
+    want = (a.astype(np.float32) @ b.astype(np.float32)) * factors[:, None] * cols[None, :]
+    return out.numpy().reshape(64, 64), want
+
+
+@pytest.mark.parametrize("name", HOPPER)
+def test_rows_and_columns_of_a_warpgroup_accumulator(name):
+    got, want = _run_scaled_by(cubepy.client(name), 5, 80)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", HOPPER)
+def test_a_checked_launch_takes_zero_for_factors_past_the_end(name):
+    got, want = _run_scaled_by(cubepy.client(name), 20, 70)  # rows 50.. have none
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    assert np.all(got[50:] == 0)
+
+
+def test_an_unchecked_cpu_launch_refuses_factors_past_the_end():
+    with pytest.raises(LaunchError, match="scale_rows at line .*run past the buffer's end"):
+        _run_scaled_by(cubepy.client("cpu"), 20, 70, checked=False)
+
+
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="no nvcc")
+@pytest.mark.parametrize("checked", [True, False])
+def test_rows_and_columns_compile_for_sm_90a(tmp_path, checked):
+    src = wg_scaled_by.source("cuda", cube_dim=(128, 1, 1), checked=checked)
+    assert "cube_r" in src and "cube_g0" in src
+    assert ("info.rows_buffer_len" in src) is checked
+    check_cuda(src, tmp_path, arch="sm_90a")
+
+
+def test_rows_of_a_plane_fragment_are_refused():
+    def plane_rows(out: Array[f32], f: Array[f32]):
+        acc = cmma.Matrix(cmma.ACCUMULATOR, 16, 16, 16, f32)
+        cmma.fill(acc, 0.0)
+        cmma.scale_rows(acc, f, 0)  # E:plane
+        cmma.store(out, 0, acc, 16, cmma.ROW_MAJOR)
+    _error_at(_build_error(plane_rows), "plane", "cmma.scale_rows() takes a warpgroup "
+                                                 "accumulator")
+
+
+def test_factors_are_f32():
+    def halves(out: Array[f32], f: Array[f16]):
+        acc = cmma.WarpgroupAccumulator(64, f32)
+        cmma.fill(acc, 0.0)
+        cmma.scale_cols(acc, f, 0)  # E:f16
+        cmma.store(out, 0, acc, 64, cmma.ROW_MAJOR)
+    with pytest.raises(CompileError) as info:
+        cube(launch=True)(halves).source("cuda", cube_dim=(128, 1, 1))
+    _error_at(info.value, "f16", "'f' holds f16, but the fragment")
 
 
 # -- errors -------------------------------------------------------------------------------

@@ -234,7 +234,7 @@ class CEmitter(BracedWalker):
         spelling.statement(self, s)
 
     stmt_matrixfill = stmt_matrixload = stmt_matrixstore = _matrix
-    stmt_matrixexecute = stmt_matrixcast = stmt_matrixscale = _matrix
+    stmt_matrixexecute = stmt_matrixcast = stmt_matrixscale = stmt_matrixscaleby = _matrix
     stmt_warpgroupmma = stmt_warpgroupsync = _matrix
 
     # asynchronous copies: the dialect's `pipeline` writes them (cuda_async.py)

@@ -89,6 +89,8 @@ class WmmaSpelling(MatrixSpelling):
             wgmma.store(em, s)
         elif isinstance(s, n.MatrixScale) and s.frag.matrix.warpgroup:
             wgmma.scale(em, s)
+        elif isinstance(s, n.MatrixScaleBy):  # (warpgroup accumulators only)
+            wgmma.scale_by(em, s)
         elif isinstance(s, n.MatrixFill):
             em.line(f"{WMMA}::fill_fragment({frag_text(em, s.frag)}, {em.expr(s.value)});")
         elif isinstance(s, n.MatrixLoad):

@@ -53,6 +53,50 @@ def scale(em: CEmitter, s: n.MatrixScale) -> None:
     em.line("}")
 
 
+def scale_by(em: CEmitter, s: n.MatrixScaleBy) -> None:
+    """Row r (or column c) of the accumulator times p[r] (p[c]), p = buffer + offset:
+    each unit reads the factors of its own elements (two rows, or n / 4 columns; see
+    `store` for which). A checked launch takes 0 for a factor past the buffer's end."""
+    from .clike_cmma import _pointer
+    acc = em.matrix_name(s.frag.matrix)
+    t, p = em.fresh("t"), em.fresh("p")
+    em.line("{")
+    em.line(f"    const unsigned {t} = {_unit_in_warpgroup(em)};")
+    em.line(f"    const float* const {p} = {_pointer(em, s.buffer, s.offset)};")
+    room = None
+    if em.checked:
+        from .cuda_cmma_staging import _limit
+        room = em.fresh("room")
+        em.line(f"    const long long {room} = (long long)({_limit(em, s.buffer)}) - "
+                f"(long long)({em.expr(s.offset)});")
+
+    def factor(index: str) -> str:
+        if room is None:
+            return f"{p}[{index}]"
+        return f"((long long)({index}) < {room} ? {p}[{index}] : 0.0f)"
+    j = em.fresh("j")
+    if s.axis == "rows":
+        r, f0, f1 = em.fresh("r"), em.fresh("f0"), em.fresh("f1")
+        em.line(f"    const unsigned {r} = ({t} >> 5) * 16u + (({t} & 31u) >> 2);")
+        em.line(f"    const float {f0} = {factor(r)};")
+        em.line(f"    const float {f1} = {factor(f'{r} + 8u')};")
+        em.line("    #pragma unroll")
+        em.line(f"    for (int {j} = 0; {j} < {s.frag.matrix.n // 8}; ++{j}) {{")
+        em.line(f"        {acc}[{j} * 4] *= {f0}; {acc}[{j} * 4 + 1] *= {f0};")
+        em.line(f"        {acc}[{j} * 4 + 2] *= {f1}; {acc}[{j} * 4 + 3] *= {f1};")
+    else:
+        c, g0, g1 = em.fresh("c"), em.fresh("g0"), em.fresh("g1")
+        em.line(f"    const unsigned {c} = ({t} & 3u) * 2u;")
+        em.line("    #pragma unroll")
+        em.line(f"    for (int {j} = 0; {j} < {s.frag.matrix.n // 8}; ++{j}) {{")
+        em.line(f"        const float {g0} = {factor(f'8u * {j} + {c}')};")
+        em.line(f"        const float {g1} = {factor(f'8u * {j} + {c} + 1u')};")
+        em.line(f"        {acc}[{j} * 4] *= {g0}; {acc}[{j} * 4 + 1] *= {g1};")
+        em.line(f"        {acc}[{j} * 4 + 2] *= {g0}; {acc}[{j} * 4 + 3] *= {g1};")
+    em.line("    }")
+    em.line("}")
+
+
 _PAIRS = {"f16": ("__half2", "__floats2half2_rn({}, {})"),
           "bf16": ("__nv_bfloat162", "__floats2bfloat162_rn({}, {})"),
           "f32": ("float2", "make_float2({}, {})")}

@@ -200,6 +200,8 @@ class _Gen(StatementWalker):
             return repr(f"cmma.wg_mma at line {s.loc.lineno}")
         if isinstance(s, ir.WarpgroupSync):
             return repr(f"cmma.wg_{s.op} at line {s.loc.lineno}")
+        if isinstance(s, ir.MatrixScaleBy):
+            return repr(f"cmma.scale_{s.axis} at line {s.loc.lineno}")
         return repr(f"cmma.{type(s).__name__[len('Matrix'):].lower()} at line {s.loc.lineno}")
 
     def groups(self, f: ir.Frag, s: ir.Stmt) -> str:
@@ -219,6 +221,12 @@ class _Gen(StatementWalker):
         groups = self.groups(s.frag, s)
         self.line(f"_cmma.scale({groups}, {self.frag(s.frag)}, {self.expr(s.value)}, _m, "
                   f"{self.where(s)})")
+
+    def stmt_matrixscaleby(self, s: ir.MatrixScaleBy) -> None:
+        groups = self.groups(s.frag, s)
+        self.line(f"_cmma.scale_by({groups}, {self.frag(s.frag)}, {self.memory(s.buffer)}, "
+                  f"{self.expr(s.offset)}, {s.axis!r}, _m, {self.where(s)}, "
+                  f"checked={self.checked})")
 
     def stmt_warpgroupmma(self, s: ir.WarpgroupMma) -> None:
         self.line(f"_wg.mma(_wgs, {self.frag_name(s.acc.matrix)}, {self.memory(s.a)}, "

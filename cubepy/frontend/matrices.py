@@ -269,6 +269,24 @@ def _scale(b: Builder, node: ast.Call, site: CallSite):
     return Py(None)
 
 
+@intrinsic("cmma.scale_rows", "cmma.scale_cols")
+def _scale_by(b: Builder, node: ast.Call, site: CallSite):
+    """`cmma.scale_rows(acc, buffer, offset)`: row r of a warpgroup accumulator times
+    buffer[offset + r]; `cmma.scale_cols`: column c times buffer[offset + c]."""
+    _begin(b, node, site, 3)
+    frag = _frag(b, node.args[0], site.name, "accumulator", "warpgroup")
+    if not frag.matrix.warpgroup:
+        b.error(f"{site.name}() takes a warpgroup accumulator (cmma.WarpgroupAccumulator): "
+                f"a plane's fragment keeps its elements in an order its target does not "
+                f"document; store it (cmma.store) and scale the stored rows or columns",
+                node.args[0])
+    buf, start = _buffer(b, node.args[1], site.name, frag)
+    offset = _offset(b, node.args[2], start, f"the offset of {site.name}")
+    b.emit(n.MatrixScaleBy(frag=frag, buffer=buf.ref, offset=offset,
+                           axis=site.name[len("cmma.scale_"):], loc=b.ctx.loc))
+    return Py(None)
+
+
 @intrinsic("cmma.load", "cmma.load_with_layout")
 def _load(b: Builder, node: ast.Call, site: CallSite):
     with_layout = site.name == "cmma.load_with_layout"

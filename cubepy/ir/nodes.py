@@ -556,6 +556,20 @@ class MatrixScale(Stmt):
 
 
 @dataclass(frozen=True, kw_only=True)
+class MatrixScaleBy(Stmt):
+    """cmma.scale_rows / cmma.scale_cols: row r (`axis` "rows") or column c ("cols") of a
+    warpgroup accumulator multiplied by buffer[offset + r] (or c), of its storage type."""
+
+    frag: Frag
+    buffer: BufferRef
+    offset: Expr
+    axis: str
+
+
+MATRIX_SCALE_AXES = ("rows", "cols")
+
+
+@dataclass(frozen=True, kw_only=True)
 class MatrixLoad(Stmt):
     """cmma.load(frag, buffer, offset, stride): the fragment's tile read from `buffer`
     from element `offset`, `stride` elements between rows (row major) or columns (col
@@ -640,5 +654,5 @@ class WarpgroupSync(Stmt):
     pending: int = 0
 
 
-MATRIX_STMTS = (MatrixFill, MatrixScale, MatrixLoad, MatrixStore, MatrixExecute, MatrixCast,
-                WarpgroupMma, WarpgroupSync)
+MATRIX_STMTS = (MatrixFill, MatrixScale, MatrixScaleBy, MatrixLoad, MatrixStore,
+                MatrixExecute, MatrixCast, WarpgroupMma, WarpgroupSync)

@@ -167,6 +167,10 @@ class _Reader:
             return ir.MatrixFill(frag=self.frag(c[0]), value=self.expr(c[1]), loc=loc)
         if kind == "cmma_scale":
             return ir.MatrixScale(frag=self.frag(c[0]), value=self.expr(c[1]), loc=loc)
+        if kind in ("cmma_scale_rows", "cmma_scale_cols"):
+            return ir.MatrixScaleBy(frag=self.frag(c[0]), buffer=self.buffer(c[1]),
+                                    offset=self.expr(c[2]), axis=kind[len("cmma_scale_"):],
+                                    loc=loc)
         if kind == "cmma_load":
             return ir.MatrixLoad(frag=self.frag(c[0]), buffer=self.buffer(c[1]),
                                  offset=self.expr(c[2]), stride=self.expr(c[3]),

@@ -258,6 +258,8 @@ class _Printer:
             args += [s.layout] if s.layout is not None else []
         elif isinstance(s, ir.MatrixStore):
             args = [f"@{s.buffer.name}", e(s.offset), e(s.frag), e(s.stride), s.layout]
+        elif isinstance(s, ir.MatrixScaleBy):
+            return f"cmma.scale_{s.axis}({e(s.frag)}, @{s.buffer.name}, {e(s.offset)})"
         elif isinstance(s, ir.MatrixExecute):
             args = [e(s.a), e(s.b), e(s.c), e(s.d)]
         elif isinstance(s, ir.WarpgroupMma):

@@ -300,6 +300,13 @@ class _Verifier:
             d = self.frag(s.frag, s)  # (a warpgroup accumulator too)
             self.expr(s.value)
             self.same(s.value, d.storage, s, "fill value")
+        elif isinstance(s, ir.MatrixScaleBy):
+            d = self.frag(s.frag, s, "warpgroup")
+            self.buffer(s.buffer, s)
+            self.index(s.offset, s)
+            if s.axis not in ir.MATRIX_SCALE_AXES or s.buffer.space == "local" \
+                    or s.buffer.elem is not d.storage:
+                self.fail(s, f"scale_{s.axis} of {d.name} by buffer {s.buffer.name}")
         elif isinstance(s, ir.MatrixScale):
             d = self.frag(s.frag, s, "accumulator", "warpgroup")
             self.expr(s.value)

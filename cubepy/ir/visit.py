@@ -129,7 +129,7 @@ def used_buffers(kernel: n.Kernel) -> set[str]:
     names = set(warpgroup_buffers(kernel))
     for stmt in walk_stmts(kernel.body):
         if isinstance(stmt, (n.Store, n.AtomicOp, n.MatrixLoad, n.MatrixStore, n.LoadLine,
-                             n.StoreLine)):
+                             n.StoreLine, n.MatrixScaleBy)):
             names.add(stmt.buffer.name)
         elif isinstance(stmt, n.AsyncCopy):
             names.update((stmt.dst.name, stmt.src.name))

@@ -174,6 +174,29 @@ def scale(pl: Planes, frag: Fragment, index, value, mask, what: str) -> None:
                                          frag.elem)
 
 
+def scale_by(pl: Planes, frag: Fragment, index, buf, shared_size, offset, axis: str, mask,
+             what: str, checked: bool) -> None:
+    """Row r (`axis` "rows") or column c ("cols") of each tile times buf[offset + r]
+    (or c); past the buffer's end a checked launch takes 0 and an unchecked one is a
+    LaunchError (the GPU would read whatever lies there)."""
+    planes, first = pl.active(mask, what)
+    if planes.size == 0:
+        return
+    slots = frag.slots(pl, index, mask, planes, first, what)
+    off = pl.uniform(offset, mask, planes, first, what, "offset").astype(np.int64)
+    idx = off[:, None] + np.arange(frag.rows if axis == "rows" else frag.cols)
+    limit = buf.shape[0] if shared_size is None else shared_size
+    ok = (idx >= 0) & (idx < limit)
+    if not checked and not ok.all():
+        raise LaunchError(f"{what}: the factors at offset {int(off[0])} run past the "
+                          f"buffer's end ({limit} elements)")
+    if shared_size is not None:
+        idx = (planes // pl.per_cube)[:, None] * shared_size + idx
+    f = np.where(ok, buf.take(np.where(ok, idx, 0)), 0).astype(np.float32)
+    f = f[:, :, None] if axis == "rows" else f[:, None, :]
+    frag.tiles[planes, slots] = _rounded(frag.tiles[planes, slots] * f, frag.elem)
+
+
 def _tile(pl: Planes, frag: Fragment, index, buf, shared_size, offset, stride,
           layout: str, mask, what: str, aligned: bool):
     """The active planes, their fragment slots, and each tile element's buffer index and
