@@ -113,16 +113,18 @@ def matmul_half_peers(a: np.ndarray, b: np.ndarray, dtype_name: str) -> dict[str
 FP8_SCALES = (0.5, 0.25)  # scale_a, scale_b of the fp8 matmul case: per-tensor, on device
 
 
-def matmul_fp8_peers(a: np.ndarray, b: np.ndarray) -> dict[str, Callable]:
+def matmul_fp8_peers(a: np.ndarray, b: np.ndarray, sa: np.ndarray,
+                     sb: np.ndarray) -> dict[str, Callable]:
     """torch._scaled_mm on e4m3 (cuBLAS's fp8 GEMM, f32 accumulation, bf16 out) of A and
-    B.T, B given with K contiguous as cubepy's matmul_fp8 takes it, with FP8_SCALES."""
+    B.T, B given with K contiguous as cubepy's matmul_fp8 takes it, with the scales:
+    per tensor (1 x 1, given to torch as 0-d tensors), or row-wise (M x 1 and 1 x N)."""
     torch = torch_cuda()
     if torch is None or not hasattr(torch, "_scaled_mm") \
             or torch.cuda.get_device_capability() < (8, 9):
         return {}
     ta = torch.from_numpy(a).cuda().to(torch.float8_e4m3fn)
     tb = torch.from_numpy(b).cuda().to(torch.float8_e4m3fn)
-    sa, sb = (torch.tensor(v, device="cuda", dtype=torch.float32) for v in FP8_SCALES)
+    sa, sb = (torch.from_numpy(s.reshape(()) if s.size == 1 else s).cuda() for s in (sa, sb))
     return {"torch._scaled_mm (cuBLAS)": lambda: torch._scaled_mm(
         ta, tb.t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)}
 

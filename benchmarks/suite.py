@@ -117,32 +117,39 @@ def _matmul_tc_case(n: int, dtype_name: str) -> Case:
                 cubepy_runs, lambda a, b: peers.matmul_half_peers(a, b, dtype_name))
 
 
-def _matmul_fp8_case(n: int) -> Case:
+def _matmul_fp8_case(n: int, rowwise: bool = False) -> Case:
     """e4m3 A (n x n) and B given n x n with K contiguous (C = scale_a * scale_b * A @ B.T,
-    torch._scaled_mm's layout and per-tensor scales, `peers.FP8_SCALES`), f32
-    accumulation; C bf16 (f32 on the cpu runtime, which has no bf16)."""
+    torch._scaled_mm's layout), f32 accumulation; C bf16 (f32 on the cpu runtime, which
+    has no bf16). Per-tensor scales `peers.FP8_SCALES`, or (`rowwise`, the case
+    matmul_fp8_rowwise) one per row of A and one per column of C."""
     def inputs():
         r = _rng()
-        return (r.standard_normal((n, n), dtype=np.float32),
-                r.standard_normal((n, n), dtype=np.float32))
+        a, b = (r.standard_normal((n, n), dtype=np.float32) for _ in range(2))
+        if rowwise:
+            sa = r.uniform(0.25, 1.0, (n, 1)).astype(np.float32)
+            sb = r.uniform(0.25, 1.0, (1, n)).astype(np.float32)
+        else:
+            sa, sb = (np.full((1, 1), v, np.float32) for v in peers.FP8_SCALES)
+        return a, b, sa, sb
 
-    def cubepy_runs(client, a_h, b_h):
+    def cubepy_runs(client, a_h, b_h, sa_h, sb_h):
         if not _has_wgmma(client):
             return {}
         a = client.tensor(a_h, cubepy.e4m3).with_line_size(16)
         b = client.tensor(b_h, cubepy.e4m3).with_line_size(16)
         c = client.zeros((n, n), cubepy.bf16 if client.runtime == "cuda" else f32)
         a_in, b_in = fp8.round_to(a_h, "e4m3"), fp8.round_to(b_h, "e4m3")
-        sa, sb = (client.tensor(np.float32([v])) for v in peers.FP8_SCALES)
-        scale = float(np.prod(np.float32(peers.FP8_SCALES)))
+        sa, sb = client.tensor(sa_h), client.tensor(sb_h)
 
         def check():  # a few rows against float64
-            want = matmul_fp8.reference(a_in[:8], b_in, scale)
+            scale = sa_h[:8].astype(np.float64) * sb_h.astype(np.float64)
+            want = matmul_fp8.reference(a_in[:8], b_in) * scale
             np.testing.assert_allclose(_as_f64(c, 8), want, rtol=2e-2,
-                                       atol=2e-2 * scale * n ** 0.5)
+                                       atol=2e-2 * float(scale.max()) * n ** 0.5)
         return {"cubepy (wgmma)": (lambda: matmul_fp8.run(client, a, b, c, scale_a=sa,
                                                           scale_b=sb), check)}
-    return Case("matmul_fp8", f"{n}x{n}x{n}", inputs, "TFLOP/s", 2 * n ** 3, cubepy_runs,
+    name = "matmul_fp8_rowwise" if rowwise else "matmul_fp8"
+    return Case(name, f"{n}x{n}x{n}", inputs, "TFLOP/s", 2 * n ** 3, cubepy_runs,
                 peers.matmul_fp8_peers)
 
 
@@ -258,7 +265,8 @@ def cases(tier: str, only: set[str] | None = None) -> list[Case]:
     out = [_copy_case(n) for n in s["copy"]]
     out += [_matmul_case(n) for n in s["matmul"]]
     out += [_matmul_tc_case(n, dt) for dt in ("f16", "bf16") for n in s["matmul_tc"]]
-    out += [_matmul_fp8_case(n) for n in s["matmul_fp8"]]
+    out += [_matmul_fp8_case(n, rowwise) for rowwise in (False, True)
+            for n in s["matmul_fp8"]]
     out += [_softmax_case(r, c) for r, c in s["softmax"]]
     out += [_layernorm_case(r, c, dt) for dt in (f16, f32) for r, c in s["layernorm"]]
     out += [_sum_case(n) for n in s["sum"]]

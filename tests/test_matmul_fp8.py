@@ -83,19 +83,25 @@ def test_16_is_a_line_size_of_8_bit_floats_only():
 # -- the kernel -----------------------------------------------------------------------
 
 def _run(client, m: int, n: int, k: int, a_type=e4m3, b_type=e4m3, config=None,
-         out=f32, scale: bool = False, scales: tuple | None = None):
+         out=f32, scale: bool = False, scales: tuple | str | None = None):
     a = fp8.round_to(RNG.normal(0, 1, (m, k)), a_type.name)
     b = fp8.round_to(RNG.normal(0, 1, (n, k)), b_type.name)
     c = client.zeros((m, n), out)
-    sa, sb = (None, None) if scales is None else \
-        (client.tensor(np.float32([v])) for v in scales)
+    # scales: per tensor (two floats), or row-wise ("rows": one per row of A and of B)
+    if scales == "rows":
+        scales = (RNG.uniform(0.25, 2.0, (m, 1)).astype(np.float32),
+                  RNG.uniform(-2.0, 2.0, (1, n)).astype(np.float32))
+    elif scales is not None:
+        scales = tuple(np.full((1, 1), v, np.float32) for v in scales)
+    sa, sb = (None, None) if scales is None else (client.tensor(v) for v in scales)
     mf.run(client, client.tensor(a, a_type).with_line_size(16),
            client.tensor(b, b_type).with_line_size(16), c, config, scale_a=sa, scale_b=sb)
-    factor = 1.0 if scales is None else float(np.prod(np.float32(scales)))
+    factor = 1.0 if scales is None else \
+        scales[0].astype(np.float64) * scales[1].astype(np.float64)
     if scale:  # the sum of |products| of each element: the accumulation error's scale
-        return (c.numpy(), mf.reference(a, b, factor),
-                mf.reference(np.abs(a), np.abs(b), abs(factor)))
-    return c.numpy(), mf.reference(a, b, factor)
+        return (c.numpy(), mf.reference(a, b) * factor,
+                mf.reference(np.abs(a), np.abs(b)) * np.abs(factor))
+    return c.numpy(), mf.reference(a, b) * factor
 
 
 @pytest.mark.parametrize("index", range(len(mf.CONFIGS)))
@@ -126,12 +132,24 @@ def test_per_tensor_scales_multiply_the_product_on_cpu(index):
     np.testing.assert_allclose(got, want, rtol=1e-3 if out is f16 else 1e-5, atol=1e-2)
 
 
-def test_scales_are_one_element_tensors():
+@pytest.mark.parametrize("index", [0, 7])
+def test_row_wise_scales_on_cpu(index):
+    cfg = mf.CONFIGS[index]
+    out = f16 if cfg["epilogue_shared"] else f32
+    got, want = _run(cubepy.client("cpu"), 256, 512, 128, config=cfg, out=out, scales="rows")
+    np.testing.assert_allclose(got, want, rtol=1e-3 if out is f16 else 1e-5, atol=1e-2)
+
+
+def test_scales_are_per_tensor_or_row_wise():
     client = cubepy.client("cpu")
     a = client.zeros((256, 128), e4m3).with_line_size(16)
     c = client.zeros((256, 256), f32)
-    with pytest.raises(ValueError, match="scale_b has shape \\(2,\\), not one element"):
+    with pytest.raises(ValueError, match="row-wise ones .M = 256 and N = 256 elements.: "
+                                         "scale_a has 1, scale_b 2"):
         mf.run(client, a, a, c, scale_b=client.zeros(2, f32))
+    every_other = client.zeros(512, f32)[::2]  # 256 elements, a stride of 2
+    with pytest.raises(ValueError, match="the row-wise scale_a must be contiguous"):
+        mf.run(client, a, a, c, scale_a=every_other, scale_b=client.zeros(256, f32))
     with pytest.raises(LaunchError, match="scale_a"):
         mf.run(client, a, a, c, scale_a=client.zeros(1, f16))
 
@@ -152,6 +170,7 @@ def test_rejects_sizes_off_the_tile():
 
 def _source(cfg: dict) -> str:
     spec = {k: v for k, v in cfg.items() if k != "cube_dim"}
+    spec.setdefault("rowwise", False)
     return mf.matmul_fp8.kernel.source("cuda", cube_dim=tuple(cfg["cube_dim"]), checked=False,
                                        line_sizes={"a": 16, "b": 16, "c": 8}, F8A=e4m3, F8B=e4m3,
                                        Float=cubepy.bf16, **spec)
@@ -177,8 +196,18 @@ def test_every_config_compiles_without_spills(tmp_path, index):
     assert_no_spills(out)
 
 
+@pytest.mark.nvcc
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
+@pytest.mark.parametrize("index", [0, 9])
+def test_row_wise_configs_compile_without_spills(tmp_path, index):
+    src = _source({**mf.CONFIGS[index], "rowwise": True})
+    assert "cmma.scale_rows" in src and "cmma.scale_cols" in src
+    assert_no_spills(check_cuda(src, tmp_path, arch="sm_90a", name="matmul_fp8_rowwise"))
+
+
 @pytest.mark.parametrize("m, n, k, scales", [(512, 512, 1024, None),
-                                             (256, 768, 256, (0.375, -12.0))])
+                                             (256, 768, 256, (0.375, -12.0)),
+                                             (512, 256, 384, "rows")])
 @CUDA_HOPPER[0]
 @CUDA_HOPPER[1]
 def test_on_a_hopper_gpu(m, n, k, scales):

@@ -15,10 +15,12 @@ the multiply, each step's multiplies left running (wg_wait(1)) while the next st
 waits, copies and issues (benchmarks/kernels/matmul_wgmma.py's pipeline, whose module
 docstring explains the one barrier per step). Each unit stores its accumulator's pairs
 of columns straight to C, or (`epilogue_shared`) the tile goes out through shared memory
-as 16-byte lines. Before that the accumulator is multiplied by the per-tensor scales
-(`cmma.scale`), one f32 each in device memory as torch._scaled_mm takes them: C =
-scale_a * scale_b * (A @ B.T), the dequantized product of A and B quantized with those
-scales. With `group_m` the cubes walk the tiles in groups of that
+as 16-byte lines. Before that the accumulator is multiplied by the scales, in device
+memory as torch._scaled_mm takes them: per tensor (one f32 each: C = scale_a * scale_b *
+(A @ B.T), `cmma.scale`), or row-wise (`rowwise`: scale_a one f32 per row of A, scale_b
+one per row of B, i.e. per column of C: C[i, j] = scale_a[i] * scale_b[j] * (A @ B.T)[i,
+j], `cmma.scale_rows` and `cmma.scale_cols`): the dequantized product of A and B
+quantized with those scales. With `group_m` the cubes walk the tiles in groups of that
 many tile rows (Triton's grouped order), so a wave reads less of A and B from DRAM.
 
 M must be a multiple of bm, N of bn, K a positive multiple of 128 (the launch is
@@ -91,13 +93,15 @@ CONFIGS = [_config(2, 256, 4), _config(2, 256, 3), _config(2, 128, 4), _config(2
            _config(2, 256, 3, group_m=8, epilogue_shared=True)]
 
 
-@cubepy.autotune(configs=CONFIGS, key=["a", "b", "c"])
+@cubepy.autotune(configs=CONFIGS, key=["a", "b", "c", "rowwise"])
 @cube(launch=True)
 def matmul_fp8(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], c: Tensor[Line[Float]],
-               scale_a: Tensor[f32], scale_b: Tensor[f32], groups: Comptime[int], bn: Comptime[int], stages: Comptime[int],
+               scale_a: Tensor[f32], scale_b: Tensor[f32], rowwise: Comptime[bool],
+               groups: Comptime[int], bn: Comptime[int], stages: Comptime[int],
                group_m: Comptime[int], epilogue_shared: Comptime[bool]):
-    """c = scale_a[0] * scale_b[0] * (a @ b.T) for row-major 8-bit a (M x K) and b
-    (N x K), both with line size 16, f32 accumulation, c (M x N) f32, f16 or bf16 (line size 8): `groups` warpgroups per
+    """c = scale_a[0] * scale_b[0] * (a @ b.T) (`rowwise`: scale_a[i] * scale_b[j] for
+    element (i, j)) for row-major 8-bit a (M x K) and b (N x K), both with line size 16,
+    f32 accumulation, c (M x N) f32, f16 or bf16 (line size 8): `groups` warpgroups per
     cube each computing 64 x bn of C, `stages` shared copies of the slices (module
     docstring); `epilogue_shared`: the accumulators go to C through shared memory as
     16-byte lines (matmul_wgmma's), else each unit stores its pairs of columns."""
@@ -140,7 +144,11 @@ def matmul_fp8(a: Tensor[Line[F8A]], b: Tensor[Line[F8B]], c: Tensor[Line[Float]
         cmma.wg_commit()
         cmma.wg_wait(1)  # the multiplies of step - 1 are done: copy step - 1 is free
     cmma.wg_wait(0)
-    cmma.scale(acc, scale_a[0] * scale_b[0])
+    if rowwise:
+        cmma.scale_rows(acc, scale_a, row0 + wg * 64)
+        cmma.scale_cols(acc, scale_b, col0)
+    else:
+        cmma.scale(acc, scale_a[0] * scale_b[0])
     pipeline.wait(0)  # (the copies past the end)
     pitch = bn + 8  # the shared tile's rows: a store instruction's 8 rows in other banks
     if epilogue_shared:
@@ -158,18 +166,24 @@ _ONES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # client -> [1.0
 def run(client, a, b, c, config: dict | None = None, scale_a=None, scale_b=None) -> None:
     """c = scale_a * scale_b * (a @ b.T) on the device (a: M x K, b: N x K, both 8-bit
     with line size 16) with the autotuned config, or `config`. M and N must be multiples
-    of 256 (covers every config), K a positive multiple of 128. The scales are
-    one-element f32 tensors on the client's device (any array its kernels take, as
-    torch._scaled_mm's scale_a and scale_b), 1 when None."""
+    of 256 (covers every config), K a positive multiple of 128. The scales are f32
+    tensors on the client's device (any array its kernels take, as torch._scaled_mm's
+    scale_a and scale_b), 1 when None: one element each (per tensor), or M and N
+    elements, contiguous (row-wise: shapes (M, 1) and (1, N) in torch's terms, or 1-D)."""
     m, k = a.shape
     n = b.shape[0]
     if m % 256 or n % 256 or k % BK or k == 0 or b.shape[1] != k:
         raise ValueError(f"matmul_fp8 needs M, N multiples of 256 and K of {BK}: "
                          f"a {a.shape}, b {b.shape}")
+    sizes = [1 if s is None else int(np.prod(s.shape)) for s in (scale_a, scale_b)]
+    rowwise = sizes != [1, 1]
+    if rowwise and sizes != [m, n]:
+        raise ValueError(f"matmul_fp8 takes per-tensor scales (one element each) or "
+                         f"row-wise ones (M = {m} and N = {n} elements): scale_a has "
+                         f"{sizes[0]}, scale_b {sizes[1]}")
     for name, scale in (("scale_a", scale_a), ("scale_b", scale_b)):
-        if scale is not None and int(np.prod(scale.shape)) != 1:
-            raise ValueError(f"matmul_fp8 takes per-tensor scales: {name} has shape "
-                             f"{tuple(scale.shape)}, not one element")
+        if rowwise and not scale.is_contiguous():
+            raise ValueError(f"matmul_fp8: the row-wise {name} must be contiguous")
     if scale_a is None or scale_b is None:
         one = _ONES.get(client)
         if one is None:
@@ -177,7 +191,8 @@ def run(client, a, b, c, config: dict | None = None, scale_a=None, scale_b=None)
         scale_a = one if scale_a is None else scale_a
         scale_b = one if scale_b is None else scale_b
     c = c.with_line_size(8)  # the shared epilogue's 16-byte lines
-    launch_tiled(matmul_fp8, client, cube_count(m, n), config, a, b, c, scale_a, scale_b)
+    launch_tiled(matmul_fp8, client, cube_count(m, n), config, a, b, c, scale_a, scale_b,
+                 rowwise)
 
 
 def reference(a: np.ndarray, b: np.ndarray, scale: float = 1.0) -> np.ndarray:
