@@ -64,7 +64,8 @@ def test_warpgroup_store_into_a_line_buffer_verifies(target):
     # each unit stores its own elements (offset and stride in elements): a Line tensor
     # is as good as a plain one, where a plane fragment's store must take a plain one
     k = every_warpgroup_kernel()
-    lines = dataclasses.replace(k, params=(dataclasses.replace(k.params[0], line_size=8),))
+    lines = dataclasses.replace(k, params=(dataclasses.replace(k.params[0], line_size=8),
+                                           *k.params[1:]))
     run_verified(lines, target)
     m = every_matrix_kernel()
     line_params = tuple(dataclasses.replace(p, line_size=4) if p.name == "out" else p
