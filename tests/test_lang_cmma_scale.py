@@ -13,11 +13,12 @@ import pytest
 
 import cubepy
 from cubepy import (UNIT_POS, Array, CompileError, LaunchError, SharedMemory, cmma, cube, f16,
-                    f32, sync_cube, u32)
+                    f32, u32)
 from error_markers import located_error_checker
 from source_check import NVCC, check_cuda, validate_sources
 from test_lang_cmma import CLIENTS
 from test_lang_wgmma import CLIENTS as HOPPER
+from test_lang_wgmma import multiply_64x16_by_16x64
 PLANE = (32, 1, 1)
 RNG = np.random.default_rng(23)
 _error_at = located_error_checker(__file__)
@@ -74,17 +75,18 @@ def test_alpha_beta_product(client, alpha, beta):
 
 
 def test_cpu_halving_of_an_f16_accumulator_is_exact():
-    """On the emulation an f16 accumulator's elements are f16 values, and the scaled ones
-    are rounded to f16: out16 is exactly half of what the same kernel without the scale
-    would hold, so it is an f16 array of halves of f16 values."""
+    """On the emulation an f16 accumulator holds the product rounded to f16 (a matmul in
+    f32, as `cpu_cmma.execute` computes it), and halving it is exact: out16 is exactly
+    half of that, bit for bit."""
     client = cubepy.client("cpu")
     a, b = _halves(16, 16), _halves(16, 16)
     out, out16 = client.zeros(256, f32), client.zeros(256, f16)
     gemm_alpha_beta.launch(client, (1, 1, 1), PLANE, client.tensor(a.ravel()),
                            client.tensor(b.ravel()), client.tensor(np.zeros(256, np.float32)),
                            out, out16, 1.0, 0.0)
-    doubled = out16.numpy().astype(np.float32) * 2
-    np.testing.assert_array_equal(doubled.astype(np.float16).astype(np.float32), doubled)
+    acc16 = np.matmul(a.astype(np.float32)[None], b.astype(np.float32)[None])[0]
+    want = acc16.astype(np.float16) * np.float16(0.5)
+    np.testing.assert_array_equal(out16.numpy().reshape(16, 16), want)
 
 
 def test_cuda_source_multiplies_each_element_in_the_accumulators_type():
@@ -154,14 +156,7 @@ def wg_scaled(a: Array[f16], b: Array[f16], out: Array[f32], factor: f32):
     b_s = SharedMemory(f16, 16 * 64)
     acc = cmma.WarpgroupAccumulator(64, f32)
     cmma.fill(acc, 0.0)
-    for i in range(UNIT_POS, 1024, 128):
-        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
-        b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
-    sync_cube()
-    cmma.wg_fence()
-    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, cmma.ROW_MAJOR)
-    cmma.wg_commit()
-    cmma.wg_wait(0)
+    multiply_64x16_by_16x64(a, b, a_s, b_s, acc)
     cmma.scale(acc, factor)
     cmma.store(out, 0, acc, 64, cmma.ROW_MAJOR)
 
@@ -219,16 +214,9 @@ def wg_scaled_by(a: Array[f16], b: Array[f16], rows: Array[f32], cols: Array[f32
     c_s = SharedMemory(f32, 64)
     acc = cmma.WarpgroupAccumulator(64, f32)
     cmma.fill(acc, 0.0)
-    for i in range(UNIT_POS, 1024, 128):
-        a_s[cmma.wg_offset(i // 16, i % 16, 64)] = a[i]
-        b_s[cmma.wg_offset(i // 64, i % 64, 16)] = b[i]
     if UNIT_POS < 64:
         c_s[UNIT_POS] = cols[UNIT_POS]
-    sync_cube()
-    cmma.wg_fence()
-    cmma.wg_mma(acc, a_s, 0, 64, b_s, 0, 16, cmma.ROW_MAJOR)
-    cmma.wg_commit()
-    cmma.wg_wait(0)
+    multiply_64x16_by_16x64(a, b, a_s, b_s, acc)  # (its barrier covers c_s too)
     cmma.scale_rows(acc, rows, row_at)
     cmma.scale_cols(acc, c_s, 0)
     cmma.store(out, 0, acc, 64, cmma.ROW_MAJOR)
