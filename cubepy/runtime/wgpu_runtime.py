@@ -778,8 +778,9 @@ class WgpuClient(Client):
 
         `background`: handed to the client's submitting thread (wgpu_submit.py), which
         does the write, `finish()` and the submit while this thread records the next
-        batch. Otherwise the handed batches are waited for first (`_drain`), so the
-        queue sees every submit in the order the batches were closed."""
+        batch. Otherwise submitted here; the caller has waited for the handed batches
+        (`_drain`, before closing the batch), so the queue sees every submit in the
+        order the batches were closed."""
         used, self._info_used = self._info_used, 0
         self._unsynced = True
         info = None
@@ -795,7 +796,6 @@ class WgpuClient(Client):
             if background:
                 self._submitter.hand(encoder, info)
             else:
-                self._submitter.drain()
                 self._submitter.submit(encoder, info)
         except Exception as e:
             raise self._submit_error(e) from None
