@@ -13,7 +13,9 @@ one throwaway process first fills __pycache__):
 - default client: `cubepy.client()` without a name or $CUBEPY_RUNTIME, what it chose;
 - first launch, per runtime: the process imports cubepy and creates the client, then
   times decorating an axpy kernel plus its first launch and a sync. The cold run uses an
-  empty cache folder ($CUBEPY_CACHE_DIR); the warm runs reuse the folder it filled. Each
+  empty cache folder, found as a user's is (`$XDG_CACHE_HOME/cubepy`, not
+  $CUBEPY_CACHE_DIR, which would skip the default folder's lookup); the warm runs reuse
+  the folder it filled. Each
   child also reports which compiler modules it loaded (frontend, passes, jinja2, NVRTC).
   Every child also times the device compiler's part of its first launch (cuda: the
   CUDA compiler step, NVRTC's load included, or on a warm cache the cubin's lookup;
@@ -249,8 +251,9 @@ def _env(cache: str | None) -> dict:
     env["PYTHONPATH"] = os.pathsep.join(
         [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
         + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    if cache is not None:
-        env["CUBEPY_CACHE_DIR"] = cache
+    env.pop("CUBEPY_CACHE_DIR", None)
+    if cache is not None:  # found the way a user's default folder is: <XDG_CACHE_HOME>/cubepy
+        env["XDG_CACHE_HOME"] = cache
     return env
 
 

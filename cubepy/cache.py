@@ -3,9 +3,9 @@
 Every disk cache of cubepy (jinja2 bytecode, cubins, any later one) goes through
 `DiskCache`, which enforces these rules:
 
-- Where: `$CUBEPY_CACHE_DIR`, else `platformdirs.user_cache_dir("cubepy")`; one sub-folder
-  per cache. `CUBEPY_NO_CACHE=1` turns every disk cache off. Folders cubepy creates are
-  created 0700.
+- Where: `$CUBEPY_CACHE_DIR`, else `platformdirs.user_cache_dir("cubepy")` (on Linux the
+  same XDG rule applied without importing platformdirs); one sub-folder per cache.
+  `CUBEPY_NO_CACHE=1` turns every disk cache off. Folders cubepy creates are created 0700.
 - Trust: a folder or entry that is not owned by the current user, or that group or others
   may write, is never read: one `CacheWarning` per path, then cubepy works without it.
   Entries are opened without following symlinks and checked on the open descriptor.
@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import stat
+import sys
 import warnings
 from pathlib import Path
 from typing import Any, Callable
@@ -58,8 +59,30 @@ def cache_dir() -> Path | None:
     root = os.environ.get(DIR_ENV)
     if root:
         return Path(root).expanduser()
+    return Path(_linux_user_cache_dir() or _platformdirs_user_cache_dir())
+
+
+def _platformdirs_user_cache_dir() -> str:
     import platformdirs
-    return Path(platformdirs.user_cache_dir("cubepy", appauthor=False))
+    return platformdirs.user_cache_dir("cubepy", appauthor=False)
+
+
+def _linux_user_cache_dir() -> str | None:
+    """platformdirs' answer on Linux, `$XDG_CACHE_HOME/cubepy` or `~/.cache/cubepy`,
+    without importing it: its import (tempfile, random and hashlib's setup with it) took
+    3-4 ms, as much as the rest of a warm process's first launch. None wherever its rule
+    has more to it (another OS, Android, a relative XDG_CACHE_HOME, which its versions
+    treat differently, or a HOME that is not an absolute path);
+    tests/test_cache.py holds the two to the same answer."""
+    if not sys.platform.startswith("linux") or hasattr(sys, "getandroidapilevel") \
+            or "ANDROID_DATA" in os.environ:
+        return None
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return os.path.join(xdg, "cubepy")
+    if xdg.strip() or not os.path.isabs(os.environ.get("HOME", "")):
+        return None
+    return os.path.join(os.path.expanduser("~/.cache"), "cubepy")
 
 
 def cubepy_version() -> str:
