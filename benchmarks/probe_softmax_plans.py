@@ -45,12 +45,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cubepy  # noqa: E402
-from cubepy import (CUBE_DIM, CUBE_POS, UNIT_POS, Comptime, CubeCount, CubeDim,  # noqa: E402
-                    Line, LocalArray, Tensor, cube, f32, math, unroll)
+from cubepy import (CUBE_COUNT, CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS,  # noqa: E402
+                    UNIT_POS_PLANE, Comptime, CubeCount, CubeDim, Line, LocalArray,
+                    SharedMemory, Tensor, cube, f32, math, sync_cube, u32, unroll)
 from benchmarks import peers  # noqa: E402
 from benchmarks.host import describe_host  # noqa: E402
 from benchmarks.kernels import softmax  # noqa: E402
-from benchmarks.kernels.cube_reduce import row_max, row_sum  # noqa: E402
+from benchmarks.kernels.cube_reduce import MAX_PLANES, row_max, row_sum  # noqa: E402
 
 
 @cube(launch=True)
@@ -101,6 +102,65 @@ def softmax_one_sync(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
         out[first + k * CUBE_DIM] = held[k] * scale
 
 
+@cube(launch=True)
+def softmax_streamed(x: Tensor[Line[f32]], out: Tensor[Line[f32]], per_unit: Comptime[int]):
+    """softmax_one_sync over rows CUBE_POS, CUBE_POS + CUBE_COUNT, ... (fewer cubes than
+    rows, each looping): the next row's lines are read into a second set of registers
+    before this row's reduction, so they are in flight across its barrier instead of
+    the cube's loads stopping while it reduces. The partials alternate between two
+    shared arrays, so one barrier per row keeps a row's reads before the next but one
+    row's writes."""
+    width = x.line_size()
+    rows = x.shape(0)
+    row_lines = per_unit * CUBE_DIM
+    held = LocalArray(Line[f32], per_unit, x.line_size())
+    ahead = LocalArray(Line[f32], per_unit, x.line_size())
+    parts_m = SharedMemory(f32, 2 * MAX_PLANES)
+    parts_s = SharedMemory(f32, 2 * MAX_PLANES)
+    row = CUBE_POS
+    if row < rows:
+        for k in unroll(range(per_unit)):
+            ahead[k] = x[row * row_lines + UNIT_POS + k * CUBE_DIM]
+    parity = u32(0)
+    while row < rows:
+        for k in unroll(range(per_unit)):
+            held[k] = ahead[k]
+        following = row + CUBE_COUNT
+        if following < rows:
+            for k in unroll(range(per_unit)):
+                ahead[k] = x[following * row_lines + UNIT_POS + k * CUBE_DIM]
+        m = f32(-3.0e38)
+        for k in unroll(range(per_unit)):
+            m = max(m, softmax.line_max(held[k], width))
+        shift = m * f32(softmax.LOG2E)
+        s = f32(0.0)
+        for k in unroll(range(per_unit)):
+            e = softmax.exp_shifted(held[k], shift)
+            held[k] = e
+            s += softmax.line_sum(e, width)
+        top_p = cubepy.plane_max(m)
+        sum_p = cubepy.plane_sum(s * math.exp2((m - top_p) * f32(softmax.LOG2E)))
+        at = parity * MAX_PLANES
+        if UNIT_POS_PLANE == 0:
+            parts_m[at + UNIT_POS // PLANE_DIM] = top_p
+            parts_s[at + UNIT_POS // PLANE_DIM] = sum_p
+        sync_cube()
+        top = parts_m[at]
+        for p in range(1, CUBE_DIM // PLANE_DIM):
+            top = max(top, parts_m[at + p])
+        total = f32(0.0)
+        for p in range(CUBE_DIM // PLANE_DIM):
+            total += parts_s[at + p] * math.exp2((parts_m[at + p] - top) * f32(softmax.LOG2E))
+        scale = math.exp2((m - top) * f32(softmax.LOG2E)) / total
+        for k in unroll(range(per_unit)):
+            out[row * row_lines + UNIT_POS + k * CUBE_DIM] = held[k] * scale
+        row = following
+        parity = 1 - parity
+
+
+STREAM_CUBES = (132, 264)  # the H200's multiprocessors, once and twice
+
+
 def variants(client, x, out, rows: int, lines: int) -> list[tuple]:
     """(name, plan, launch()) of every cubepy variant for the shape (plan: the
     benchmark's plan, or None for the probe's own kernels)."""
@@ -121,6 +181,12 @@ def variants(client, x, out, rows: int, lines: int) -> list[tuple]:
                lambda u=units: softmax.launch_plan(client, ("cube", u, 16), x, out, False))
               for units in (64, 128, 256, 512) if units * 16 == lines
               and units <= client.limits.max_units_per_cube]
+    found += [(f"streamed {cubes} cubes, {units} units, {per_unit} lines/unit", None,
+               lambda u=units, p=per_unit, c=cubes: softmax_streamed.launch_unchecked(
+                   client, CubeCount(c), CubeDim(u), x, out, p))
+              for units, per_unit in softmax.register_plans(lines)
+              if 256 <= units <= client.limits.max_units_per_cube and per_unit >= 4
+              for cubes in STREAM_CUBES if cubes < rows]
     return found
 
 
