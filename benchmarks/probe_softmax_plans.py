@@ -17,15 +17,16 @@ the plans (`plan ...`):
   `exp`). In the first run (`benchmarks/results/softmax_plans_h200_expf.json`) the
   plans still used `expf`, and these variants, named `exp2 ...` there, were the new
   form;
-- `one sync ...`: the register plans with one reduction where they have two: each unit
-  takes its exponentials against its own maximum, then one reduction of (maximum, sum)
-  pairs (one barrier; the maximum and then the sum take two each) gives the row's, and
-  each unit rescales its exponentials by `exp(own max - row max) / sum` as it stores
-  them;
+- `one sync ...` (runs before 2026-12-03): the register plans with one reduction where
+  they have two, now the benchmark's own `cube_one_barrier` plans
+  (`softmax_in_registers_one_barrier`);
 - `16 lines ...`: the register plan with 16 lines per unit where that makes a cube of 64
   to 512 units (256 units at 16384 columns: twice the lines in flight per unit of the
   512-unit plan the benchmark takes there), which `register_plans` leaves out (at most
   8);
+- `streamed N cubes ...`: N cubes (the H200's 132 multiprocessors, once and twice)
+  looping over the rows, each reading the next row into a second set of registers before
+  this row's reduction (`softmax_streamed`);
 - the peers of the benchmark (`triton (tutorial)`, `torch copy_ (same size)`,
   `torch.softmax`).
 
@@ -77,39 +78,13 @@ def softmax_expf(x: Tensor[Line[f32]], out: Tensor[Line[f32]], per_unit: Comptim
 
 
 @cube(launch=True)
-def softmax_one_sync(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
-                     per_unit: Comptime[int]):
-    """softmax_in_registers with one reduction instead of two: each unit takes the
-    exponentials against its own maximum, and rescales them once the row's maximum and
-    sum are known (one barrier, where the maximum and then the sum take two each)."""
-    width = x.line_size()
-    first = CUBE_POS * (per_unit * CUBE_DIM) + UNIT_POS
-    held = LocalArray(Line[f32], per_unit, x.line_size())
-    m = f32(-3.0e38)
-    for k in unroll(range(per_unit)):
-        v = x[first + k * CUBE_DIM]
-        held[k] = v
-        m = max(m, softmax.line_max(v, width))
-    shift = m * f32(softmax.LOG2E)
-    s = f32(0.0)
-    for k in unroll(range(per_unit)):
-        e = softmax.exp_shifted(held[k], shift)
-        held[k] = e
-        s += softmax.line_sum(e, width)
-    top, total = softmax.cube_max_sum(m, s)
-    scale = math.exp2((m - top) * f32(softmax.LOG2E)) / total
-    for k in unroll(range(per_unit)):
-        out[first + k * CUBE_DIM] = held[k] * scale
-
-
-@cube(launch=True)
 def softmax_streamed(x: Tensor[Line[f32]], out: Tensor[Line[f32]], per_unit: Comptime[int]):
-    """softmax_one_sync over rows CUBE_POS, CUBE_POS + CUBE_COUNT, ... (fewer cubes than
-    rows, each looping): the next row's lines are read into a second set of registers
-    before this row's reduction, so they are in flight across its barrier instead of
-    the cube's loads stopping while it reduces. The partials alternate between two
-    shared arrays, so one barrier per row keeps a row's reads before the next but one
-    row's writes."""
+    """`softmax.softmax_in_registers_one_barrier` over rows CUBE_POS, CUBE_POS +
+    CUBE_COUNT, ... (fewer cubes than rows, each looping): the next row's lines are read
+    into a second set of registers before this row's reduction, so they are in flight
+    across its barrier instead of the cube's loads stopping while it reduces. The
+    partials alternate between two shared arrays, so one barrier per row keeps a row's
+    reads before the next but one row's writes."""
     width = x.line_size()
     rows = x.shape(0)
     row_lines = per_unit * CUBE_DIM
@@ -169,11 +144,6 @@ def variants(client, x, out, rows: int, lines: int) -> list[tuple]:
              for plan in softmax.candidate_plans(client, lines) + [None]]
     found += [(f"expf cube per row in registers, {units} units, {per_unit} lines/unit",
                None, lambda u=units, p=per_unit: softmax_expf.launch_unchecked(
-                   client, CubeCount(rows), CubeDim(u), x, out, p))
-              for units, per_unit in softmax.register_plans(lines)
-              if units <= client.limits.max_units_per_cube]
-    found += [(f"one sync cube per row in registers, {units} units, {per_unit} lines/unit",
-               None, lambda u=units, p=per_unit: softmax_one_sync.launch_unchecked(
                    client, CubeCount(rows), CubeDim(u), x, out, p))
               for units, per_unit in softmax.register_plans(lines)
               if units <= client.limits.max_units_per_cube]
