@@ -48,9 +48,9 @@ from typing import Callable
 import numpy as np
 
 import cubepy
-from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Comptime,
-                    CubeCount, CubeDim, Line, LocalArray, SharedMemory, Tensor, cube, f32,
-                    sync_cube, u32, unroll)
+from cubepy import (CUBE_COUNT, CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE,
+                    Comptime, CubeCount, CubeDim, Line, LocalArray, SharedMemory, Tensor, cube,
+                    f32, pipeline, sync_cube, u32, unroll)
 from cubepy import math
 
 from .cube_reduce import MAX_PLANES, row_max, row_sum
@@ -82,24 +82,28 @@ def exp_shifted(v: Line[f32], shift: f32) -> Line[f32]:
 
 
 @cube
-def cube_max_sum(m: f32, s: f32) -> tuple[f32, f32]:
+def cube_max_sum(m: f32, s: f32, parity: u32) -> tuple[f32, f32]:
     """The cube's largest `m`, and the sum of every unit's `s * exp(m - that)`: each
     plane combines its units, then every unit combines the planes' partials, through
-    one barrier (once per kernel: the shared partials are not read again)."""
+    one barrier. The partials go to one of two shared sets, `parity` (0 or 1): a kernel
+    calling this once per row alternates them, so the next call's writes cannot reach
+    a set some unit still reads (a unit writing set p again has passed the barrier of
+    the call between, which every unit reaches only after reading set p)."""
     top_p = cubepy.plane_max(m)
     sum_p = cubepy.plane_sum(s * math.exp2((m - top_p) * f32(LOG2E)))
-    parts_m = SharedMemory(f32, MAX_PLANES)
-    parts_s = SharedMemory(f32, MAX_PLANES)
+    parts_m = SharedMemory(f32, 2 * MAX_PLANES)
+    parts_s = SharedMemory(f32, 2 * MAX_PLANES)
+    at = parity * MAX_PLANES
     if UNIT_POS_PLANE == 0:
-        parts_m[UNIT_POS // PLANE_DIM] = top_p
-        parts_s[UNIT_POS // PLANE_DIM] = sum_p
+        parts_m[at + UNIT_POS // PLANE_DIM] = top_p
+        parts_s[at + UNIT_POS // PLANE_DIM] = sum_p
     sync_cube()
-    top = parts_m[0]
+    top = parts_m[at]
     for p in range(1, CUBE_DIM // PLANE_DIM):
-        top = max(top, parts_m[p])
+        top = max(top, parts_m[at + p])
     total = f32(0.0)
     for p in range(CUBE_DIM // PLANE_DIM):
-        total += parts_s[p] * math.exp2((parts_m[p] - top) * f32(LOG2E))
+        total += parts_s[at + p] * math.exp2((parts_m[at + p] - top) * f32(LOG2E))
     return top, total
 
 
@@ -120,7 +124,7 @@ def softmax(x: Tensor[Line[f32]], out: Tensor[Line[f32]]):
         s = s * math.exp2((m - m_new) * f32(LOG2E)) + \
             line_sum(exp_shifted(v, m_new * f32(LOG2E)), width)
         m = m_new
-    row_max, row_sum = cube_max_sum(m, s)
+    row_max, row_sum = cube_max_sum(m, s, 0)
     scale = 1.0 / row_sum
     shift = row_max * f32(LOG2E)
     for j in range(UNIT_POS, lines, CUBE_DIM):
@@ -194,10 +198,61 @@ def softmax_in_registers_one_barrier(x: Tensor[Line[f32]], out: Tensor[Line[f32]
         e = exp_shifted(held[k], shift)
         held[k] = e
         s += line_sum(e, width)
-    top, total = cube_max_sum(m, s)
+    top, total = cube_max_sum(m, s, 0)
     scale = math.exp2((m - top) * f32(LOG2E)) / total
     for k in unroll(range(per_unit)):
         out[first + k * CUBE_DIM] = held[k] * scale
+
+
+@cube(launch=True)
+def softmax_prefetched_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
+                            per_unit: Comptime[int], units: Comptime[int]):
+    """out[r, :] = softmax(x[r, :]) for rows of exactly `per_unit * units` lines (`units`:
+    the cube dim, known when compiling as the shared row's size needs), with
+    fewer cubes than rows: cube c takes rows c, c + CUBE_COUNT, ..., each held in
+    registers and reduced as `softmax_in_registers_one_barrier` does. While the cube
+    reduces and stores a row, the next is already on its way into shared memory by
+    asynchronous copies, so its loads do not stop at the row's barrier. Each unit
+    copies, and reads back, only its own lines, so its own `pipeline.wait` is all the
+    ordering they need; it starts the next row's copies into the lines it has just
+    read only after its maximum has used every one of them."""
+    rows = x.shape(0)
+    width = x.line_size()
+    row_lines = per_unit * CUBE_DIM
+    ahead = SharedMemory(Line[f32], per_unit * units, x.line_size())
+    held = LocalArray(Line[f32], per_unit, x.line_size())
+    row = CUBE_POS
+    if row < rows:
+        for k in unroll(range(per_unit)):
+            pipeline.memcpy_async(ahead, UNIT_POS + k * CUBE_DIM,
+                                  x, row * row_lines + UNIT_POS + k * CUBE_DIM)
+    pipeline.commit()
+    parity = u32(0)
+    while row < rows:
+        pipeline.wait(0)  # this unit's copies of the row have landed
+        m = f32(-3.0e38)
+        for k in unroll(range(per_unit)):
+            v = ahead[UNIT_POS + k * CUBE_DIM]
+            held[k] = v
+            m = max(m, line_max(v, width))
+        following = row + CUBE_COUNT
+        if following < rows:
+            for k in unroll(range(per_unit)):
+                pipeline.memcpy_async(ahead, UNIT_POS + k * CUBE_DIM,
+                                      x, following * row_lines + UNIT_POS + k * CUBE_DIM)
+        pipeline.commit()
+        shift = m * f32(LOG2E)
+        s = f32(0.0)
+        for k in unroll(range(per_unit)):
+            e = exp_shifted(held[k], shift)
+            held[k] = e
+            s += line_sum(e, width)
+        top, total = cube_max_sum(m, s, parity)
+        scale = math.exp2((m - top) * f32(LOG2E)) / total
+        for k in unroll(range(per_unit)):
+            out[row * row_lines + UNIT_POS + k * CUBE_DIM] = held[k] * scale
+        row = following
+        parity = 1 - parity
 
 
 @cube(launch=True)
@@ -246,7 +301,9 @@ MAX_PLANE_LINES = 16  # lines per unit a plane-per-row plan holds in registers a
 # with the client's plane size.
 ROW_KERNELS = {"plane": softmax_plane_rows, "ragged_plane": softmax_ragged_plane_rows,
                "cube": softmax_in_registers, "cube_one_barrier": softmax_in_registers_one_barrier,
-               "ragged": softmax_ragged_rows}
+               "ragged": softmax_ragged_rows, "prefetched": softmax_prefetched_rows}
+# rows each cube of a "prefetched" plan takes (its cubes loop over them)
+PREFETCHED_ROWS_PER_CUBE = (16, 32)
 PLANE_ROW_KINDS = ("plane", "ragged_plane")
 
 
@@ -307,8 +364,10 @@ def candidate_plans(client, lines: int) -> list[tuple]:
     one plane per row, ("ragged_plane", ...) for one plane per row whose lanes do not
     split it evenly, ("cube", units, per_unit) for one cube per row in registers, the
     same with one barrier ("cube_one_barrier"), ("ragged", units, per_unit) for one cube
-    per row in registers whose units do not split the row evenly; the online kernel
-    (None) is the last resort, not listed."""
+    per row in registers whose units do not split the row evenly, ("prefetched", units,
+    per_unit, rows_per_cube) for cubes looping over rows with the next one prefetched
+    (rows of at least 1024 lines, where a shared row of 16-byte lines fits); the online
+    kernel (None) is the last resort, not listed."""
     limit = client.limits.max_units_per_cube
     plane = client.limits.plane_dim
     in_registers = [(u, p) for u, p in register_plans(lines) if u <= limit]
@@ -316,7 +375,10 @@ def candidate_plans(client, lines: int) -> list[tuple]:
             [("ragged_plane", u, p) for u, p in ragged_plane_plans(lines, plane, limit)] +
             [("cube", u, p) for u, p in in_registers] +
             [("cube_one_barrier", u, p) for u, p in in_registers] +
-            [("ragged", u, p) for u, p in ragged_plans(lines) if u <= limit])
+            [("ragged", u, p) for u, p in ragged_plans(lines) if u <= limit] +
+            [("prefetched", u, p, r) for u, p in in_registers
+             if lines >= 1024 and lines * 16 <= client.limits.max_shared_bytes
+             for r in PREFETCHED_ROWS_PER_CUBE])
 
 
 _CHOSEN: dict = {}  # (client id, rows, lines) -> the fastest plan measured
@@ -330,10 +392,13 @@ def launch_plan(client, plan: tuple | None, x, out, checked: bool = True) -> Non
         launch = softmax.launch if checked else softmax.launch_unchecked
         launch(client, CubeCount(rows), x, out)
         return
-    kind, units, per_unit = plan
+    kind, units, per_unit = plan[:3]
     kernel = ROW_KERNELS[kind]
     launch = kernel.launch if checked else kernel.launch_unchecked
-    if kind in PLANE_ROW_KINDS:
+    if kind == "prefetched":
+        launch(client, CubeCount(-(-rows // plan[3])), CubeDim(units), x, out, per_unit,
+               units)
+    elif kind in PLANE_ROW_KINDS:
         plane = client.limits.plane_dim
         launch(client, CubeCount(plane_rows_cubes(rows, units, plane)), CubeDim(units),
                x, out, per_unit, plane)
@@ -362,8 +427,11 @@ def describe_plan(plan: tuple | None) -> str:
     """A plan in words, for benchmark reports."""
     if plan is None:
         return "online (cube per row)"
-    kind, units, per_unit = plan
+    kind, units, per_unit = plan[:3]
     most = "at most " if kind.startswith("ragged") else ""
+    if kind == "prefetched":
+        return (f"cubes of {plan[3]} rows in registers, the next prefetched to shared "
+                f"memory, {units} units, {per_unit} lines/unit")
     if kind in PLANE_ROW_KINDS:
         return f"plane per row, {units} units, {most}{per_unit} lines/unit"
     barrier = ", one barrier" if kind == "cube_one_barrier" else ""
