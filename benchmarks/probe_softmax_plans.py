@@ -27,6 +27,9 @@ the plans (`plan ...`):
 - `streamed N cubes ...`: N cubes (the H200's 132 multiprocessors, once and twice)
   looping over the rows, each reading the next row into a second set of registers before
   this row's reduction (`softmax_streamed`);
+- `prefetched, cubes of R rows ...`: cubes looping over R rows each, the next row
+  copied into shared memory asynchronously (`pipeline.memcpy_async`) while this one is
+  reduced, so the cube holds one row's registers (`softmax_prefetched`);
 - the peers of the benchmark (`triton (tutorial)`, `torch copy_ (same size)`,
   `torch.softmax`).
 
@@ -46,13 +49,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cubepy  # noqa: E402
-from cubepy import (CUBE_COUNT, CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS,  # noqa: E402
-                    UNIT_POS_PLANE, Comptime, CubeCount, CubeDim, Line, LocalArray,
-                    SharedMemory, Tensor, cube, f32, math, sync_cube, u32, unroll)
+from cubepy import (CUBE_COUNT, CUBE_DIM, CUBE_POS, UNIT_POS, Array, Comptime,  # noqa: E402
+                    CubeCount, CubeDim, Line, LocalArray, SharedMemory, Tensor, cube, f32,
+                    math, pipeline, u32, unroll)
 from benchmarks import peers  # noqa: E402
 from benchmarks.host import describe_host  # noqa: E402
 from benchmarks.kernels import softmax  # noqa: E402
-from benchmarks.kernels.cube_reduce import MAX_PLANES, row_max, row_sum  # noqa: E402
+from benchmarks.kernels.cube_reduce import row_max, row_sum  # noqa: E402
 
 
 @cube(launch=True)
@@ -82,16 +85,12 @@ def softmax_streamed(x: Tensor[Line[f32]], out: Tensor[Line[f32]], per_unit: Com
     """`softmax.softmax_in_registers_one_barrier` over rows CUBE_POS, CUBE_POS +
     CUBE_COUNT, ... (fewer cubes than rows, each looping): the next row's lines are read
     into a second set of registers before this row's reduction, so they are in flight
-    across its barrier instead of the cube's loads stopping while it reduces. The
-    partials alternate between two shared arrays, so one barrier per row keeps a row's
-    reads before the next but one row's writes."""
+    across its barrier instead of the cube's loads stopping while it reduces."""
     width = x.line_size()
     rows = x.shape(0)
     row_lines = per_unit * CUBE_DIM
     held = LocalArray(Line[f32], per_unit, x.line_size())
     ahead = LocalArray(Line[f32], per_unit, x.line_size())
-    parts_m = SharedMemory(f32, 2 * MAX_PLANES)
-    parts_s = SharedMemory(f32, 2 * MAX_PLANES)
     row = CUBE_POS
     if row < rows:
         for k in unroll(range(per_unit)):
@@ -104,36 +103,73 @@ def softmax_streamed(x: Tensor[Line[f32]], out: Tensor[Line[f32]], per_unit: Com
         if following < rows:
             for k in unroll(range(per_unit)):
                 ahead[k] = x[following * row_lines + UNIT_POS + k * CUBE_DIM]
-        m = f32(-3.0e38)
-        for k in unroll(range(per_unit)):
-            m = max(m, softmax.line_max(held[k], width))
-        shift = m * f32(softmax.LOG2E)
-        s = f32(0.0)
-        for k in unroll(range(per_unit)):
-            e = softmax.exp_shifted(held[k], shift)
-            held[k] = e
-            s += softmax.line_sum(e, width)
-        top_p = cubepy.plane_max(m)
-        sum_p = cubepy.plane_sum(s * math.exp2((m - top_p) * f32(softmax.LOG2E)))
-        at = parity * MAX_PLANES
-        if UNIT_POS_PLANE == 0:
-            parts_m[at + UNIT_POS // PLANE_DIM] = top_p
-            parts_s[at + UNIT_POS // PLANE_DIM] = sum_p
-        sync_cube()
-        top = parts_m[at]
-        for p in range(1, CUBE_DIM // PLANE_DIM):
-            top = max(top, parts_m[at + p])
-        total = f32(0.0)
-        for p in range(CUBE_DIM // PLANE_DIM):
-            total += parts_s[at + p] * math.exp2((parts_m[at + p] - top) * f32(softmax.LOG2E))
-        scale = math.exp2((m - top) * f32(softmax.LOG2E)) / total
-        for k in unroll(range(per_unit)):
-            out[row * row_lines + UNIT_POS + k * CUBE_DIM] = held[k] * scale
+        store_row(out, row * row_lines + UNIT_POS, held, parity, per_unit, width)
         row = following
         parity = 1 - parity
 
 
+@cube(launch=True)
+def softmax_prefetched(x: Tensor[Line[f32]], out: Tensor[Line[f32]], per_unit: Comptime[int],
+                       units: Comptime[int]):
+    """As `softmax_streamed`, but the next row goes into shared memory by asynchronous
+    copies (`units`: the cube dim, known when compiling as the shared row's size needs),
+    so the cube keeps the registers of one row: each unit copies, and reads back, only
+    its own lines, its own `pipeline.wait` is all the ordering they need, and it starts
+    the next row's copies into the lines it has just read only after its maximum has
+    used every one of them."""
+    rows = x.shape(0)
+    width = x.line_size()
+    row_lines = per_unit * CUBE_DIM
+    ahead = SharedMemory(Line[f32], per_unit * units, x.line_size())
+    held = LocalArray(Line[f32], per_unit, x.line_size())
+    row = CUBE_POS
+    if row < rows:
+        for k in unroll(range(per_unit)):
+            pipeline.memcpy_async(ahead, UNIT_POS + k * CUBE_DIM,
+                                  x, row * row_lines + UNIT_POS + k * CUBE_DIM)
+    pipeline.commit()
+    parity = u32(0)
+    while row < rows:
+        pipeline.wait(0)  # this unit's copies of the row have landed
+        m = f32(-3.0e38)
+        for k in unroll(range(per_unit)):
+            v = ahead[UNIT_POS + k * CUBE_DIM]
+            held[k] = v
+            m = max(m, softmax.line_max(v, width))
+        following = row + CUBE_COUNT
+        if following < rows:
+            for k in unroll(range(per_unit)):
+                pipeline.memcpy_async(ahead, UNIT_POS + k * CUBE_DIM,
+                                      x, following * row_lines + UNIT_POS + k * CUBE_DIM)
+        pipeline.commit()
+        store_row(out, row * row_lines + UNIT_POS, held, parity, per_unit, width)
+        row = following
+        parity = 1 - parity
+
+
+@cube
+def store_row(out: Tensor[Line[f32]], first: u32, held: Array[Line[f32]], parity: u32,
+              per_unit: Comptime[int], width: Comptime[int]):
+    """Writes the softmax of the row whose lines `first + k * CUBE_DIM` this unit holds
+    in `held`, with one barrier (`softmax.cube_max_sum`, its partials in set `parity`:
+    the looping kernels alternate them from row to row)."""
+    m = f32(-3.0e38)
+    for k in unroll(range(per_unit)):
+        m = max(m, softmax.line_max(held[k], width))
+    shift = m * f32(softmax.LOG2E)
+    s = f32(0.0)
+    for k in unroll(range(per_unit)):
+        e = softmax.exp_shifted(held[k], shift)
+        held[k] = e
+        s += softmax.line_sum(e, width)
+    top, total = softmax.cube_max_sum(m, s, parity)
+    scale = math.exp2((m - top) * f32(softmax.LOG2E)) / total
+    for k in unroll(range(per_unit)):
+        out[first + k * CUBE_DIM] = held[k] * scale
+
+
 STREAM_CUBES = (132, 264)  # the H200's multiprocessors, once and twice
+PREFETCHED_ROWS_PER_CUBE = (16, 32)
 
 
 def variants(client, x, out, rows: int, lines: int) -> list[tuple]:
@@ -157,6 +193,13 @@ def variants(client, x, out, rows: int, lines: int) -> list[tuple]:
               for units, per_unit in softmax.register_plans(lines)
               if 256 <= units <= client.limits.max_units_per_cube and per_unit >= 4
               for cubes in STREAM_CUBES if cubes < rows]
+    found += [(f"prefetched, cubes of {r} rows, {units} units, {per_unit} lines/unit", None,
+               lambda u=units, p=per_unit, r=r: softmax_prefetched.launch_unchecked(
+                   client, CubeCount(-(-rows // r)), CubeDim(u), x, out, p, u))
+              for units, per_unit in softmax.register_plans(lines)
+              if units <= client.limits.max_units_per_cube
+              and lines * 16 <= client.limits.max_shared_bytes
+              for r in PREFETCHED_ROWS_PER_CUBE]
     return found
 
 

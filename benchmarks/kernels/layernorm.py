@@ -218,11 +218,11 @@ def staged_plans(client, lines: int) -> list[tuple]:
 
 def candidate_plans(client, lines: int) -> list[tuple]:
     """softmax.candidate_plans (one plane or one cube per row, a cube's rows split
-    evenly or not: `layernorm_ragged_rows`) but its ragged plane, one-barrier and
-    prefetched plans (layernorm has no such kernels), then `staged_plans`."""
+    evenly or not: `layernorm_ragged_rows`) but its ragged plane and one-barrier plans
+    (layernorm has no such kernels), then `staged_plans`."""
     from .softmax import candidate_plans as row_plans
     return [plan for plan in row_plans(client, lines)
-            if plan[0] not in ("ragged_plane", "cube_one_barrier", "prefetched")] + \
+            if plan[0] not in ("ragged_plane", "cube_one_barrier")] + \
         staged_plans(client, lines)
 
 

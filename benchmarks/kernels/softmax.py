@@ -48,9 +48,9 @@ from typing import Callable
 import numpy as np
 
 import cubepy
-from cubepy import (CUBE_COUNT, CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE,
-                    Comptime, CubeCount, CubeDim, Line, LocalArray, SharedMemory, Tensor, cube,
-                    f32, pipeline, sync_cube, u32, unroll)
+from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Comptime,
+                    CubeCount, CubeDim, Line, LocalArray, SharedMemory, Tensor, cube, f32,
+                    sync_cube, u32, unroll)
 from cubepy import math
 
 from .cube_reduce import MAX_PLANES, row_max, row_sum
@@ -205,57 +205,6 @@ def softmax_in_registers_one_barrier(x: Tensor[Line[f32]], out: Tensor[Line[f32]
 
 
 @cube(launch=True)
-def softmax_prefetched_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
-                            per_unit: Comptime[int], units: Comptime[int]):
-    """out[r, :] = softmax(x[r, :]) for rows of exactly `per_unit * units` lines (`units`:
-    the cube dim, known when compiling as the shared row's size needs), with
-    fewer cubes than rows: cube c takes rows c, c + CUBE_COUNT, ..., each held in
-    registers and reduced as `softmax_in_registers_one_barrier` does. While the cube
-    reduces and stores a row, the next is already on its way into shared memory by
-    asynchronous copies, so its loads do not stop at the row's barrier. Each unit
-    copies, and reads back, only its own lines, so its own `pipeline.wait` is all the
-    ordering they need; it starts the next row's copies into the lines it has just
-    read only after its maximum has used every one of them."""
-    rows = x.shape(0)
-    width = x.line_size()
-    row_lines = per_unit * CUBE_DIM
-    ahead = SharedMemory(Line[f32], per_unit * units, x.line_size())
-    held = LocalArray(Line[f32], per_unit, x.line_size())
-    row = CUBE_POS
-    if row < rows:
-        for k in unroll(range(per_unit)):
-            pipeline.memcpy_async(ahead, UNIT_POS + k * CUBE_DIM,
-                                  x, row * row_lines + UNIT_POS + k * CUBE_DIM)
-    pipeline.commit()
-    parity = u32(0)
-    while row < rows:
-        pipeline.wait(0)  # this unit's copies of the row have landed
-        m = f32(-3.0e38)
-        for k in unroll(range(per_unit)):
-            v = ahead[UNIT_POS + k * CUBE_DIM]
-            held[k] = v
-            m = max(m, line_max(v, width))
-        following = row + CUBE_COUNT
-        if following < rows:
-            for k in unroll(range(per_unit)):
-                pipeline.memcpy_async(ahead, UNIT_POS + k * CUBE_DIM,
-                                      x, following * row_lines + UNIT_POS + k * CUBE_DIM)
-        pipeline.commit()
-        shift = m * f32(LOG2E)
-        s = f32(0.0)
-        for k in unroll(range(per_unit)):
-            e = exp_shifted(held[k], shift)
-            held[k] = e
-            s += line_sum(e, width)
-        top, total = cube_max_sum(m, s, parity)
-        scale = math.exp2((m - top) * f32(LOG2E)) / total
-        for k in unroll(range(per_unit)):
-            out[row * row_lines + UNIT_POS + k * CUBE_DIM] = held[k] * scale
-        row = following
-        parity = 1 - parity
-
-
-@cube(launch=True)
 def softmax_ragged_rows(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
                         per_unit: Comptime[int]):
     """out[r, :] = softmax(x[r, :]), one cube per row of at most `per_unit * CUBE_DIM`
@@ -301,9 +250,7 @@ MAX_PLANE_LINES = 16  # lines per unit a plane-per-row plan holds in registers a
 # with the client's plane size.
 ROW_KERNELS = {"plane": softmax_plane_rows, "ragged_plane": softmax_ragged_plane_rows,
                "cube": softmax_in_registers, "cube_one_barrier": softmax_in_registers_one_barrier,
-               "ragged": softmax_ragged_rows, "prefetched": softmax_prefetched_rows}
-# rows each cube of a "prefetched" plan takes (its cubes loop over them)
-PREFETCHED_ROWS_PER_CUBE = (16, 32)
+               "ragged": softmax_ragged_rows}
 PLANE_ROW_KINDS = ("plane", "ragged_plane")
 
 
@@ -364,10 +311,8 @@ def candidate_plans(client, lines: int) -> list[tuple]:
     one plane per row, ("ragged_plane", ...) for one plane per row whose lanes do not
     split it evenly, ("cube", units, per_unit) for one cube per row in registers, the
     same with one barrier ("cube_one_barrier"), ("ragged", units, per_unit) for one cube
-    per row in registers whose units do not split the row evenly, ("prefetched", units,
-    per_unit, rows_per_cube) for cubes looping over rows with the next one prefetched
-    (rows of at least 1024 lines, where a shared row of 16-byte lines fits); the online
-    kernel (None) is the last resort, not listed."""
+    per row in registers whose units do not split the row evenly; the online kernel
+    (None) is the last resort, not listed."""
     limit = client.limits.max_units_per_cube
     plane = client.limits.plane_dim
     in_registers = [(u, p) for u, p in register_plans(lines) if u <= limit]
@@ -375,10 +320,7 @@ def candidate_plans(client, lines: int) -> list[tuple]:
             [("ragged_plane", u, p) for u, p in ragged_plane_plans(lines, plane, limit)] +
             [("cube", u, p) for u, p in in_registers] +
             [("cube_one_barrier", u, p) for u, p in in_registers] +
-            [("ragged", u, p) for u, p in ragged_plans(lines) if u <= limit] +
-            [("prefetched", u, p, r) for u, p in in_registers
-             if lines >= 1024 and lines * 16 <= client.limits.max_shared_bytes
-             for r in PREFETCHED_ROWS_PER_CUBE])
+            [("ragged", u, p) for u, p in ragged_plans(lines) if u <= limit])
 
 
 _CHOSEN: dict = {}  # (client id, rows, lines) -> the fastest plan measured
@@ -392,13 +334,10 @@ def launch_plan(client, plan: tuple | None, x, out, checked: bool = True) -> Non
         launch = softmax.launch if checked else softmax.launch_unchecked
         launch(client, CubeCount(rows), x, out)
         return
-    kind, units, per_unit = plan[:3]
+    kind, units, per_unit = plan
     kernel = ROW_KERNELS[kind]
     launch = kernel.launch if checked else kernel.launch_unchecked
-    if kind == "prefetched":
-        launch(client, CubeCount(-(-rows // plan[3])), CubeDim(units), x, out, per_unit,
-               units)
-    elif kind in PLANE_ROW_KINDS:
+    if kind in PLANE_ROW_KINDS:
         plane = client.limits.plane_dim
         launch(client, CubeCount(plane_rows_cubes(rows, units, plane)), CubeDim(units),
                x, out, per_unit, plane)
@@ -427,11 +366,8 @@ def describe_plan(plan: tuple | None) -> str:
     """A plan in words, for benchmark reports."""
     if plan is None:
         return "online (cube per row)"
-    kind, units, per_unit = plan[:3]
+    kind, units, per_unit = plan
     most = "at most " if kind.startswith("ragged") else ""
-    if kind == "prefetched":
-        return (f"cubes of {plan[3]} rows in registers, the next prefetched to shared "
-                f"memory, {units} units, {per_unit} lines/unit")
     if kind in PLANE_ROW_KINDS:
         return f"plane per row, {units} units, {most}{per_unit} lines/unit"
     barrier = ", one barrier" if kind == "cube_one_barrier" else ""
