@@ -49,7 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import cubepy  # noqa: E402
-from cubepy import (CUBE_COUNT, CUBE_DIM, CUBE_POS, UNIT_POS, Array, Comptime,  # noqa: E402
+from cubepy import (CUBE_COUNT, CUBE_DIM, CUBE_POS, UNIT_POS, Comptime,  # noqa: E402
                     CubeCount, CubeDim, Line, LocalArray, SharedMemory, Tensor, cube, f32,
                     math, pipeline, u32, unroll)
 from benchmarks import peers  # noqa: E402
@@ -103,7 +103,8 @@ def softmax_streamed(x: Tensor[Line[f32]], out: Tensor[Line[f32]], per_unit: Com
         if following < rows:
             for k in unroll(range(per_unit)):
                 ahead[k] = x[following * row_lines + UNIT_POS + k * CUBE_DIM]
-        store_row(out, row * row_lines + UNIT_POS, held, parity, per_unit, width)
+        softmax.write_row_one_barrier(out, row * row_lines + UNIT_POS, held, parity,
+                                      per_unit, width)
         row = following
         parity = 1 - parity
 
@@ -142,30 +143,10 @@ def softmax_prefetched(x: Tensor[Line[f32]], out: Tensor[Line[f32]], per_unit: C
                 pipeline.memcpy_async(ahead, UNIT_POS + k * CUBE_DIM,
                                       x, following * row_lines + UNIT_POS + k * CUBE_DIM)
         pipeline.commit()
-        store_row(out, row * row_lines + UNIT_POS, held, parity, per_unit, width)
+        softmax.write_row_one_barrier(out, row * row_lines + UNIT_POS, held, parity,
+                                      per_unit, width)
         row = following
         parity = 1 - parity
-
-
-@cube
-def store_row(out: Tensor[Line[f32]], first: u32, held: Array[Line[f32]], parity: u32,
-              per_unit: Comptime[int], width: Comptime[int]):
-    """Writes the softmax of the row whose lines `first + k * CUBE_DIM` this unit holds
-    in `held`, with one barrier (`softmax.cube_max_sum`, its partials in set `parity`:
-    the looping kernels alternate them from row to row)."""
-    m = f32(-3.0e38)
-    for k in unroll(range(per_unit)):
-        m = max(m, softmax.line_max(held[k], width))
-    shift = m * f32(softmax.LOG2E)
-    s = f32(0.0)
-    for k in unroll(range(per_unit)):
-        e = softmax.exp_shifted(held[k], shift)
-        held[k] = e
-        s += softmax.line_sum(e, width)
-    top, total = softmax.cube_max_sum(m, s, parity)
-    scale = math.exp2((m - top) * f32(softmax.LOG2E)) / total
-    for k in unroll(range(per_unit)):
-        out[first + k * CUBE_DIM] = held[k] * scale
 
 
 STREAM_CUBES = (132, 264)  # the H200's multiprocessors, once and twice

@@ -48,9 +48,9 @@ from typing import Callable
 import numpy as np
 
 import cubepy
-from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Comptime,
-                    CubeCount, CubeDim, Line, LocalArray, SharedMemory, Tensor, cube, f32,
-                    sync_cube, u32, unroll)
+from cubepy import (CUBE_DIM, CUBE_POS, PLANE_DIM, UNIT_POS, UNIT_POS_PLANE, Array,
+                    Comptime, CubeCount, CubeDim, Line, LocalArray, SharedMemory, Tensor, cube,
+                    f32, sync_cube, u32, unroll)
 from cubepy import math
 
 from .cube_reduce import MAX_PLANES, row_max, row_sum
@@ -176,32 +176,40 @@ def softmax_in_registers(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
                      per_unit, 0, True, per_unit)
 
 
-@cube(launch=True)
-def softmax_in_registers_one_barrier(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
-                                     per_unit: Comptime[int]):
-    """`softmax_in_registers` with one cube barrier where it has four (two reductions of
-    two each): each unit takes its exponentials against its own maximum, one reduction of
-    (maximum, sum) pairs (`cube_max_sum`) gives the row's, and each unit rescales its
-    exponentials by exp(own max - row max) / sum as it stores them. One more exp2 per
-    unit, three barriers fewer per row."""
-    width = x.line_size()
-    first = CUBE_POS * (per_unit * CUBE_DIM) + UNIT_POS
-    held = LocalArray(Line[f32], per_unit, x.line_size())
+@cube
+def write_row_one_barrier(out: Tensor[Line[f32]], first: u32, held: Array[Line[f32]],
+                          parity: u32, per_unit: Comptime[int], width: Comptime[int]):
+    """Writes the softmax of a row of which this unit holds lines `first + k * CUBE_DIM`
+    (k < `per_unit`) in `held`, with one cube barrier: each unit takes its exponentials
+    against its own maximum, one reduction of (maximum, sum) pairs (`cube_max_sum`, its
+    partials in set `parity`) gives the row's, and each unit rescales its exponentials
+    by exp(own max - row max) / sum as it stores them."""
     m = f32(-3.0e38)
     for k in unroll(range(per_unit)):
-        v = x[first + k * CUBE_DIM]
-        held[k] = v
-        m = max(m, line_max(v, width))
+        m = max(m, line_max(held[k], width))
     shift = m * f32(LOG2E)
     s = f32(0.0)
     for k in unroll(range(per_unit)):
         e = exp_shifted(held[k], shift)
         held[k] = e
         s += line_sum(e, width)
-    top, total = cube_max_sum(m, s, 0)
+    top, total = cube_max_sum(m, s, parity)
     scale = math.exp2((m - top) * f32(LOG2E)) / total
     for k in unroll(range(per_unit)):
         out[first + k * CUBE_DIM] = held[k] * scale
+
+
+@cube(launch=True)
+def softmax_in_registers_one_barrier(x: Tensor[Line[f32]], out: Tensor[Line[f32]],
+                                     per_unit: Comptime[int]):
+    """`softmax_in_registers` with one cube barrier where it has four (two reductions of
+    two each; `write_row_one_barrier`): one more exp2 per unit, three barriers fewer per
+    row."""
+    first = CUBE_POS * (per_unit * CUBE_DIM) + UNIT_POS
+    held = LocalArray(Line[f32], per_unit, x.line_size())
+    for k in unroll(range(per_unit)):
+        held[k] = x[first + k * CUBE_DIM]
+    write_row_one_barrier(out, first, held, 0, per_unit, x.line_size())
 
 
 @cube(launch=True)
