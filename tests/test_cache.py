@@ -126,12 +126,15 @@ def test_default_folder_agrees_with_platformdirs(xdg, home, monkeypatch):
 def test_default_folder_does_not_import_platformdirs(tmp_path):
     """Resolving the default folder on Linux loads neither platformdirs nor tempfile
     (whose import was 3-4 ms of a warm process's first launch)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("CUBEPY_CACHE_DIR",)}
-    env.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path))
+    import site
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "CUBEPY_CACHE_DIR"}
+    env.update(XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=os.pathsep.join(
+        [str(root), *site.getsitepackages(), site.getusersitepackages()]))
     code = ("import sys, cubepy.cache as c\n"
             "print(c.cache_dir(), 'platformdirs' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True,
-                         text=True, check=True).stdout.split()
+                         text=True, check=True, cwd=root).stdout.split()
     assert out == [str(tmp_path / "cubepy"), "False"]
 
 
