@@ -18,8 +18,8 @@ the online kernel above, which reads the row twice (the second read hits L2).
 `softmax_in_registers_one_barrier` holds the row the same way with one cube barrier per
 row instead of four: each unit's exponentials are taken against its own maximum and
 rescaled once one reduction of (maximum, sum) pairs has given the row's. At 4096 x 16384
-on an H200 it was the fastest plan in every round of two runs, by 0.4-0.6 us (0.3-0.5%);
-at 4096 columns the plain plan was (`benchmarks/results/softmax_streamed_h200.md`).
+on an H200 it was the fastest plan in all 19 rounds of three runs, by 0.4-1.0 us
+(0.3-0.7%); at 4096 columns the plain plan was (`benchmarks/results/softmax_streamed_h200.md`).
 
 Every exponential is `exp2(x * log2(e) - shift)` with `shift = max * log2(e)`: one
 multiply-add and the hardware's base-2 exponential per element, where CUDA's `expf`
