@@ -1,5 +1,5 @@
 """benchmarks/probe_softmax_plans.py: every variant it times computes softmax (the
-benchmark's plans, exponentials through exp2, the expf and one-barrier variants it
+benchmark's plans, exponentials through exp2, the expf and prefetched variants it
 compares them with), and its JSON holds each one's times."""
 from __future__ import annotations
 
@@ -21,8 +21,11 @@ def test_every_variant_matches_numpy_on_the_cpu_runtime(tmp_path):
     names = set(shape["times_ms"])
     plans = softmax.register_plans(1024 // 4)
     assert sum(n.startswith("expf ") for n in names) == len(plans) > 0
-    assert sum(n.startswith("one sync ") for n in names) == len(plans)
-    assert sum(n.startswith("plan cube per row") for n in names) == len(plans)
+    assert sum(n.startswith("plan cube per row in registers, one barrier") for n in names) \
+        == len(plans)
+    assert sum(n.startswith("plan cube per row") for n in names) == 2 * len(plans)
+    assert sum(n.startswith("prefetched, ") for n in names) == \
+        len(plans) * len(probe.PREFETCHED_ROWS_PER_CUBE)
     assert "plan online (cube per row)" in names
     assert all(len(t) == 2 for t in shape["times_ms"].values())
     assert all(e < 1e-6 for e in shape["max_error"].values()), shape["max_error"]

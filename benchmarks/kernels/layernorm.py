@@ -216,14 +216,17 @@ def staged_plans(client, lines: int) -> list[tuple]:
             for units in STAGED_CUBES if group < units <= limit]
 
 
+# softmax's plan kinds that layernorm has no kernel for
+SOFTMAX_ONLY_KINDS = ("ragged_plane", "cube_one_barrier")
+
+
 def candidate_plans(client, lines: int) -> list[tuple]:
     """softmax.candidate_plans (one plane or one cube per row, a cube's rows split
-    evenly or not: `layernorm_ragged_rows`) but its ragged plane and one-barrier plans
-    (layernorm has no such kernels), then `staged_plans`."""
+    evenly or not: `layernorm_ragged_rows`) but its kinds layernorm has no kernel for
+    (SOFTMAX_ONLY_KINDS), then `staged_plans`."""
     from .softmax import candidate_plans as row_plans
-    return [plan for plan in row_plans(client, lines)
-            if plan[0] not in ("ragged_plane", "cube_one_barrier")] + \
-        staged_plans(client, lines)
+    return [plan for plan in row_plans(client, lines) if plan[0] not in SOFTMAX_ONLY_KINDS] \
+        + staged_plans(client, lines)
 
 
 def rows_per_cube(client, plan: tuple) -> int:
