@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -22,6 +24,20 @@ if not os.environ.get("CUBEPY_CACHE_DIR"):
     import tempfile
     os.environ["CUBEPY_CACHE_DIR"] = tempfile.mkdtemp(prefix="cubepy-test-cache-")
     atexit.register(shutil.rmtree, os.environ["CUBEPY_CACHE_DIR"], True)
+
+
+def run_threads(work, count: int) -> list:
+    """Runs work(thread_index) in `count` threads released together; their results
+    (re-raising the first exception of any thread)."""
+    start = threading.Barrier(count)
+
+    def run(t):
+        start.wait(timeout=60)
+        return work(t)
+
+    with ThreadPoolExecutor(count) as pool:
+        futures = [pool.submit(run, t) for t in range(count)]
+        return [f.result(timeout=600) for f in futures]
 
 
 def client_or_none(name: str):

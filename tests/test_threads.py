@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ import pytest
 import cubepy
 import cubepy.kernel as kernel_mod
 from cubepy import ABSOLUTE_POS, Tensor, cube, f32, u32
+from conftest import run_threads
 
 THREADS = 8
 LAUNCHES = 50
@@ -27,20 +27,6 @@ def scale_add(x: Tensor[f32], out: Tensor[f32], a: f32, b: f32):
 @cube(launch=True)
 def add_index(out: Tensor[f32], offset: u32):
     out[ABSOLUTE_POS] = out[ABSOLUTE_POS] + f32(ABSOLUTE_POS + offset)
-
-
-def _run_threads(work, count: int = THREADS) -> list:
-    """Runs work(thread_index) in `count` threads released together; their results
-    (re-raising the first exception of any thread)."""
-    start = threading.Barrier(count)
-
-    def run(t):
-        start.wait(timeout=60)
-        return work(t)
-
-    with ThreadPoolExecutor(count) as pool:
-        futures = [pool.submit(run, t) for t in range(count)]
-        return [f.result(timeout=600) for f in futures]
 
 
 def _cube_count(n: int, dim: int = 64) -> int:
@@ -66,7 +52,7 @@ def test_eight_threads_launch_upload_download_exact(runtime_client):
             checked += 1
         return checked
 
-    assert _run_threads(work) == [LAUNCHES] * THREADS
+    assert run_threads(work, THREADS) == [LAUNCHES] * THREADS
     client.sync()
 
 
@@ -83,7 +69,7 @@ def test_threads_keep_their_launches_queued_until_their_download(runtime_client)
         np.testing.assert_array_equal(out.numpy(), want.astype(np.float32),
                                       err_msg=f"thread {t}")
 
-    _run_threads(work)
+    run_threads(work, THREADS)
 
 
 def _fresh_kernel():
@@ -124,7 +110,7 @@ def test_threads_sharing_a_new_kernel_compile_it_once(runtime_client, monkeypatc
             np.testing.assert_array_equal(out.numpy(), host * 3)
 
     try:
-        _run_threads(work)
+        run_threads(work, THREADS)
     finally:
         sys.setswitchinterval(interval)
     assert len(builds) == 1, f"specialised {len(builds)} times"
@@ -168,7 +154,7 @@ def test_wgpu_threads_never_share_an_info_slot():
         for j, out in enumerate(outs):
             np.testing.assert_array_equal(out.numpy(), np.full(64, t * 100 + j, np.float32))
 
-    _run_threads(work)
+    run_threads(work, THREADS)
 
 
 @pytest.mark.wgpu
@@ -212,7 +198,7 @@ def test_threads_asking_for_a_new_client_get_the_same_one(monkeypatch):
 
     import cubepy.runtime.cpu as cpu_mod
     monkeypatch.setattr(cpu_mod, "CpuClient", SlowCpuClient)
-    clients = _run_threads(lambda t: cubepy.client("cpu"))
+    clients = run_threads(lambda t: cubepy.client("cpu"), THREADS)
     assert len(made) == 1
     assert all(c is clients[0] for c in clients)
 

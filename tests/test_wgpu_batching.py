@@ -4,13 +4,12 @@ repeated-launch shortcut, and launches from several threads into one client's ba
 from __future__ import annotations
 
 import gc
-import threading
 
 import numpy as np
 import pytest
 
 from cubepy import ABSOLUTE_POS, Array, cube, f32, u32
-from conftest import needs_wgpu, wgpu_client as _client
+from conftest import needs_wgpu, run_threads, wgpu_client as _client
 
 pytestmark = needs_wgpu()
 
@@ -146,26 +145,14 @@ def test_launches_from_two_threads_share_one_batch(client):
     n = 150  # more than one batch each
     own = [client.zeros(64, u32), client.zeros(64, u32)]
     chains = [(client.zeros(64, f32), client.zeros(64, f32)) for _ in range(2)]
-    errors: list[BaseException] = []
-    start = threading.Barrier(2)
 
     def work(k: int) -> None:
-        try:
-            start.wait()
-            a, b = chains[k]
-            for i in range(n):
-                _count.launch(client, 1, 64, own[k])
-                src, dst = (a, b) if i % 2 == 0 else (b, a)
-                _plus_one_into.launch(client, 1, 64, src, dst)
-        except BaseException as e:  # reported by the main thread
-            errors.append(e)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+        a, b = chains[k]
+        for i in range(n):
+            _count.launch(client, 1, 64, own[k])
+            src, dst = (a, b) if i % 2 == 0 else (b, a)
+            _plus_one_into.launch(client, 1, 64, src, dst)
+    run_threads(work, 2)  # re-raises a thread's exception
     for k in range(2):
         assert own[k].numpy().tolist() == [n] * 64
         a, b = chains[k]

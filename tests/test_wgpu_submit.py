@@ -16,6 +16,7 @@ import pytest
 from cubepy import ABSOLUTE_POS, Array, LaunchError, cube, f32
 from cubepy.runtime import wgpu_submit
 from cubepy.runtime.wgpu_submit import Submitter
+from conftest import run_threads
 from conftest import wgpu_client as _wgpu_client
 
 
@@ -148,20 +149,11 @@ def test_threads_sharing_the_client_hand_batches_to_the_thread_in_turn(client):
     launches = 2 * wr.MAX_BATCH
     xs = [client.zeros(64, f32) for _ in range(3)]
     before = client.submits
-    errors = []
 
     def work(k):
-        try:
-            for _ in range(launches):
-                _add_scalar.launch(client, 1, 64, xs[k], float(k + 1))
-        except Exception as e:  # reported below: a thread's exception is not raised
-            errors.append(e)
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+        for _ in range(launches):
+            _add_scalar.launch(client, 1, 64, xs[k], float(k + 1))
+    run_threads(work, 3)  # re-raises a thread's exception
     assert client.submits - before >= 5  # batches closed at the bound, from all three
     for k, x in enumerate(xs):
         assert x.numpy().tolist() == [float((k + 1) * launches)] * 64
