@@ -63,41 +63,16 @@ if TYPE_CHECKING:  # (cached kernels launch without the IR)
     from ..ir import nodes as ir
 
 
-# The C types wgpu-py builds on a process's first pipeline and dispatch. cffi parses each
-# type string on first use (pycparser, on llvmpipe about 300 ms for these together: most of
-# a warm first launch); parsed while the adapter and device are requested (native calls
-# that release the GIL), they cost the first launch nothing.
-_LAUNCH_TYPES = (
-    "WGPUBindGroupLayoutDescriptor *", "WGPUBindGroupLayoutEntry *",
-    "WGPUBindGroupLayoutEntry[]", "WGPUBindGroupLayout[]", "WGPUBufferBindingLayout *",
-    "WGPUPipelineLayoutDescriptor *", "uint8_t *", "uint8_t []", "uintptr_t",
-    "WGPUBindGroupDescriptor *", "WGPUBindGroupEntry[]", "WGPUComputePassDescriptor *",
-    "WGPUComputePipelineDescriptor *", "WGPUShaderModuleDescriptor *",
-    "WGPUCommandEncoderDescriptor *", "WGPUCommandBufferDescriptor *")
-_types_parsed = False
-
-
-def _parse_launch_types_in_background() -> None:
-    """Starts (once per process) a daemon thread that has cffi parse _LAUNCH_TYPES. A
-    type the installed wgpu-py does not know is skipped; cffi's own lock makes a launch
-    that needs a type wait for its parse rather than parse it twice."""
-    global _types_parsed
-    if _types_parsed:
+def _preparse_ctypes() -> None:
+    """Has cffi parse the C type names a client meets in one go rather than one at a
+    time (cubepy/runtime/wgpu_ctypes.py): about fifty parses, most of a client's
+    creation, become one."""
+    try:
+        from wgpu.backends.wgpu_native import ffi
+    except Exception:  # no wgpu-native: request_adapter says why
         return
-    _types_parsed = True
-
-    def parse() -> None:
-        try:
-            from wgpu.backends.wgpu_native import ffi
-        except Exception:
-            return
-        for name in _LAUNCH_TYPES:
-            try:
-                ffi.typeof(name)
-            except Exception:
-                pass
-    import threading
-    threading.Thread(target=parse, name="cubepy-wgpu-types", daemon=True).start()
+    from cubepy.runtime.wgpu_ctypes import preparse
+    preparse(ffi)
 
 
 def _quiet_vulkan_loader() -> None:
@@ -282,7 +257,7 @@ class WgpuClient(Client):
             raise missing_package("the wgpu runtime", "wgpu", "wgpu", e) from None
         self._wgpu = wgpu
         self.index = index
-        _parse_launch_types_in_background()
+        _preparse_ctypes()
         try:
             if index == 0:
                 adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
