@@ -9,9 +9,10 @@ that `client("wgpu")` took there (docs/PERFORMANCE.md, "wgpu's C type names").
 
 `preparse` parses them all as the parameters of one declaration and puts each into cffi's
 cache of parsed names, the entry cffi's own `typeof` would have made: one parse instead of
-fifty. It reaches into cffi's internals (the parser, the cache and its lock; stable since
-cffi 1.0); where they are not as it expects, or the installed header lacks a name, it
-leaves the cache as it was, and cffi parses each name at its first use, as it always did.
+fifty. It reaches into cffi's internals (the parser, the cache and its lock; checked
+against cffi 1.15.1, 1.17.1 and 2.0.0); where they are not as it expects, or the
+installed header lacks a name, it leaves the cache as it was, and cffi parses each name
+at its first use, as it always did.
 """
 from __future__ import annotations
 
