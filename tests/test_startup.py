@@ -103,6 +103,44 @@ def test_a_first_cuda_compile_of_a_plain_kernel_leaves_feature_code_unloaded(tmp
     assert int(unbuilt_nodes) > 10  # of the IR's ~50 node classes
 
 
+def test_a_first_wgsl_compile_loads_lines_and_math_helpers_only_for_kernels_with_them(
+        tmp_path):
+    """WGSL's whole-line accesses (wgsl_lines, with the line-access pass) and the math
+    library's helper functions (float_helpers) are imported by the first kernel that has
+    them, not by a plain kernel's compile."""
+    out = _python("""
+        import os, sys
+        os.environ["CUBEPY_NO_CACHE"] = "1"
+        import cubepy
+        from cubepy import ABSOLUTE_POS, Array, Line, cube, f32
+        import cubepy.math as cm
+
+        @cube(launch=True)
+        def axpy(a: f32, x: Array[f32], y: Array[f32]):
+            i = ABSOLUTE_POS
+            if i < len(y):
+                y[i] = a * x[i] + y[i]
+
+        @cube(launch=True)
+        def erf_lines(x: Array[Line[f32]], y: Array[Line[f32]]):
+            i = ABSOLUTE_POS
+            if i < len(y):
+                y[i] = x[i] + cm.erf(x[0][0])
+
+        lazy = ["cubepy.codegen.wgsl_lines", "cubepy.ir.passes.line_access",
+                "cubepy.codegen.float_helpers"]
+        assert "y[i] = a *" in axpy.source("wgsl", cube_dim=(64, 1, 1))
+        print(sorted(m for m in lazy if m in sys.modules))
+        source = erf_lines.source("wgsl", cube_dim=(64, 1, 1), line_sizes={"x": 4, "y": 4})
+        assert "fn cube_erf_f32" in source and "vec4<f32>" in source
+        print(sorted(m for m in lazy if m in sys.modules))
+    """, tmp_path / "wgsl_kernels.py")
+    plain, featured = out.split("\n")[:2]
+    assert plain == "[]"
+    assert featured == str(sorted(["cubepy.codegen.wgsl_lines", "cubepy.ir.passes.line_access",
+                                   "cubepy.codegen.float_helpers"]))
+
+
 def test_default_client_skips_ruled_out_runtimes_without_importing_them():
     out = _python(NO_GPU + """
 import sys, cubepy

@@ -28,6 +28,7 @@ from __future__ import annotations
 from ..abi import KernelABI
 from ..errors import compile_error
 from ..ir import nodes as n
+from ..ir.passes.needs import has_line_accesses
 from ..ir.visit import child_exprs, walk_all_exprs, walk_stmts
 from .compiled import Compiled, kernel_features, make_compiled
 from .names import Namer, comment_text, field_name, numbered
@@ -36,7 +37,6 @@ from .skeleton import render
 from .wgsl_barriers import storage_barriers
 from .walker import INDENT, BracedWalker
 from .wgsl_expr import ExprEmitter, literal, wgsl_type
-from .wgsl_lines import element_slot, load_line, store_line, vector_widths
 from .wgsl_memory import (HELPER_KINDS, BufferView, atomic_helper, load_helper, read_slot,
                           storage_kind, store_helper, write_slot)
 from .wgsl_prelude import PreludeBuilder
@@ -54,6 +54,21 @@ _ENTRY_PARAMS = {
     "cube_plane_lane": "@builtin(subgroup_invocation_id) cube_plane_lane: u32",
 }
 _ATOMIC_TYPES = ("i32", "u32", "f32")
+
+
+def _vector_widths(kernel: n.Kernel) -> dict[tuple[str, str], int]:
+    """wgsl_lines.vector_widths, for a kernel with whole-line accesses; {} (every buffer
+    an array of scalars) for the others, which thus leave wgsl_lines and the line-access
+    pass it uses unimported."""
+    if not has_line_accesses(kernel):
+        return {}
+    from .wgsl_lines import vector_widths
+    return vector_widths(kernel)
+
+
+def _element_slot(em: "_WgslEmitter", view: BufferView, index: n.Expr) -> str | None:
+    from .wgsl_lines import element_slot  # (only vector views, from wgsl_lines, get here)
+    return element_slot(em, view, index)
 
 
 def emit_wgsl(kernel: n.Kernel, abi: KernelABI, checked: bool) -> str:
@@ -107,7 +122,7 @@ class _WgslEmitter(BracedWalker):
             ("buf", "local", d.buffer.name), d.buffer.name, WGSL_HELPER_LOCALS)
             for d in self.kernel.local_arrays})
         views = {}
-        widths = vector_widths(self.kernel)
+        widths = _vector_widths(self.kernel)
         for b in self.abi.buffers:
             elem = wgsl_type(b.dtype, self.kernel.loc)
             name = names[("global", b.name)]
@@ -223,7 +238,7 @@ class _WgslEmitter(BracedWalker):
         if self.checked:
             return f"{load_helper(self.prelude, view)}({self.index(e.index)})"
         if view.width > 1:
-            slot = element_slot(self, view, e.index)
+            slot = _element_slot(self, view, e.index)
             if slot is not None:
                 return slot
         return read_slot(view, self.expr(e.index, True))
@@ -267,15 +282,17 @@ class _WgslEmitter(BracedWalker):
         if self.checked:
             self.line(f"{store_helper(self.prelude, view)}({self.index(s.index)}, {value});")
         elif (view.width > 1 and not view.f16_words
-              and (slot := element_slot(self, view, s.index)) is not None):
+              and (slot := _element_slot(self, view, s.index)) is not None):
             self.line(f"{slot} = {value};")
         else:
             self.line(write_slot(view, self.expr(s.index, True), value))
 
     def stmt_loadline(self, s: n.LoadLine) -> None:
+        from .wgsl_lines import load_line
         load_line(self, s)
 
     def stmt_storeline(self, s: n.StoreLine) -> None:
+        from .wgsl_lines import store_line
         store_line(self, s)
 
     def stmt_atomicop(self, s: n.AtomicOp) -> None:

@@ -15,7 +15,6 @@ from functools import partial
 
 from ..ir.dtype_facts import int_range
 from ..ir.types import dtype_from_name
-from . import float_helpers
 from . import wgsl_float_divmod as float_divmod
 from .wgsl_expr import literal
 
@@ -129,10 +128,20 @@ _HELPERS = {
     "pow": (_pow, lambda t: []),
     "runtime": (_runtime, lambda t: []),
 }
-# the math library's helpers (codegen/float_helpers.py: erf, lgamma, log1p, ldexp, ...)
-_HELPERS.update({name: (partial(float_helpers.wgsl_text, name),
-                        partial(float_helpers.wgsl_deps, name))
-                 for name in float_helpers.HELPERS})
+
+
+def _helper(name: str):
+    """`name`'s (builder, dependencies). The math library's helpers (erf, lgamma, log1p,
+    ldexp, ...) live in codegen/float_helpers.py, imported at the first one a shader
+    uses: the largest of the code generator's modules, which most kernels never need."""
+    found = _HELPERS.get(name)
+    if found is None:
+        from . import float_helpers
+        if name not in float_helpers.HELPERS:
+            raise KeyError(name)
+        found = _HELPERS[name] = (partial(float_helpers.wgsl_text, name),
+                                  partial(float_helpers.wgsl_deps, name))
+    return found
 
 
 class PreludeBuilder:
@@ -145,7 +154,7 @@ class PreludeBuilder:
         """The helper `cube_<name>_<ty>`, added to the prelude when first used."""
         fn_name = f"cube_{name}_{ty}"
         if fn_name not in self._texts:
-            build, deps = _HELPERS[name]
+            build, deps = _helper(name)
             for dep_name, dep_ty in deps(ty):
                 self.use(dep_name, dep_ty)
             self._texts[fn_name] = build(ty)

@@ -13,7 +13,8 @@ from .. import nodes as ir
 from .dce import remove_dead_code
 from .fold import fold_constants, specialize_cube_dim
 from .legalize import legalize_types
-from .needs import has_lines, has_long_elif_chain, has_unrolled_loop, holds_barrier
+from .needs import (has_async_copies, has_line_accesses, has_lines, has_long_elif_chain,
+                    has_unrolled_loop, holds_barrier)
 
 Pass = Callable[[ir.Kernel], ir.Kernel]
 
@@ -116,14 +117,18 @@ def _verify(kernel: ir.Kernel, after: str) -> None:
 
 def lower_async_copies(kernel: ir.Kernel) -> ir.Kernel:
     """async_copy.lower_async_copies, imported by the targets without async copies
-    (wgsl, metal) only: a cuda compile does not load it."""
+    (wgsl, metal), for a kernel with asynchronous copies only."""
+    if not has_async_copies(kernel):
+        return kernel
     from .async_copy import lower_async_copies as lower
     return lower(kernel)
 
 
 def lower_line_access(kernel: ir.Kernel) -> ir.Kernel:
-    """line_access.lower_line_access, imported by the targets without vector lines
-    only."""
+    """line_access.lower_line_access, imported by the targets without vector lines, for
+    a kernel with whole-line accesses only."""
+    if not has_line_accesses(kernel):
+        return kernel
     from .line_access import lower_line_access as lower
     return lower(kernel)
 

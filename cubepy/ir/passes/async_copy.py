@@ -13,15 +13,13 @@ from __future__ import annotations
 import dataclasses
 
 from .. import nodes as ir
-from ..visit import walk_stmts
 from .line_access import line_element_index
 from .rewrite import map_stmts
 
 
 def lower_async_copies(kernel: ir.Kernel) -> ir.Kernel:
-    """The kernel with every asynchronous copy a plain copy and no commit or wait."""
-    if not any(isinstance(s, ir.ASYNC_STMTS) for s in walk_stmts(kernel.body)):
-        return kernel
+    """The kernel with every asynchronous copy a plain copy and no commit or wait (the
+    package's entry point runs it only on a kernel that has them: passes/needs.py)."""
     return dataclasses.replace(kernel, body=map_stmts(kernel.body, plain_copy))
 
 

@@ -10,14 +10,12 @@ from __future__ import annotations
 import dataclasses
 
 from .. import nodes as ir
-from ..visit import walk_stmts
 from .rewrite import map_stmts
 
 
 def lower_line_access(kernel: ir.Kernel) -> ir.Kernel:
-    """The kernel with every LoadLine and StoreLine split into element accesses."""
-    if not any(isinstance(s, (ir.LoadLine, ir.StoreLine)) for s in walk_stmts(kernel.body)):
-        return kernel
+    """The kernel with every LoadLine and StoreLine split into element accesses (the
+    package's entry point runs it only on a kernel that has them: passes/needs.py)."""
     return dataclasses.replace(kernel, body=map_stmts(kernel.body, element_accesses))
 
 

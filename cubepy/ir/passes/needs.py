@@ -38,6 +38,16 @@ def holds_barrier(x: ir.Block | ir.Stmt, syncs: frozenset[str]) -> bool:
     return any(holds_barrier(b, syncs) for b in child_blocks(x))
 
 
+def has_async_copies(kernel: ir.Kernel) -> bool:
+    """Whether the kernel copies asynchronously (a copy, a commit or a wait)."""
+    return any(isinstance(s, ir.ASYNC_STMTS) for s in walk_stmts(kernel.body))
+
+
+def has_line_accesses(kernel: ir.Kernel) -> bool:
+    """Whether the kernel reads or writes a whole line at once."""
+    return any(isinstance(s, (ir.LoadLine, ir.StoreLine)) for s in walk_stmts(kernel.body))
+
+
 def has_unrolled_loop(kernel: ir.Kernel) -> bool:
     """Whether some `for` of the kernel is to be unrolled."""
     return any(isinstance(s, ir.For) and s.unroll for s in walk_stmts(kernel.body))
