@@ -98,7 +98,8 @@ print(len(parses), parses)
 def test_a_clients_first_use_parses_once(tmp_path, _):
     script = tmp_path / "first_use.py"  # a file: cubepy compiles kernels from source
     script.write_text(_COUNT_PARSES)
-    env = dict(os.environ, CUBEPY_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
+    path = os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")]))
+    env = dict(os.environ, CUBEPY_CACHE_DIR=str(tmp_path), PYTHONPATH=path)
     done = subprocess.run([sys.executable, str(script)], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
