@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
+from typing import Callable
 
 from ..ir.dtype_facts import int_range
 from ..ir.types import dtype_from_name
@@ -130,7 +131,7 @@ _HELPERS = {
 }
 
 
-def _helper(name: str):
+def _helper(name: str) -> tuple[Callable[[str], str], Callable[[str], list]]:
     """`name`'s (builder, dependencies). The math library's helpers (erf, lgamma, log1p,
     ldexp, ...) live in codegen/float_helpers.py, imported at the first one a shader
     uses: the largest of the code generator's modules, which most kernels never need."""
