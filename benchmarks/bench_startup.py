@@ -7,7 +7,8 @@ cache.
 
 Every figure comes from new Python processes, run with bytecode caching on (as a user's
 install has it; PYTHONDONTWRITEBYTECODE is removed from the children's environment, and
-one throwaway process first fills __pycache__):
+a throwaway process per runtime first fills __pycache__, its code generator's
+included):
 
 - import: `import numpy`, then `import cubepy` (median of --runs processes);
 - default client: `cubepy.client()` without a name or $CUBEPY_RUNTIME, what it chose;
@@ -332,8 +333,9 @@ def main() -> None:
     runtimes = [r.strip() for r in args.runtime.split(",") if r.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         _child(IMPORT_CHILD, [], None)  # fills __pycache__ (bytecode) for what follows
-        launch_child(runtimes[0], os.path.join(tmp, "warm-up"),
-                     os.path.join(tmp, "axpy_kernel.py"))
+        for runtime in runtimes:  # each runtime's code generator gets its bytecode too
+            launch_child(runtime, os.path.join(tmp, f"warm-up-{runtime}"),
+                         os.path.join(tmp, "axpy_kernel.py"))
         imports = [_child(IMPORT_CHILD, [], os.path.join(tmp, "unused"))
                    for _ in range(args.runs)]
         defaults = [_child(DEFAULT_CHILD, [], os.path.join(tmp, "unused"))
