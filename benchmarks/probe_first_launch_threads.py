@@ -26,6 +26,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_startup  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = r"""
@@ -102,10 +105,10 @@ def axpy(a: f32, x: Array[f32], y: Array[f32]):
 
 
 def _child(runtime: str, tree: str, preimport: bool, modules: list[str], folder: str) -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONDONTWRITEBYTECODE", "CUBEPY_CACHE_DIR", "CUBEPY_NO_CACHE")}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [tree, env.get("PYTHONPATH")]))
-    env["XDG_CACHE_HOME"] = tempfile.mkdtemp(dir=folder)  # an empty cache: a cold launch
+    # bench_startup's environment (bytecode on, an empty cache folder found as a user's
+    # is: a cold launch), with `tree` first on the path
+    env = bench_startup._env(tempfile.mkdtemp(dir=folder))
+    env["PYTHONPATH"] = os.pathsep.join([tree, env["PYTHONPATH"]])
     env["FIRST_LAUNCH_KERNEL"] = os.path.join(folder, "axpy.py")
     env["FIRST_LAUNCH_MODULES"] = " ".join(modules)
     out = subprocess.run([sys.executable, "-c", CHILD, runtime, "1" if preimport else "0"],

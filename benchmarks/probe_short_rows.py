@@ -83,8 +83,7 @@ def layernorm_runs(client, rows: int, cols: int, dtype):
     n = layernorm.line_size_for(cols, dtype)
     args = tuple(t.with_line_size(n) for t in (x, w, b, y)) + (EPS,)
     runs: dict[str, Callable] = {}
-    for plan in [p for p in plans_for(client, cols // n)
-                 if p[0] not in layernorm.SOFTMAX_ONLY_KINDS] + [None]:
+    for plan in layernorm.own_plans(plans_for(client, cols // n)) + [None]:
         name = ("three-pass, 256 units" if plan is None else softmax.describe_plan(plan))
         runs[name] = lambda plan=plan: layernorm.launch_plan(client, plan, args, False)
     runs["run (chosen)"] = lambda: layernorm.run(client, x, w, b, y, EPS, checked=False)

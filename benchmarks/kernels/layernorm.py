@@ -220,13 +220,18 @@ def staged_plans(client, lines: int) -> list[tuple]:
 SOFTMAX_ONLY_KINDS = ("ragged_plane", "cube_one_barrier")
 
 
+def own_plans(softmax_plans: list[tuple]) -> list[tuple]:
+    """The softmax plans (softmax.candidate_plans) layernorm has a kernel for: all but
+    SOFTMAX_ONLY_KINDS."""
+    return [plan for plan in softmax_plans if plan[0] not in SOFTMAX_ONLY_KINDS]
+
+
 def candidate_plans(client, lines: int) -> list[tuple]:
     """softmax.candidate_plans (one plane or one cube per row, a cube's rows split
-    evenly or not: `layernorm_ragged_rows`) but its kinds layernorm has no kernel for
-    (SOFTMAX_ONLY_KINDS), then `staged_plans`."""
+    evenly or not: `layernorm_ragged_rows`) that layernorm has kernels for (`own_plans`),
+    then `staged_plans`."""
     from .softmax import candidate_plans as row_plans
-    return [plan for plan in row_plans(client, lines) if plan[0] not in SOFTMAX_ONLY_KINDS] \
-        + staged_plans(client, lines)
+    return own_plans(row_plans(client, lines)) + staged_plans(client, lines)
 
 
 def rows_per_cube(client, plan: tuple) -> int:

@@ -71,7 +71,7 @@ def _preparse_ctypes() -> None:
         from wgpu.backends.wgpu_native import ffi
     except Exception:  # no wgpu-native: request_adapter says why
         return
-    from cubepy.runtime.wgpu_ctypes import preparse
+    from .wgpu_ctypes import preparse
     preparse(ffi)
 
 
