@@ -500,6 +500,49 @@ def test_cuda_include_folders_are_recorded_and_rechecked(tmp_path, monkeypatch):
         cuda_compile._include_dirs.cache_clear()
 
 
+def _header_folder(path, headers):
+    path.mkdir()
+    for h in headers:
+        (path / h).parent.mkdir(parents=True, exist_ok=True)
+        (path / h).write_text("")
+    return path
+
+
+def test_headers_the_first_folder_lacks_come_from_a_complete_one(tmp_path, monkeypatch):
+    """pip's CUDA 13 runtime headers have mma.h but not the crt/mma.h it includes: the
+    first folder keeps serving what it has (it matches pip's NVRTC), and a folder with
+    the rest is searched after it, so kernels with matrix units compile with NVRTC
+    instead of failing over to nvcc. A record written before the extra folder existed
+    is searched again."""
+    from cubepy.runtime import cuda_compile
+    monkeypatch.setenv("CUBEPY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("CUBEPY_NO_CACHE", raising=False)
+    everything = cuda_compile.GENERATED_HEADERS
+    pip = _header_folder(tmp_path / "pip", [h for h in everything if not h.startswith("crt/")])
+    partial = _header_folder(tmp_path / "partial", ["cuda_fp16.h", "crt/mma.h"])
+    toolkit = _header_folder(tmp_path / "toolkit", everything)
+    folders = [pip, partial, toolkit]
+    monkeypatch.setattr(cuda_compile, "_include_candidates", lambda: [str(f) for f in folders])
+    try:
+        cuda_compile._include_dirs.cache_clear()
+        assert cuda_compile.cuda_include_dir() == str(pip)
+        assert cuda_compile.extra_include_dir() == str(toolkit)  # partial lacks crt/mma.hpp
+        options = cuda_compile.nvrtc_options("sm_90")
+        assert options.index(f"--include-path={pip}") < options.index(
+            f"--include-path={toolkit}")
+        assert f"--include-path={partial}" not in options
+
+        folders = [toolkit, pip]  # a complete first folder needs no other
+        cuda_compile._include_dirs.cache_clear()
+        key = cuda_compile._include_record_key()
+        cuda_compile.COMPILERS.put(key, f"{pip}\0".encode())  # the record's older form
+        assert cuda_compile.cuda_include_dir() == str(toolkit)
+        assert cuda_compile.extra_include_dir() is None
+        assert cuda_compile.COMPILERS.get(key) == f"{toolkit}\0\0".encode()
+    finally:
+        cuda_compile._include_dirs.cache_clear()
+
+
 def test_disk_key_tells_apart_every_field_of_a_specialisation():
     """A new field of Specialization must reach the disk cache's key: two specialisations
     differing in any one field compile differently, so they must not share an entry."""

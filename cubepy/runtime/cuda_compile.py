@@ -58,6 +58,14 @@ def cccl_include_dir() -> str | None:
     return _include_dirs()[1]
 
 
+def extra_include_dir() -> str | None:
+    """A folder holding the generated code's headers that `cuda_include_dir()` lacks,
+    searched after it (None when it lacks none, or no folder has them). CUDA 13's pip
+    wheel of the runtime headers ships mma.h without the crt/mma.h it includes, so
+    without this every kernel using matrix units failed NVRTC and went to nvcc."""
+    return _include_dirs()[2]
+
+
 # Where pip's NVIDIA wheels put the CUDA headers, under a sys.path folder.
 _WHEEL_INCLUDE_FOLDERS = ("nvidia/cu13/include", "nvidia/cu12/include",
                           "nvidia/cuda_runtime/include")
@@ -67,30 +75,53 @@ def _has_cuda_headers(d: str) -> bool:
     return os.path.isfile(os.path.join(d, "cuda_fp16.h"))
 
 
+# The headers generated CUDA includes (codegen/cuda.py, clike_plane.py), with those they
+# include in turn that a partial install may lack.
+GENERATED_HEADERS = ("cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "mma.h", "crt/mma.h",
+                     "crt/mma.hpp", "cooperative_groups.h", "cooperative_groups/reduce.h",
+                     "cooperative_groups/scan.h")
+
+
+def _missing_headers(d: str) -> set[str]:
+    return {h for h in GENERATED_HEADERS if not os.path.isfile(os.path.join(d, *h.split("/")))}
+
+
 def _has_cccl(d: str) -> bool:
     return all(os.path.exists(os.path.join(d, *h.split("/")))
                for h in ("nv/target", "cuda/std/type_traits"))
 
 
 @functools.lru_cache(maxsize=None)
-def _include_dirs() -> tuple[str | None, str | None]:
-    """(cuda_include_dir, cccl_include_dir). Searching runs `which nvcc` and may import
-    cuda.pathfinder (tens of ms), and the folders are part of every cubin's key, so the
-    answer is recorded in `compilers/` under what decides it (_include_record_key); a
-    later process checks the recorded folders still hold their headers (a few stats)."""
+def _include_dirs() -> tuple[str | None, str | None, str | None]:
+    """(cuda_include_dir, cccl_include_dir, extra_include_dir). Searching runs `which
+    nvcc` and may import cuda.pathfinder (tens of ms), and the folders are part of every
+    cubin's key, so the answer is recorded in `compilers/` under what decides it
+    (_include_record_key); a later process checks the recorded folders still hold their
+    headers (a few stats)."""
     key = _include_record_key()
     record = COMPILERS.get(key)
     if record is not None:
-        cuda, _, cccl = record.decode(errors="replace").partition("\0")
-        if cuda and _has_cuda_headers(cuda) and (not cccl or _has_cccl(cccl)):
-            return cuda, cccl or None
+        parts = record.decode(errors="replace").split("\0")
+        if len(parts) == 3:
+            cuda, cccl, extra = parts
+            if (cuda and _has_cuda_headers(cuda) and (not cccl or _has_cccl(cccl))
+                    and (not extra or _has_cuda_headers(extra))):
+                return cuda, cccl or None, extra or None
     candidates = _include_candidates()
     cuda = next((d for d in candidates if _has_cuda_headers(d)), None)
     cccl = next((sub for d in candidates for sub in (os.path.join(d, "cccl"), d)
                  if _has_cccl(sub)), None)
-    if cuda is not None:  # (nothing found: searched again next time, nothing recorded)
-        COMPILERS.put(key, f"{cuda}\0{cccl or ''}".encode())
-    return cuda, cccl
+    extra = None
+    if cuda is not None:
+        # The first folder (pip's, where there is one: it matches pip's libnvrtc) serves
+        # what it has; a complete one after it serves the rest.
+        missing = _missing_headers(cuda)
+        if missing:
+            extra = next((d for d in candidates if d != cuda and _has_cuda_headers(d)
+                          and not missing & _missing_headers(d)), None)
+        COMPILERS.put(key, f"{cuda}\0{cccl or ''}\0{extra or ''}".encode())
+    # (nothing found: searched again next time, nothing recorded)
+    return cuda, cccl, extra
 
 
 def _include_record_key() -> str:
@@ -353,7 +384,7 @@ def nvrtc_options(arch: str, fast_math: bool = True, minimal: bool = False) -> l
     """NVRTC's options for `arch` (they are part of the cache key); `fast_math=False`
     turns off multiply-add contraction; `minimal` adds --minimal (compile_nvrtc)."""
     opts = [f"--gpu-architecture={arch}", *_COMMON_OPTIONS, *_float_options(fast_math)]
-    for inc in dict.fromkeys((cuda_include_dir(), cccl_include_dir())):
+    for inc in dict.fromkeys((cuda_include_dir(), extra_include_dir(), cccl_include_dir())):
         if inc:
             opts.append(f"--include-path={inc}")
     if minimal:
