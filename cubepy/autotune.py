@@ -14,7 +14,10 @@ when tqdm is installed), times again, in turns, the configs within `RECHECK` of 
 fastest (a GPU's clock and power state drift while dozens of configs are timed, and two
 configs a few percent apart swap places from one timing to the next), keeps the fastest
 by the median of all their times, and stores the choice on disk (the
-`autotune/` cache, docs/CACHE.md), so later processes launch it at once. The key values
+`autotune/` cache, docs/CACHE.md), so later processes launch it at once. Before timing,
+every config's code is generated and handed to the runtime to compile in the background
+(on cuda, NVRTC on several threads while the next config's code is generated), so the
+configs compile side by side rather than one at its first launch after another. The key values
 are the named arguments' shapes (tensors) or values (scalars). `CUBEPY_AUTOTUNE=0` turns
 tuning off: every launch uses the first config. A config the device rejects (a cube dim
 beyond its limits, too much shared memory) is skipped.
@@ -25,6 +28,7 @@ write their outputs; not of one that accumulates with atomics into a buffer it r
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 from typing import Any, Callable, Sequence
@@ -122,10 +126,39 @@ class Autotuned:
         return self.configs[self._choose(self.kernel.launch, client, cube_count, args,
                                          kwargs)]
 
+    def prepare(self, client, cube_count, *args, **kwargs) -> None:
+        """Compiles and loads every config for these arguments (`CubeFunction.prepare`)
+        without running any, the compiles side by side where the runtime can; a config
+        beyond the device's limits is passed over, as tuning passes it over."""
+        self._prepare_all(self.kernel.prepare, client, cube_count, args, kwargs, True)
+
+    def prepare_unchecked(self, client, cube_count, *args, **kwargs) -> None:
+        """`prepare` for `launch_unchecked`."""
+        self._prepare_all(self.kernel.prepare_unchecked, client, cube_count, args, kwargs,
+                          False)
+
     # -- internals --------------------------------------------------------------------
     def _launch(self, launcher, client, cube_count, args, kwargs) -> None:
         index = self._choose(launcher, client, cube_count, args, kwargs)
         self._run(launcher, client, cube_count, self.configs[index], args, kwargs)
+
+    def _prepare_all(self, preparer, client, cube_count, args, kwargs,
+                     checked: bool) -> None:
+        self._compile_ahead(client, cube_count, args, kwargs, checked)
+        for cfg in self.configs:
+            try:
+                self._run(preparer, client, cube_count, cfg, args, kwargs)
+            except LaunchError:
+                pass
+
+    def _compile_ahead(self, client, cube_count, args, kwargs, checked: bool) -> None:
+        """Every config's code, each handed to the runtime to compile meanwhile."""
+        ahead = functools.partial(self.kernel._compile_ahead, checked)
+        for cfg in self.configs:
+            try:
+                self._run(ahead, client, cube_count, cfg, args, kwargs)
+            except LaunchError:  # beyond this device's limits: its launch says so again
+                pass
 
     def _run(self, launcher, client, cube_count, cfg: dict, args, kwargs) -> None:
         count = cube_count(cfg) if callable(cube_count) else cube_count
@@ -170,6 +203,8 @@ class Autotuned:
 
     def _tune(self, launcher, client, cube_count, args, kwargs, key_values: str) -> int:
         import statistics  # (not at import: `import cubepy` stays light)
+        self._compile_ahead(client, cube_count, args, kwargs,
+                            checked=launcher != self.kernel.launch_unchecked)
         samples: dict[int, list[float]] = {}  # config index -> every time measured
         first_error: LaunchError | None = None
         for i, cfg in enumerate(_progress(self.configs,

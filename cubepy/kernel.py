@@ -317,6 +317,80 @@ class CubeFunction:
             hide_internal_frames(exc)
             raise
 
+    def prepare(self, client, cube_count, cube_dim, *args, **kwargs) -> None:
+        """Does what `launch` with these arguments does before anything runs: checks
+        them, compiles the kernel (or reads it from the disk cache) and loads it. A
+        launch with arguments of the same kinds then starts at once; nothing runs on the
+        device."""
+        try:
+            self._prepare(client, cube_count, cube_dim, args, kwargs, True)
+        except CubepyError as exc:
+            hide_internal_frames(exc)
+            raise
+
+    def prepare_unchecked(self, client, cube_count, cube_dim, *args, **kwargs) -> None:
+        """`prepare` for `launch_unchecked`."""
+        try:
+            self._prepare(client, cube_count, cube_dim, args, kwargs, False)
+        except CubepyError as exc:
+            hide_internal_frames(exc)
+            raise
+
+    def _prepare(self, client, cube_count, cube_dim, args: tuple, kwargs: dict,
+                 checked: bool) -> None:
+        args, count, dim, shared_mem = self._launch_inputs(client, cube_count, cube_dim,
+                                                           args, kwargs)
+        key_of = self._key_of or self._make_key_of()
+        try:
+            key = (id(client), count, dim, checked, shared_mem) + key_of(args)
+        except (AttributeError, TypeError, IndexError, struct.error):
+            key = None  # (a wrong argument: _plan raises the LaunchError naming it)
+        with self._lock:
+            plan = self._plan(client, count, dim, args, checked, shared_mem)
+            if key is not None:
+                self._plans.put(key, plan)
+                self._newest_plan = plan
+
+    def _compile_ahead(self, checked: bool, client, cube_count, cube_dim, /,
+                       *args, **kwargs) -> None:
+        """Generates the code a launch with these arguments runs and hands it to the
+        client's `compile_ahead`, so that (on cuda) NVRTC compiles it on another thread
+        while the caller goes on; the launch, or `prepare`, takes the result. Used by
+        autotune to compile its configs side by side."""
+        args, count, dim, shared_mem = self._launch_inputs(client, cube_count, cube_dim,
+                                                           args, kwargs)
+        with self._lock:
+            compiled = self._specialise(client, count, dim, args, checked, shared_mem)
+        if compiled.executables.get(client) is None:
+            client.compile_ahead(compiled.artefact)
+
+    def _launch_inputs(self, client, cube_count, cube_dim, args: tuple,
+                       kwargs: dict) -> tuple[tuple, tuple, tuple, int | None]:
+        """The arguments as `_launch` reads them (keywords merged, structs flattened,
+        other libraries' arrays imported), the dims and `shared_mem`: for `prepare`,
+        off the launch's path, which inlines the same steps."""
+        if not self.is_kernel:
+            raise LaunchError(f"{self.__name__} is a device function (@cube without "
+                              f"launch=True) and cannot be launched")
+        shared_mem = None
+        if kwargs:
+            if SHARED_MEM in kwargs and not any(p.name == SHARED_MEM for p in self.params):
+                kwargs = dict(kwargs)
+                shared_mem = _shared_mem_bytes(kwargs.pop(SHARED_MEM), LaunchError)
+            args = self._merge_kwargs(args, kwargs) if kwargs else args
+        if self._has_structs:
+            args = self._flatten_structs(args)
+        count = _dim3_cached(cube_count, "cube_count")
+        dim = _dim3_cached(cube_dim, "cube_dim")
+        foreign = self._foreign_of or self._make_foreign_of()
+        try:
+            has_foreign = foreign(args)
+        except IndexError:  # too few arguments: _plan names the missing one
+            has_foreign = False
+        if has_foreign:
+            args, _ = self._importer(client, args, self._foreign_memo)
+        return args, count, dim, shared_mem
+
     def _launch(self, client, cube_count, cube_dim, args: tuple, kwargs: dict,
                 checked: bool) -> None:
         if not self.is_kernel:
@@ -461,6 +535,28 @@ class CubeFunction:
               shared_mem=None) -> _LaunchPlan:
         """Checks arguments against the signature and the device; compiles.
         `shared_mem`: the bytes of the kernel's DynamicSharedMemory (None: not given)."""
+        compiled = self._specialise(client, count, dim, args, checked, shared_mem)
+        executable = compiled.executables.get(client)
+        if executable is None:
+            start = time.perf_counter()
+            executable = call_deep(
+                lambda: client.compile(compiled.kernel, compiled.abi, checked,
+                                       compiled=compiled.artefact), self._too_deep)
+            compiled.executables[client] = executable
+            logger.info("built the %s executable of %s in %.1f ms", client.runtime,
+                        self.__name__, elapsed_ms(start))
+        params = self.params
+        index = {p.ir_name: i for i, p in enumerate(params)}
+        buffer_args = tuple(index[b.name] for b in compiled.abi.buffers)
+        aligned = (direct_tile_params(compiled.kernel, params)
+                   if client.target == "cuda" and not checked else ())
+        return _LaunchPlan(client, executable, buffer_args, _make_packer(compiled.abi, index),
+                           aligned)
+
+    def _specialise(self, client, count, dim, args: tuple, checked: bool,
+                    shared_mem=None) -> Specialised:
+        """`_plan`'s checks of the arguments against the signature and the device, and
+        the code generated for them (the frontend's part, before the runtime's)."""
         from .runtime.base import Client
         if not isinstance(client, Client):
             raise LaunchError(f"the first argument of launch must be a client "
@@ -504,21 +600,7 @@ class CubeFunction:
         _check_shared_memory(self.__name__, client, compiled.kernel, shared_mem,
                              compiled.artefact.shared_bytes)
         _check_index_ranks(compiled.kernel, params, args)
-        executable = compiled.executables.get(client)
-        if executable is None:
-            start = time.perf_counter()
-            executable = call_deep(
-                lambda: client.compile(compiled.kernel, compiled.abi, checked,
-                                       compiled=compiled.artefact), self._too_deep)
-            compiled.executables[client] = executable
-            logger.info("built the %s executable of %s in %.1f ms", client.runtime,
-                        self.__name__, elapsed_ms(start))
-        index = {p.ir_name: i for i, p in enumerate(params)}
-        buffer_args = tuple(index[b.name] for b in compiled.abi.buffers)
-        aligned = (direct_tile_params(compiled.kernel, params)
-                   if client.target == "cuda" and not checked else ())
-        return _LaunchPlan(client, executable, buffer_args, _make_packer(compiled.abi, index),
-                           aligned)
+        return compiled
 
 
 _MISSING = object()

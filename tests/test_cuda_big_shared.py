@@ -230,7 +230,7 @@ def test_cuda_runtime_opts_in_and_launches_with_the_dynamic_bytes(monkeypatch):
                                  "module_from_buffer": staticmethod(lambda cubin: Module())})
     client = object.__new__(cuda_mod.CudaClient)
     client._cuda, client._ctx, client.device = Driver, object(), "fake"
-    client._modules, client.compiler = {}, Compiler()
+    client._modules, client._ahead, client.compiler = {}, {}, Compiler()
     client._stream = client._own_stream = object()
     client._raw_stream, client._foreign_streams, client.lost = None, set(), None
     monkeypatch.setattr(cuda_mod._tls, "ctx", client._ctx, raising=False)

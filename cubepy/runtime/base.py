@@ -436,6 +436,11 @@ class Client:
         the runtime uses it instead of generating the source again."""
         raise NotImplementedError
 
+    def compile_ahead(self, compiled: Any) -> None:
+        """Starts building the executable of `compiled` (a codegen.Compiled for this
+        client's target) where the runtime can do so in the background; the `compile`
+        of the same code then takes the result. Nothing, by default."""
+
     def dispatch(self, executable: Any, cube_count: tuple[int, int, int],
                  cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],
                  info: bytes) -> None:

@@ -50,6 +50,8 @@ from .base import Client, DeviceLimits, DeviceTensor
 from .cuda_compile import CudaCompiler
 
 if TYPE_CHECKING:  # (cached kernels launch without the IR)
+    from concurrent.futures import Future
+
     from ..ir import nodes as ir
 
 _tls = threading.local()  # .ctx: the context this module made current on this thread
@@ -219,6 +221,8 @@ class CudaClient(Client):
         self._executables: weakref.WeakValueDictionary[tuple[str, str, bool, int],
                                                        CudaExecutable] = \
             weakref.WeakValueDictionary()
+        # (source, fast_math) -> the compile compile_ahead started, until `load` takes it
+        self._ahead: dict[tuple[str, bool], Future[tuple[bytes, str]]] = {}
 
     def _read_limits(self, major: int) -> DeviceLimits:
         attr = self._cuda.device_attribute
@@ -426,6 +430,16 @@ class CudaClient(Client):
         from .cuda_compile import start_loading_nvrtc
         start_loading_nvrtc()
 
+    def compile_ahead(self, compiled: Compiled) -> None:
+        """Starts compiling `compiled`'s source on the compile threads (NVRTC runs
+        without the GIL), so that it compiles while the caller generates the next
+        kernel; `load` of the same source takes the cubin."""
+        key = (compiled.source, compiled.fast_math)
+        with self._lock:
+            if key not in self._modules and key not in self._ahead:
+                from .cuda_compile import compile_ahead
+                self._ahead[key] = compile_ahead(self.compiler, *key)
+
     def compile(self, kernel: ir.Kernel, abi: KernelABI, checked: bool,
                 compiled: Compiled | None = None) -> CudaExecutable:
         """Loads the kernel's CUDA C (generated now unless `compiled` carries it)."""
@@ -462,8 +476,10 @@ class CudaClient(Client):
         compiler = "memory"
         try:
             if loaded is None:
-                cubin = self.compiler.compile(source, fast_math)
-                compiler = self.compiler.last_compiler
+                cubin, compiler = self._compiled_ahead(source, fast_math)
+                if cubin is None:
+                    cubin = self.compiler.compile(source, fast_math)
+                    compiler = self.compiler.last_compiler
                 loaded = _LoadedModule(self._cuda.module_from_buffer(cubin), cubin)
                 self._modules[(source, fast_math)] = loaded
             function = loaded.module.get_function(name)
@@ -475,6 +491,17 @@ class CudaClient(Client):
             raise self._cuda_error(e, f"loading {name}") from None
         return CudaExecutable(function, name, source, abi, compiler, loaded, fast_math,
                               dynamic_shared)
+
+    def _compiled_ahead(self, source: str, fast_math: bool) -> tuple[bytes | None, str]:
+        """The cubin compile_ahead made of `source` (waiting for it), or None when it
+        made none (a failed compile runs again in `load`, which raises its error)."""
+        ahead = self._ahead.pop((source, fast_math), None)
+        if ahead is not None:
+            try:
+                return ahead.result()
+            except Exception:
+                pass
+        return None, ""
 
     def dispatch(self, executable: CudaExecutable, cube_count: tuple[int, int, int],
                  cube_dim: tuple[int, int, int], buffers: Sequence[DeviceTensor],

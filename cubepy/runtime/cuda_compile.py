@@ -24,10 +24,14 @@ import os
 import shutil
 import tempfile
 import threading
+from typing import TYPE_CHECKING
 
 from ..cache import DiskCache, cache_key
 from ..errors import LaunchError
 from . import nvrtc_lib
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 _log = logging.getLogger("cubepy.runtime")
 
@@ -103,15 +107,16 @@ def _include_dirs() -> tuple[str | None, str | None, str | None]:
     if record is not None:
         parts = record.decode(errors="replace").split("\0")
         if len(parts) == 3:
-            cuda, cccl, extra = parts
-            if (cuda and _has_cuda_headers(cuda) and (not cccl or _has_cccl(cccl))
-                    and (not extra or _has_cuda_headers(extra))):
-                return cuda, cccl or None, extra or None
+            got_cuda, got_cccl, got_extra = parts
+            if (got_cuda and _has_cuda_headers(got_cuda)
+                    and (not got_cccl or _has_cccl(got_cccl))
+                    and (not got_extra or _has_cuda_headers(got_extra))):
+                return got_cuda, got_cccl or None, got_extra or None
     candidates = _include_candidates()
     cuda = next((d for d in candidates if _has_cuda_headers(d)), None)
     cccl = next((sub for d in candidates for sub in (os.path.join(d, "cccl"), d)
                  if _has_cccl(sub)), None)
-    extra = None
+    extra: str | None = None
     if cuda is not None:
         # The first folder (pip's, where there is one: it matches pip's libnvrtc) serves
         # what it has; a complete one after it serves the rest.
@@ -452,6 +457,30 @@ def compile_nvcc(source: str, arch: str, fast_math: bool = True) -> bytes:
             return f.read()
 
 
+# Threads compiling sources ahead of their launch (compile_ahead). NVRTC runs compiles
+# on several threads at once only in part: matmul_tc's 17 sources took 6.9-7.6 s one
+# after another on the H200's host, 3.75 s on 2 threads, 2.3 s on 4 and 2.8-2.9 s on 8
+# or 16 (benchmarks/results/compile_ahead_h200.md), so four at most.
+AHEAD_THREADS = 4
+_ahead_pool: "concurrent.futures.ThreadPoolExecutor | None" = None
+_ahead_pool_pid = 0  # the process that made it: a forked child makes its own
+_ahead_pool_lock = threading.Lock()
+
+
+def compile_ahead(compiler: "CudaCompiler", source: str,
+                  fast_math: bool = True) -> "concurrent.futures.Future[tuple[bytes, str]]":
+    """Starts `compiler.compile_served(source, fast_math)` on the compile threads."""
+    global _ahead_pool, _ahead_pool_pid
+    with _ahead_pool_lock:
+        if _ahead_pool is None or _ahead_pool_pid != os.getpid():
+            import concurrent.futures
+            _ahead_pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=min(AHEAD_THREADS, os.cpu_count() or 1),
+                thread_name_prefix="cubepy-compile")
+            _ahead_pool_pid = os.getpid()
+        return _ahead_pool.submit(compiler.compile_served, source, fast_math)
+
+
 # Generated sources using the warpgroup multiply contain this instruction
 # (codegen/clike_wgmma.py); they are compiled for sm_90a.
 WGMMA_MARK = "wgmma.mma_async"
@@ -489,6 +518,12 @@ class CudaCompiler:
     def compile(self, source: str, fast_math: bool = True) -> bytes:
         """The cubin for `source` (`fast_math=False`: without multiply-add contraction,
         a cache entry of its own); raises LaunchError when no compiler accepts it."""
+        cubin, self.last_compiler = self.compile_served(source, fast_math)
+        return cubin
+
+    def compile_served(self, source: str, fast_math: bool = True) -> tuple[bytes, str]:
+        """`compile`'s cubin and what served it (as `last_compiler`), leaving
+        `last_compiler` alone: safe on several threads at once (compile_ahead)."""
         wait_for_nvrtc_load()  # (a compile never races the background load)
         arch = self.arch_for(source)
         errors = []
@@ -505,16 +540,14 @@ class CudaCompiler:
             key = self.key(source, compiler, options(arch, fast_math), arch)
             cubin = CUBINS.get(key)
             if cubin is not None:
-                self.last_compiler = "disk"
-                return cubin
+                return cubin, "disk"
             try:
                 cubin = fn(source, arch, fast_math=fast_math)
             except Exception as e:  # compiler missing or rejecting: try the next one
                 errors.append(f"{version() or which}: {e}")
                 continue
-            self.last_compiler = version() or which
             CUBINS.put(key, cubin)
-            return cubin
+            return cubin, version() or which
         if not errors:
             raise LaunchError(f"no CUDA compiler to compile the kernel for {arch}: "
                               + _nothing_found(forced))
