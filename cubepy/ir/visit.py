@@ -67,23 +67,49 @@ def walk_all_exprs(block: n.Block) -> Iterator[n.Expr]:
             yield from walk_exprs(expr)
 
 
+_ALL_INIT: dict[type, bool] = {}
+
+
+def replace(node, changes: dict):
+    """`dataclasses.replace(node, **changes)`, without its checks for the IR's nodes,
+    whose fields are all __init__ parameters (batched_dataclass): the passes replace
+    tens of thousands of nodes in a large unrolled kernel."""
+    cls = type(node)
+    all_init = _ALL_INIT.get(cls)
+    if all_init is None:
+        all_init = _ALL_INIT[cls] = all(f.init for f in dataclasses.fields(cls))
+    if not all_init:
+        return dataclasses.replace(node, **changes)
+    return cls(**{name: changes[name] if name in changes else getattr(node, name)
+                  for name in field_names(node)})
+
+
 def map_expr(expr: n.Expr, fn: Callable[[n.Expr], n.Expr]) -> n.Expr:
-    """Rebuilds `expr` bottom-up: children first, then `fn` on the rebuilt node."""
-    changes = {}
+    """Rebuilds `expr` bottom-up: children first, then `fn` on the node, rebuilt when a
+    child changed (a subtree `fn` leaves alone is kept, not copied)."""
+    changes = None
     for name in field_names(expr):
         value = getattr(expr, name)
         if isinstance(value, n.Expr):
-            changes[name] = map_expr(value, fn)
+            new = map_expr(value, fn)
+            if new is not value:
+                changes = changes or {}
+                changes[name] = new
         elif isinstance(value, tuple) and value and isinstance(value[0], n.Expr):
-            changes[name] = tuple(map_expr(v, fn) for v in value)
+            items = tuple(map_expr(v, fn) for v in value)
+            if any(a is not b for a, b in zip(items, value)):
+                changes = changes or {}
+                changes[name] = items
     if changes:
-        expr = dataclasses.replace(expr, **changes)
+        expr = replace(expr, changes)
     return fn(expr)
 
 
 def map_stmt_exprs(stmt: n.Stmt, fn: Callable[[n.Expr], n.Expr]) -> n.Stmt:
     """A copy of `stmt` with `map_expr(e, fn)` applied to its own expressions (nested
-    blocks untouched)."""
+    blocks untouched). A statement with expressions is always a new object, so copies
+    of one statement (an unrolled body) become distinct objects, which the WGSL
+    barrier analysis tells apart by identity."""
     changes = {}
     for name in field_names(stmt):
         value = getattr(stmt, name)
@@ -91,14 +117,14 @@ def map_stmt_exprs(stmt: n.Stmt, fn: Callable[[n.Expr], n.Expr]) -> n.Stmt:
             changes[name] = map_expr(value, fn)
         elif isinstance(value, tuple) and value and isinstance(value[0], n.Expr):
             changes[name] = tuple(map_expr(v, fn) for v in value)  # StoreLine's values
-    return dataclasses.replace(stmt, **changes) if changes else stmt
+    return replace(stmt, changes) if changes else stmt
 
 
 def map_blocks(stmt: n.Stmt, fn: Callable[[n.Block], n.Block]) -> n.Stmt:
     """A copy of `stmt` with `fn` applied to each nested block."""
     changes = {name: fn(getattr(stmt, name)) for name in field_names(stmt)
                if isinstance(getattr(stmt, name), n.Block)}
-    return dataclasses.replace(stmt, **changes) if changes else stmt
+    return replace(stmt, changes) if changes else stmt
 
 
 def matrix_buffers(kernel: n.Kernel, space: str) -> frozenset[str]:
