@@ -112,7 +112,11 @@ def _empty_range(s: ir.For) -> bool:
 def fold_stmt(s: ir.Stmt) -> list[ir.Stmt]:
     """One statement, nested blocks already folded: expressions folded, constant
     control flow resolved (a branch is spliced into the enclosing block)."""
-    s = _map_own_exprs(s)
+    return fold_control(_map_own_exprs(s))
+
+
+def fold_control(s: ir.Stmt) -> list[ir.Stmt]:
+    """`fold_stmt` for a statement whose expressions are folded already."""
     if isinstance(s, ir.If) and isinstance(s.cond, ir.Const):
         return list((s.then if s.cond.value else s.orelse).stmts)
     if isinstance(s, ir.If) and not s.then.stmts and not s.orelse.stmts:

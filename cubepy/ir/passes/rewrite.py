@@ -24,28 +24,35 @@ def substitute(block: ir.Block, var: ir.Var, value: ir.Expr) -> ir.Block:
     return map_exprs_deep(block, fn)
 
 
+def _renamed(v: ir.Var | None, names: dict[str, str]) -> ir.Var | None:
+    if v is not None and v.name in names:
+        return ir.Var(names[v.name], v.ty)
+    return v
+
+
 def rename_vars(block: ir.Block, names: dict[str, str]) -> ir.Block:
     """`block` with the variables named in `names` renamed (declarations and uses)."""
-    def var(v: ir.Var | None) -> ir.Var | None:
-        if v is not None and v.name in names:
-            return ir.Var(names[v.name], v.ty)
-        return v
-
     def expr(e: ir.Expr) -> ir.Expr:
         if isinstance(e, ir.Load) and e.var.name in names:
-            return dataclasses.replace(e, var=var(e.var))
+            return dataclasses.replace(e, var=_renamed(e.var, names))
         return e
 
     def stmt(s: ir.Stmt) -> ir.Stmt:
         s = map_blocks(map_stmt_exprs(s, expr), lambda b: rename_vars(b, names))
-        if isinstance(s, (ir.Declare, ir.Assign, ir.For)):
-            return dataclasses.replace(s, var=var(s.var))
-        if isinstance(s, ir.AtomicOp) and s.result is not None:
-            return dataclasses.replace(s, result=var(s.result))
-        if isinstance(s, ir.LoadLine):
-            return dataclasses.replace(s, parts=tuple(var(v) for v in s.parts))
-        return s
+        return rename_own_vars(s, names)
     return ir.Block(tuple(stmt(s) for s in block.stmts))
+
+
+def rename_own_vars(s: ir.Stmt, names: dict[str, str]) -> ir.Stmt:
+    """`s` with the variables it declares or assigns (not those of its expressions or
+    nested blocks) renamed as `names` says."""
+    if isinstance(s, (ir.Declare, ir.Assign, ir.For)):
+        return dataclasses.replace(s, var=_renamed(s.var, names))
+    if isinstance(s, ir.AtomicOp) and s.result is not None:
+        return dataclasses.replace(s, result=_renamed(s.result, names))
+    if isinstance(s, ir.LoadLine):
+        return dataclasses.replace(s, parts=tuple(_renamed(v, names) for v in s.parts))
+    return s
 
 
 def declared_vars(block: ir.Block) -> list[ir.Var]:
@@ -100,5 +107,5 @@ def map_stmts(block: ir.Block, fn: Callable[[ir.Stmt], list[ir.Stmt]]) -> ir.Blo
     return ir.Block(tuple(out))
 
 
-__all__ = ["map_exprs_deep", "substitute", "rename_vars", "declared_vars", "all_var_names",
-           "contains", "escaping_jump", "map_stmts", "map_expr"]
+__all__ = ["map_exprs_deep", "substitute", "rename_vars", "rename_own_vars", "declared_vars",
+           "all_var_names", "contains", "escaping_jump", "map_stmts", "map_expr"]
