@@ -258,6 +258,22 @@ def _env(cache: str | None) -> dict:
     return env
 
 
+def tree_child(code: str, args: list[str], tree: str, folder: str, timeout: int = 300,
+               **extra_env: str) -> dict:
+    """A fresh process running `code` with `args` on the cubepy under `tree` (first on
+    the path), in `folder`, in this benchmark's environment with an empty cache folder
+    (a cold start); its last line of output, read as JSON. The probes comparing two
+    trees in turns run their children through it."""
+    env = _env(tempfile.mkdtemp(dir=folder))
+    env["PYTHONPATH"] = os.pathsep.join([tree, env["PYTHONPATH"]])
+    env.update(extra_env)
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, cwd=folder,
+                         capture_output=True, text=True, timeout=timeout)
+    if out.returncode:
+        raise RuntimeError(f"child {args} failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def _child(code: str, args: list[str], cache: str | None) -> dict:
     out = subprocess.run([sys.executable, "-c", code, *args], env=_env(cache),
                          capture_output=True, text=True, timeout=300)

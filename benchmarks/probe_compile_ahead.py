@@ -114,17 +114,9 @@ def _triton_child(size: int, folder: str) -> dict:
 
 
 def _child(runtime: str, kernel: str, size: int, tree: str, folder: str) -> dict:
-    # bench_startup's environment (bytecode on, an empty cache folder found as a user's
-    # is), with `tree` first on the path
-    env = bench_startup._env(tempfile.mkdtemp(dir=folder))
-    env["PYTHONPATH"] = os.pathsep.join([tree, env["PYTHONPATH"]])
     module, name, dtype, line = KERNELS[kernel]
-    out = subprocess.run([sys.executable, "-c", CHILD, runtime, module, name, dtype,
-                          str(line), str(size), BENCHMARKS], env=env, cwd=folder,
-                         capture_output=True, text=True, timeout=580)
-    if out.returncode:
-        raise RuntimeError(f"{kernel} child failed:\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return bench_startup.tree_child(CHILD, [runtime, module, name, dtype, str(line),
+                                            str(size), BENCHMARKS], tree, folder, timeout=580)
 
 
 def main(argv: list[str] | None = None) -> int:

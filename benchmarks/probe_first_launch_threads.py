@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -105,17 +104,9 @@ def axpy(a: f32, x: Array[f32], y: Array[f32]):
 
 
 def _child(runtime: str, tree: str, preimport: bool, modules: list[str], folder: str) -> dict:
-    # bench_startup's environment (bytecode on, an empty cache folder found as a user's
-    # is: a cold launch), with `tree` first on the path
-    env = bench_startup._env(tempfile.mkdtemp(dir=folder))
-    env["PYTHONPATH"] = os.pathsep.join([tree, env["PYTHONPATH"]])
-    env["FIRST_LAUNCH_KERNEL"] = os.path.join(folder, "axpy.py")
-    env["FIRST_LAUNCH_MODULES"] = " ".join(modules)
-    out = subprocess.run([sys.executable, "-c", CHILD, runtime, "1" if preimport else "0"],
-                         env=env, cwd=folder, capture_output=True, text=True, timeout=300)
-    if out.returncode:
-        raise RuntimeError(f"{runtime} child failed:\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return bench_startup.tree_child(CHILD, [runtime, "1" if preimport else "0"], tree,
+                                    folder, FIRST_LAUNCH_KERNEL=os.path.join(folder, "axpy.py"),
+                                    FIRST_LAUNCH_MODULES=" ".join(modules))
 
 
 def main(argv: list[str] | None = None) -> int:
