@@ -463,21 +463,30 @@ def compile_nvcc(source: str, arch: str, fast_math: bool = True) -> bytes:
 # or 16 (benchmarks/results/compile_ahead_h200.md), so four at most.
 AHEAD_THREADS = 4
 _ahead_pool: "concurrent.futures.ThreadPoolExecutor | None" = None
-_ahead_pool_pid = 0  # the process that made it: a forked child makes its own
 _ahead_pool_lock = threading.Lock()
+
+
+def _forget_ahead_pool() -> None:
+    """In a forked child: the parent's compile threads do not exist there (a pool that
+    believes they do would never run the child's compiles), nor may its lock be free."""
+    global _ahead_pool, _ahead_pool_lock
+    _ahead_pool, _ahead_pool_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_ahead_pool)
 
 
 def compile_ahead(compiler: "CudaCompiler", source: str,
                   fast_math: bool = True) -> "concurrent.futures.Future[tuple[bytes, str]]":
     """Starts `compiler.compile_served(source, fast_math)` on the compile threads."""
-    global _ahead_pool, _ahead_pool_pid
+    global _ahead_pool
     with _ahead_pool_lock:
-        if _ahead_pool is None or _ahead_pool_pid != os.getpid():
+        if _ahead_pool is None:
             import concurrent.futures
             _ahead_pool = concurrent.futures.ThreadPoolExecutor(
                 max_workers=min(AHEAD_THREADS, os.cpu_count() or 1),
                 thread_name_prefix="cubepy-compile")
-            _ahead_pool_pid = os.getpid()
         return _ahead_pool.submit(compiler.compile_served, source, fast_math)
 
 
