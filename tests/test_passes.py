@@ -350,3 +350,33 @@ def test_corpus_unrolled_poly_and_seed_f64():
     assert "for " not in text and text.count("1.0:f32") + text.count("2.0:f32") >= 2
     with pytest.raises(cubepy.CompileError, match="WGSL has no f64"):
         corpus.fused_matmul_add_relu_kernel.source("wgsl", cube_dim=(16, 16, 1), Float=f64)
+
+
+def test_the_walks_skip_only_fields_that_cannot_hold_a_node():
+    """Every field of every IR node class that holds an expression, a tuple of them or a
+    block in practice is walked (a `Frag` is an expression); the skipped ones are typed
+    as something else. A field whose annotation names an unknown type is walked."""
+    import dataclasses
+
+    from cubepy.ir import nodes as n
+    from cubepy.ir.visit import walked_names
+
+    classes = [c for c in vars(n).values() if isinstance(c, type)
+               and dataclasses.is_dataclass(c) and issubclass(c, (n.Expr, n.Stmt))]
+    assert len(classes) > 40
+    for cls in classes:
+        walked = walked_names(object.__new__(cls))
+        for f in dataclasses.fields(cls):
+            if f.name in walked:
+                continue
+            assert "Expr" not in f.type and "Block" not in f.type and "Frag" not in f.type, \
+                (cls.__name__, f.name, f.type)
+    assert "frag" in walked_names(object.__new__(n.MatrixFill))
+    assert walked_names(object.__new__(n.For)) == ("start", "stop", "step", "body")
+
+    @dataclasses.dataclass(frozen=True)
+    class Odd(n.Expr):
+        mystery: "SomethingUnknown" = None  # noqa: F821
+        label: str = ""
+    odd = walked_names(object.__new__(Odd))  # (this module has no DType or Loc: walked)
+    assert "mystery" in odd and "label" not in odd

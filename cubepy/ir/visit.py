@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from typing import Callable, Iterator
 
 from . import nodes as n
@@ -20,9 +21,41 @@ def field_names(node) -> tuple[str, ...]:
     return names
 
 
+_WALKED: dict[type, tuple[str, ...]] = {}
+_PLAIN = {"str": str, "int": int, "bool": bool, "float": float, "None": type(None)}
+
+
+def walked_names(node) -> tuple[str, ...]:
+    """The fields of a node's class that may hold an expression, a tuple of them or a
+    block: all but those whose annotation names only other types (a `Loc`, a `DType`, a
+    `Var`, a str, an `Optional[Var]`...), found once per class. The walks below look at
+    these only; a field whose annotation cannot be read is always looked at."""
+    cls = type(node)
+    names = _WALKED.get(cls)
+    if names is None:
+        scope = vars(sys.modules[cls.__module__])
+        names = _WALKED[cls] = tuple(f.name for f in dataclasses.fields(cls)
+                                     if not _holds_no_node(f.type, scope))
+    return names
+
+
+def _holds_no_node(annotation, scope: dict) -> bool:
+    """Whether a field annotated `annotation` (a string, as `from __future__ import
+    annotations` leaves it) can only hold values that are not expressions or blocks."""
+    if not isinstance(annotation, str):
+        return False
+    text = annotation.replace(" ", "")
+    for wrapper in ("Optional[", "tuple[", "Union["):
+        if text.startswith(wrapper) and text.endswith("]"):
+            parts = [p for p in text[len(wrapper):-1].split(",") if p != "..."]
+            return all(_holds_no_node(p, scope) for p in parts)
+    kind = _PLAIN.get(text) or scope.get(text)
+    return isinstance(kind, type) and not issubclass(kind, (n.Expr, n.Block))
+
+
 def child_exprs(node) -> Iterator[n.Expr]:
     """The expressions directly held by a statement or expression (not nested blocks)."""
-    for name in field_names(node):
+    for name in walked_names(node):
         value = getattr(node, name)
         if isinstance(value, n.Expr):
             yield value
@@ -33,7 +66,7 @@ def child_exprs(node) -> Iterator[n.Expr]:
 
 
 def child_blocks(stmt: n.Stmt) -> Iterator[n.Block]:
-    for name in field_names(stmt):
+    for name in walked_names(stmt):
         value = getattr(stmt, name)
         if isinstance(value, n.Block):
             yield value
@@ -88,7 +121,7 @@ def map_expr(expr: n.Expr, fn: Callable[[n.Expr], n.Expr]) -> n.Expr:
     """Rebuilds `expr` bottom-up: children first, then `fn` on the node, rebuilt when a
     child changed (a subtree `fn` leaves alone is kept, not copied)."""
     changes = None
-    for name in field_names(expr):
+    for name in walked_names(expr):
         value = getattr(expr, name)
         if isinstance(value, n.Expr):
             new = map_expr(value, fn)
@@ -111,7 +144,7 @@ def map_stmt_exprs(stmt: n.Stmt, fn: Callable[[n.Expr], n.Expr]) -> n.Stmt:
     of one statement (an unrolled body) become distinct objects, which the WGSL
     barrier analysis tells apart by identity."""
     changes = {}
-    for name in field_names(stmt):
+    for name in walked_names(stmt):
         value = getattr(stmt, name)
         if isinstance(value, n.Expr):
             changes[name] = map_expr(value, fn)
@@ -122,7 +155,7 @@ def map_stmt_exprs(stmt: n.Stmt, fn: Callable[[n.Expr], n.Expr]) -> n.Stmt:
 
 def map_blocks(stmt: n.Stmt, fn: Callable[[n.Block], n.Block]) -> n.Stmt:
     """A copy of `stmt` with `fn` applied to each nested block."""
-    changes = {name: fn(getattr(stmt, name)) for name in field_names(stmt)
+    changes = {name: fn(getattr(stmt, name)) for name in walked_names(stmt)
                if isinstance(getattr(stmt, name), n.Block)}
     return replace(stmt, changes) if changes else stmt
 
