@@ -357,6 +357,7 @@ def test_the_walks_skip_only_fields_that_cannot_hold_a_node():
     block in practice is walked (a `Frag` is an expression); the skipped ones are typed
     as something else. A field whose annotation names an unknown type is walked."""
     import dataclasses
+    import typing  # noqa: F401  (named by Odd's annotation)
 
     from cubepy.ir import nodes as n
     from cubepy.ir.visit import walked_names
@@ -376,7 +377,7 @@ def test_the_walks_skip_only_fields_that_cannot_hold_a_node():
 
     @dataclasses.dataclass(frozen=True)
     class Odd(n.Expr):
-        mystery: "SomethingUnknown" = None  # noqa: F821
+        mystery: "typing.Any" = None  # (a dotted name: not read, so walked)
         label: str = ""
     odd = walked_names(object.__new__(Odd))  # (this module has no DType or Loc: walked)
     assert "mystery" in odd and "label" not in odd
