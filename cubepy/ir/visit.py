@@ -120,7 +120,7 @@ def replace(node, changes: dict):
 def map_expr(expr: n.Expr, fn: Callable[[n.Expr], n.Expr]) -> n.Expr:
     """Rebuilds `expr` bottom-up: children first, then `fn` on the node, rebuilt when a
     child changed (a subtree `fn` leaves alone is kept, not copied)."""
-    changes = None
+    changes: dict[str, object] | None = None
     for name in walked_names(expr):
         value = getattr(expr, name)
         if isinstance(value, n.Expr):
@@ -143,7 +143,7 @@ def map_stmt_exprs(stmt: n.Stmt, fn: Callable[[n.Expr], n.Expr]) -> n.Stmt:
     blocks untouched). A statement with expressions is always a new object, so copies
     of one statement (an unrolled body) become distinct objects, which the WGSL
     barrier analysis tells apart by identity."""
-    changes = {}
+    changes: dict[str, object] = {}
     for name in walked_names(stmt):
         value = getattr(stmt, name)
         if isinstance(value, n.Expr):
