@@ -145,19 +145,20 @@ class Autotuned:
     def _prepare_all(self, preparer, client, cube_count, args, kwargs,
                      checked: bool) -> None:
         self._compile_ahead(client, cube_count, args, kwargs, checked)
-        for cfg in self.configs:
-            try:
-                self._run(preparer, client, cube_count, cfg, args, kwargs)
-            except LaunchError:
-                pass
+        self._each_config(preparer, client, cube_count, args, kwargs)
 
     def _compile_ahead(self, client, cube_count, args, kwargs, checked: bool) -> None:
         """Every config's code, each handed to the runtime to compile meanwhile."""
-        ahead = functools.partial(self.kernel._compile_ahead, checked)
+        self._each_config(functools.partial(self.kernel._compile_ahead, checked), client,
+                          cube_count, args, kwargs)
+
+    def _each_config(self, launcher, client, cube_count, args, kwargs) -> None:
+        """`launcher` with every config, passing over those beyond this device's limits
+        (their timed launch raises the LaunchError again, and tuning skips them)."""
         for cfg in self.configs:
             try:
-                self._run(ahead, client, cube_count, cfg, args, kwargs)
-            except LaunchError:  # beyond this device's limits: its launch says so again
+                self._run(launcher, client, cube_count, cfg, args, kwargs)
+            except LaunchError:
                 pass
 
     def _run(self, launcher, client, cube_count, cfg: dict, args, kwargs) -> None:

@@ -244,5 +244,25 @@ def test_a_forked_child_compiles_ahead_on_threads_of_its_own():
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
-def test_the_compile_threads_are_a_few():
-    assert 1 <= cuda_compile.AHEAD_THREADS <= 8
+def test_no_more_compiles_run_at_once_than_the_compile_threads():
+    """NVRTC gains nothing past four threads (AHEAD_THREADS): more compiles handed over
+    than that wait for a thread instead of each getting one."""
+    running, most = [0], [0]
+    lock = threading.Lock()
+
+    def served(source):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        time.sleep(0.2)
+        with lock:
+            running[0] -= 1
+        return b"cubin", "ahead"
+
+    compiler = _Compiler(served=served)
+    futures = [cuda_compile.compile_ahead(compiler, f"source {i}")
+               for i in range(2 * cuda_compile.AHEAD_THREADS)]
+    assert all(f.result(timeout=30)[1] == "ahead" for f in futures)
+    assert 1 <= most[0] <= min(cuda_compile.AHEAD_THREADS, os.cpu_count() or 1)
+    if (os.cpu_count() or 1) >= 2:
+        assert most[0] >= 2  # and several do run at once
