@@ -108,7 +108,7 @@ if sys.argv[1] == "cuda" and len(sys.argv) > 2:  # cold: keep what NVRTC compile
             fh.write(source)
         with open(KERNEL_FILE + ".opts", "w") as fh:
             fh.write("\n".join(cuda_compile.nvrtc_options(  # as compile_nvrtc's
-                arch, fast_math, minimal=cuda_compile.nvrtc_minimal())))
+                arch, fast_math, minimal=cuda_compile.nvrtc_minimal(), source=source)))
         with open(KERNEL_FILE + ".lib", "w") as fh:  # the libnvrtc cubepy loaded
             fh.write(cuda_compile.nvrtc_lib.load().path)
         return real_nvrtc(source, arch, fast_math=fast_math)

@@ -5,6 +5,7 @@ a source containing `#error` with a log, as NVRTC does, and one naming `cudaStre
 under --minimal, which leaves the runtime API's types out."""
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
 import subprocess
@@ -130,6 +131,48 @@ def test_compiles_through_the_library(fake_library, fresh, monkeypatch):
         nvrtc.compile("#error no", "k.cu", [])
 
 
+def test_the_load_takes_the_library_opened_ahead(fake_library, fresh, monkeypatch):
+    """open_ahead's dlopen (the loading thread's) is what load uses: no second open."""
+    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(fake_library))
+    nvrtc_lib.open_ahead(nvrtc_lib.prepare_open_ahead())
+    assert isinstance(nvrtc_lib._opened_ahead[str(fake_library)], ctypes.CDLL)
+
+    def no_second_open(candidate):
+        raise AssertionError(f"{candidate} opened again")
+
+    monkeypatch.setattr(nvrtc_lib, "_open", no_second_open)
+    nvrtc = nvrtc_lib.load()
+    assert nvrtc.version() == (13, 0) and nvrtc.path == os.path.realpath(fake_library)
+    assert nvrtc.compile("__global__ void k() {}", "k.cu", []).startswith(b"CUBIN")
+    assert nvrtc_lib._opened_ahead == {}
+
+
+def test_a_failed_open_ahead_gives_the_same_error(tmp_path, fresh, monkeypatch):
+    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(tmp_path / "absent" / "libnvrtc.so.13"))
+    messages = []
+    for ahead in (False, True):
+        nvrtc_lib.reset_for_tests()
+        if ahead:
+            nvrtc_lib.open_ahead(nvrtc_lib.prepare_open_ahead())
+            assert isinstance(nvrtc_lib._opened_ahead[str(tmp_path / "absent" /
+                                                          "libnvrtc.so.13")], OSError)
+        with pytest.raises(nvrtc_lib.NvrtcError) as err:
+            nvrtc_lib.load()
+        messages.append(str(err.value))
+    assert messages[0] == messages[1] and "absent" in messages[1]
+
+
+def test_the_search_lists_the_candidates_again_when_the_path_changed(
+        tmp_path, fresh, monkeypatch):
+    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(tmp_path / "first.so"))
+    assert nvrtc_lib.prepare_open_ahead() == [str(tmp_path / "first.so")]
+    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(tmp_path / "second.so"))
+    with pytest.raises(nvrtc_lib.NvrtcError) as err:
+        nvrtc_lib.load()
+    assert len(err.value.tried) == 1
+    assert err.value.tried[0].startswith(f"{tmp_path / 'second.so'}: ")
+
+
 def test_a_library_lacking_the_cubin_calls_is_passed_over(tmp_path, fresh, monkeypatch):
     old = _build(tmp_path / "old", "libnvrtc.so.11", "-DNO_CUBIN")
     monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(old))
@@ -206,12 +249,13 @@ def test_minimal_first_and_again_without_it_when_rejected(tmp_path, fresh, monke
     newer = _build(tmp_path / "12.4", "libnvrtc.so.12", "-DNVRTC_MAJOR=12", "-DNVRTC_MINOR=4")
     monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(newer))
     assert cuda_compile.nvrtc_minimal()
-    plain = cuda_compile.compile_nvrtc("__global__ void k() {}", "sm_90")
+    source = "__global__ void k() {}"
+    plain = cuda_compile.compile_nvrtc(source, "sm_90")
     assert _options_of(plain)[-1] == "--minimal"
-    assert _options_of(plain)[:-1] == cuda_compile.nvrtc_options("sm_90")
+    assert _options_of(plain)[:-1] == cuda_compile.nvrtc_options("sm_90", source=source)
     needs_more = "__global__ void k() { cudaStream_t s; }"
     cubin = cuda_compile.compile_nvrtc(needs_more, "sm_90")
-    assert _options_of(cubin) == cuda_compile.nvrtc_options("sm_90")
+    assert _options_of(cubin) == cuda_compile.nvrtc_options("sm_90", source=needs_more)
     assert cubin.decode().endswith(needs_more)
     with pytest.raises(nvrtc_lib.NvrtcError, match="the source says #error"):
         cuda_compile.compile_nvrtc("#error no", "sm_90")  # the second compile's log

@@ -1,5 +1,6 @@
-"""NVRTC's load starts on a thread when a launch is about to compile a kernel, and the
-compile waits for it: same outcome, same errors, as loading it at the compile."""
+"""NVRTC's load starts on a thread when a launch is about to compile a kernel (the
+library's dlopen only), and the compile waits for it: same outcome, same errors, as
+loading it at the compile."""
 from __future__ import annotations
 
 import threading
@@ -17,6 +18,10 @@ from cubepy.runtime import cuda_compile, nvrtc_lib
 def fresh_load(monkeypatch):
     """No load started yet in this test, and no compiler found but the fakes given."""
     monkeypatch.setattr(cuda_compile, "_loading", None)
+    monkeypatch.setattr(nvrtc_lib, "_loaded", None)
+    monkeypatch.setattr(nvrtc_lib, "_tried", None)
+    monkeypatch.setattr(nvrtc_lib, "_prepared", None)
+    monkeypatch.setattr(nvrtc_lib, "_opened_ahead", {})
     monkeypatch.delenv("CUBEPY_CUDA_COMPILER", raising=False)
     monkeypatch.setattr(cuda_compile, "nvcc_identity", lambda: None)
     monkeypatch.setenv("CUBEPY_NO_CACHE", "1")
@@ -26,24 +31,24 @@ def test_compile_waits_for_the_background_load(fresh_load, monkeypatch):
     release = threading.Event()
     seen = []
 
-    def slow_version():
+    def slow_open(candidates):
         seen.append(threading.current_thread().name)
         release.wait(5)
-        seen.append("loaded")
-        return "nvrtc-13.0"
+        seen.append("opened")
 
     def identity():
         seen.append("identity")
         return "nvrtc-13.0|lib"
 
-    monkeypatch.setattr(cuda_compile, "nvrtc_version", slow_version)
+    monkeypatch.setattr(nvrtc_lib, "open_ahead", slow_open)
+    monkeypatch.setattr(cuda_compile, "nvrtc_version", lambda: "nvrtc-13.0")
     monkeypatch.setattr(cuda_compile, "nvrtc_identity", identity)
     monkeypatch.setattr(cuda_compile, "compile_nvrtc", lambda src, arch, fast_math: b"cubin")
     cuda_compile.start_loading_nvrtc()
     cuda_compile.start_loading_nvrtc()  # once per process
     threading.Timer(0.05, release.set).start()
     assert cuda_compile.CudaCompiler("sm_80").compile("__global__ void k() {}") == b"cubin"
-    assert seen[:3] == ["cubepy-nvrtc-load", "loaded", "identity"]
+    assert seen[:3] == ["cubepy-nvrtc-load", "opened", "identity"]
 
 
 def test_failing_load_gives_the_same_error_at_the_compile(fresh_load, monkeypatch):
@@ -112,14 +117,28 @@ class FakeNvrtc:
         return b"cubin"
 
 
-def test_the_load_loads_and_compiles_nothing(fresh_load, monkeypatch):
+def test_the_thread_only_opens_the_library(fresh_load, monkeypatch):
+    """The thread runs the dlopen of the candidates listed before it started, and
+    nothing of NVRTC: the compile's load asks the version, on its own thread."""
     fake = FakeNvrtc()
+    opened = []
+    monkeypatch.setattr(nvrtc_lib, "library_candidates", lambda: ["/nowhere/libnvrtc.so.13"])
+    monkeypatch.setattr(nvrtc_lib, "open_ahead", lambda candidates: opened.append(
+        (candidates, threading.current_thread().name)))
     monkeypatch.setattr(nvrtc_lib, "load", lambda: fake)
     cuda_compile.nvrtc_version.cache_clear()
     try:
         cuda_compile.start_loading_nvrtc()
         cuda_compile.wait_for_nvrtc_load()
-        assert cuda_compile.nvrtc_version() == "nvrtc-13.0"  # kept: not asked again
+        assert opened == [(["/nowhere/libnvrtc.so.13"], "cubepy-nvrtc-load")]
+        assert fake.calls == []
+        assert cuda_compile.nvrtc_version() == "nvrtc-13.0"
     finally:
         cuda_compile.nvrtc_version.cache_clear()
-    assert fake.calls == [("version", "cubepy-nvrtc-load")]
+    assert fake.calls == [("version", "MainThread")]
+
+
+def test_no_thread_once_the_library_is_loaded(fresh_load, monkeypatch):
+    monkeypatch.setattr(nvrtc_lib, "_loaded", FakeNvrtc())
+    cuda_compile.start_loading_nvrtc()
+    assert cuda_compile._loading is None

@@ -590,3 +590,32 @@ def test_cache_temp_files_are_private_and_exclusive(tmp_path):
     fd2, name2 = cache.make_temp_file(tmp_path)
     os.close(fd2)
     assert name2 != name
+
+
+def test_a_source_without_includes_needs_no_header_search(tmp_path, monkeypatch):
+    """The header folders matter only to a source that includes a header: for one that
+    includes none (a plain f32 kernel), NVRTC's options, and so its cubin's key, leave
+    them out and the search is not made."""
+    from cubepy.runtime import cuda_compile
+    monkeypatch.setenv("CUBEPY_CACHE_DIR", str(tmp_path / "cache"))
+    inc = _header_folder(tmp_path / "inc", cuda_compile.GENERATED_HEADERS)
+    searched = []
+
+    def search():
+        searched.append(1)
+        return [str(inc)]
+
+    monkeypatch.setattr(cuda_compile, "_include_candidates", search)
+    cuda_compile._include_dirs.cache_clear()
+    try:
+        plain = "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }"
+        options = cuda_compile.nvrtc_options("sm_90", source=plain)
+        assert not any(o.startswith("--include-path") for o in options)
+        assert searched == []
+        halves = "#include <cuda_fp16.h>\n" + plain
+        assert f"--include-path={inc}" in cuda_compile.nvrtc_options("sm_90", source=halves)
+        assert searched == [1]
+        assert options == [o for o in cuda_compile.nvrtc_options("sm_90")
+                           if not o.startswith("--include-path")]
+    finally:
+        cuda_compile._include_dirs.cache_clear()

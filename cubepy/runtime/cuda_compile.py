@@ -169,15 +169,17 @@ _loading: threading.Thread | None = None  # the thread started by start_loading_
 
 
 def start_loading_nvrtc() -> None:
-    """Starts loading NVRTC (finding libnvrtc and a dlopen, about 7 ms on the H200) on a
-    thread, for a process about to compile a kernel: the load then overlaps the frontend
-    and code generation, as the dlopen runs without the GIL (nvrtc_lib.py; NVRTC is not
-    reached through cuda-python, whose import holds the GIL for about 60 ms).
-    `nvrtc_version()` does the loading, as it would at the compile, and keeps its answer
-    (None when NVRTC cannot be loaded), so the compile sees the same outcome and reports
-    the same error. `CudaCompiler.compile` waits for the thread first, so NVRTC is never
-    called from two threads at once. Once per process; nothing happens when nvcc is
-    forced.
+    """Starts libnvrtc's dlopen (about 6 ms on the H200, without the GIL) on a thread, for
+    a process about to compile a kernel: the dlopen then overlaps the frontend and code
+    generation (nvrtc_lib.py; NVRTC is not reached through cuda-python, whose import
+    holds the GIL for about 60 ms). The thread runs nothing but the dlopen: the
+    candidates are listed here first, and the compile's `nvrtc_version()` finishes the
+    load (nvrtc_lib.load: the library's functions and version) as it would without the
+    thread, so it sees the same outcome and reports the same error. On the H200 the
+    whole load on the thread (the search, the dlopen, the functions) made the frontend
+    3.8 ms slower, the dlopen alone 1.6 ms: each time the thread took the GIL back after
+    a system call, the frontend waited. `CudaCompiler.compile` waits for the thread
+    first. Once per process; nothing happens when nvcc is forced.
 
     The thread compiles nothing. NVRTC's first compile in a process also sets NVRTC up
     (it loads libnvrtc-builtins): on the H200 a small kernel's first compile took 15.0
@@ -188,20 +190,23 @@ def start_loading_nvrtc() -> None:
     interleaved; `benchmarks/results/startup_cold_setup_h200.json`), as it had before
     NVRTC was reached through ctypes."""
     global _loading
-    if os.environ.get("CUBEPY_CUDA_COMPILER") == "nvcc" or _loading is not None:
+    if (os.environ.get("CUBEPY_CUDA_COMPILER") == "nvcc" or _loading is not None
+            or nvrtc_lib.load_finished()):
         return
     with _loading_lock:
         if _loading is None:
-            # Not a daemon: an interpreter exiting meanwhile waits for the load to end
-            # rather than finalising under a thread inside an import.
-            _loading = threading.Thread(target=_load_nvrtc, name="cubepy-nvrtc-load")
+            # Not a daemon: an interpreter exiting meanwhile waits for the dlopen to end
+            # rather than finalising under a thread inside it.
+            candidates = nvrtc_lib.prepare_open_ahead()
+            _loading = threading.Thread(target=_open_nvrtc, args=(candidates,),
+                                        name="cubepy-nvrtc-load")
             _loading.start()
 
 
-def _load_nvrtc() -> None:
+def _open_nvrtc(candidates: list[str]) -> None:
     try:
-        nvrtc_version()
-    except BaseException:  # (nvrtc_version returns None on failure; the compile reports)
+        nvrtc_lib.open_ahead(candidates)
+    except BaseException:  # (the compile's own load reports what went wrong)
         pass
 
 
@@ -385,13 +390,19 @@ def _float_options(fast_math: bool) -> tuple[str, ...]:
     return () if fast_math else STRICT_FLOAT_OPTIONS
 
 
-def nvrtc_options(arch: str, fast_math: bool = True, minimal: bool = False) -> list[str]:
+def nvrtc_options(arch: str, fast_math: bool = True, minimal: bool = False,
+                  source: str | None = None) -> list[str]:
     """NVRTC's options for `arch` (they are part of the cache key); `fast_math=False`
-    turns off multiply-add contraction; `minimal` adds --minimal (compile_nvrtc)."""
+    turns off multiply-add contraction; `minimal` adds --minimal (compile_nvrtc). Given
+    the `source`, the header folders are passed only when it includes a header: a
+    first compile of a kernel without one (a plain f32 kernel) then skips their search,
+    about 0.7 ms of a cold launch on the H200."""
     opts = [f"--gpu-architecture={arch}", *_COMMON_OPTIONS, *_float_options(fast_math)]
-    for inc in dict.fromkeys((cuda_include_dir(), extra_include_dir(), cccl_include_dir())):
-        if inc:
-            opts.append(f"--include-path={inc}")
+    if source is None or "#include" in source:
+        for inc in dict.fromkeys((cuda_include_dir(), extra_include_dir(),
+                                  cccl_include_dir())):
+            if inc:
+                opts.append(f"--include-path={inc}")
     if minimal:
         opts.append(MINIMAL_OPTION)
     return opts
@@ -419,11 +430,11 @@ def compile_nvrtc(source: str, arch: str, fast_math: bool = True) -> bytes:
     if _has_minimal(nvrtc):
         try:
             return nvrtc.compile(source, SOURCE_NAME,
-                                 nvrtc_options(arch, fast_math, minimal=True))
+                                 nvrtc_options(arch, fast_math, minimal=True, source=source))
         except nvrtc_lib.NvrtcError:
             _log.debug("NVRTC rejected the source with %s; compiling it without",
                        MINIMAL_OPTION)
-    return nvrtc.compile(source, SOURCE_NAME, nvrtc_options(arch, fast_math))
+    return nvrtc.compile(source, SOURCE_NAME, nvrtc_options(arch, fast_math, source=source))
 
 
 def _has_minimal(nvrtc: nvrtc_lib.Nvrtc) -> bool:
@@ -537,7 +548,9 @@ class CudaCompiler:
         arch = self.arch_for(source)
         errors = []
         # Module globals looked up per call, so tests can substitute fake compilers.
-        compilers = (("nvrtc", nvrtc_identity, nvrtc_options, compile_nvrtc, nvrtc_version),
+        compilers = (("nvrtc", nvrtc_identity,
+                      lambda arch, fast_math: nvrtc_options(arch, fast_math, source=source),
+                      compile_nvrtc, nvrtc_version),
                      ("nvcc", nvcc_identity, nvcc_options, compile_nvcc, nvcc_version))
         forced = os.environ.get("CUBEPY_CUDA_COMPILER")  # read per compile, not cached
         for which, identity, options, fn, version in compilers:

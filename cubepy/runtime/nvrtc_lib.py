@@ -163,6 +163,12 @@ class Nvrtc:
 _lock = threading.Lock()
 _loaded: Nvrtc | None = None
 _tried: tuple[str, ...] | None = None  # what the search tried, when it found nothing
+# What open_ahead's dlopens gave, each candidate's library or OSError, for the search to
+# take instead of opening the candidate again.
+_opened_ahead: dict[str, ctypes.CDLL | OSError] = {}
+# prepare_open_ahead's candidates and what they came from, which the search reuses
+# while sys.path and the variables are the same (a few milliseconds later).
+_prepared: tuple[tuple, list[str]] | None = None
 
 
 def load() -> Nvrtc:
@@ -178,11 +184,58 @@ def load() -> Nvrtc:
     return _loaded
 
 
-def _search() -> tuple[Nvrtc | None, tuple[str, ...] | None]:
-    tried = []
-    for candidate in library_candidates():
+def load_finished() -> bool:
+    """Whether `load` has run (whatever it found)."""
+    return _loaded is not None or _tried is not None
+
+
+def prepare_open_ahead() -> list[str]:
+    """What open_ahead needs, made on the calling thread: the candidates (a list from
+    library_candidates) and the loader's functions. The loading thread then runs no
+    Python but the dlopen's call: on the H200, each GIL hand-over between it and the
+    frontend cost the frontend more than the Python work itself."""
+    global _prepared
+    _loader()
+    candidates = library_candidates()
+    _prepared = (_search_inputs(), candidates)
+    return candidates
+
+
+def _search_inputs() -> tuple:
+    """What library_candidates reads besides the folders' files."""
+    return tuple(os.environ.get(v) for v in SEARCH_VARIABLES), tuple(sys.path)
+
+
+def open_ahead(candidates: list[str]) -> None:
+    """dlopen of `candidates` in order until one opens, for `load` to take (on the
+    thread that cuda_compile.start_loading_nvrtc starts: the dlopen without the GIL).
+    Only the library's mapping is done here; `load` checks its functions and version,
+    as it does for a library it opens itself, so the outcome and errors are the same."""
+    for candidate in candidates:
         try:
-            lib = _open(candidate)
+            _opened_ahead[candidate] = _open(candidate)
+            return
+        except OSError as e:
+            _opened_ahead[candidate] = e
+
+
+def _open_once(candidate: str) -> ctypes.CDLL:
+    """`candidate` loaded: open_ahead's outcome when it tried it, else opened now."""
+    opened = _opened_ahead.pop(candidate, None)
+    if isinstance(opened, OSError):
+        raise opened
+    return opened if opened is not None else _open(candidate)
+
+
+def _search() -> tuple[Nvrtc | None, tuple[str, ...] | None]:
+    global _prepared
+    tried = []
+    prepared, _prepared = _prepared, None
+    candidates = (prepared[1] if prepared is not None and prepared[0] == _search_inputs()
+                  else library_candidates())
+    for candidate in candidates:
+        try:
+            lib = _open_once(candidate)
             nvrtc = Nvrtc(lib, _library_path(lib, candidate))
             nvrtc.version()
             return nvrtc, None
@@ -240,6 +293,7 @@ def _library_path(lib: ctypes.CDLL, candidate: str) -> str:
 
 def reset_for_tests() -> None:
     """Forgets the loaded library, so a test can load another (the old stays mapped)."""
-    global _loaded, _tried
+    global _loaded, _tried, _prepared
     with _lock:
-        _loaded = _tried = None
+        _loaded = _tried = _prepared = None
+        _opened_ahead.clear()
