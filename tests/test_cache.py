@@ -709,3 +709,93 @@ def test_nvrtc_and_include_records_ignore_files_written_beside_a_script(tmp_path
     (script_folder / "nvidia" / "cu13" / "include").mkdir()
     after = [key() for key in keys]
     assert after[0] != before[0] and after[1] != before[1]
+
+
+# -- writes held back during a compile (cache.HeldWrites) -------------------------------
+
+KEY2 = "cd" * 32
+
+
+def test_held_writes_are_written_at_the_end_and_read_back_meanwhile(cache_root):
+    store = DiskCache("held")
+    with cache.HeldWrites():
+        store.put(KEY, b"one")
+        with cache.HeldWrites():  # nested: the outermost block owns the writes
+            store.put(KEY2, b"two")
+        assert not (cache_root / "held").exists()
+        assert store.get(KEY) == b"one" and store.get(KEY2) == b"two"
+    assert sorted(p.name for p in (cache_root / "held").iterdir()) == [
+        f"{KEY}.bin", f"{KEY2}.bin"]
+    assert store.get(KEY) == b"one" and store.get(KEY2) == b"two"  # from the files
+    with pytest.raises(ValueError, match="lowercase hex digest"):
+        with cache.HeldWrites():
+            store.put("not a key", b"x")  # refused at the put, as when not held
+
+
+def test_other_threads_write_at_once_while_one_holds(cache_root):
+    import threading
+    store = DiskCache("held")
+    with cache.HeldWrites():
+        other = threading.Thread(target=store.put, args=(KEY2, b"theirs"))
+        other.start()
+        other.join()
+        assert (cache_root / "held" / f"{KEY2}.bin").exists()
+        store.put(KEY, b"mine")
+        assert not (cache_root / "held" / f"{KEY}.bin").exists()
+    assert store.get(KEY) == b"mine"
+
+
+def test_held_writes_are_made_on_a_thread_while_the_compiler_runs(cache_root, monkeypatch):
+    """The compile hands the writes held until then (here the spec entry and the
+    compiler's records) to a writer thread before it calls the compiler; the cubin,
+    put after, is written at the end of the block."""
+    import threading
+    written = []
+    real_write = DiskCache._write
+
+    def recording_write(self, key, payload):
+        written.append((self.name, threading.current_thread().name))
+        real_write(self, key, payload)
+
+    monkeypatch.setattr(DiskCache, "_write", recording_write)
+    fake = FakeCompilers(monkeypatch)
+    held_at_compile = []
+    real_compile = fake.compile
+
+    def compile_seeing_the_held(source, arch, fast_math=True):
+        held_at_compile.append(list(cache._held.writes))
+        return real_compile(source, arch, fast_math)
+
+    monkeypatch.setattr(cuda_compile, "compile_nvcc", compile_seeing_the_held)
+    with cache.HeldWrites():
+        DiskCache("kernels").put(KEY, b"spec entry")
+        cuda_compile.CudaCompiler("sm_90").compile("__global__ void k() {}")
+    assert held_at_compile == [[]]  # all handed over before the compile
+    assert written == [("kernels", "cubepy-cache-write"), ("cuda", "MainThread")]
+    assert DiskCache("kernels").get(KEY) == b"spec entry"
+    assert len(list((cache_root / "cuda").glob("*.cubin"))) == 1
+
+
+def test_a_launch_stores_its_cache_entries(cache_root, tmp_path):
+    """The launch's block ends with its entries on disk: the next process reads its
+    kernel from there instead of compiling it."""
+    script = (
+        "import logging, sys, numpy as np, cubepy\n"
+        "from cubepy import ABSOLUTE_POS, Array, CubeCount, CubeDim, cube, f32\n"
+        "logging.basicConfig(stream=sys.stdout, level=logging.INFO, format='%(message)s')\n"
+        "@cube(launch=True)\n"
+        "def held_twice(x: Array[f32]):\n"
+        "    i = ABSOLUTE_POS\n"
+        "    if i < len(x):\n"
+        "        x[i] = x[i] * 2.0\n"
+        "c = cubepy.client('cpu')\n"
+        "x = c.tensor(np.ones(4, np.float32))\n"
+        "held_twice.launch(c, CubeCount(1), CubeDim(4), x)\n"
+        "print(x.numpy().tolist())\n")
+    (tmp_path / "held_kernel.py").write_text(script)
+    runs = [subprocess.run([sys.executable, "held_kernel.py"], cwd=tmp_path, env=os.environ,
+                           capture_output=True, text=True, timeout=120) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr + runs[1].stderr
+    assert all(r.stdout.strip().endswith("[2.0, 2.0, 2.0, 2.0]") for r in runs)
+    assert "compiled held_twice for cpu" in runs[0].stdout
+    assert "read held_twice for cpu" in runs[1].stdout, runs[1].stdout
