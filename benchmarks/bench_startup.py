@@ -107,8 +107,12 @@ if sys.argv[1] == "cuda" and len(sys.argv) > 2:  # cold: keep what NVRTC compile
         with open(KERNEL_FILE + ".cu", "w") as fh:
             fh.write(source)
         with open(KERNEL_FILE + ".opts", "w") as fh:
-            fh.write("\n".join(cuda_compile.nvrtc_options(  # as compile_nvrtc's
-                arch, fast_math, minimal=cuda_compile.nvrtc_minimal(), source=source)))
+            minimal = cuda_compile.nvrtc_minimal()
+            try:  # as compile_nvrtc's
+                options = cuda_compile.nvrtc_options(arch, fast_math, minimal, source=source)
+            except TypeError:  # (an older cubepy's, without source: probe_cold_launch --base)
+                options = cuda_compile.nvrtc_options(arch, fast_math, minimal)
+            fh.write("\n".join(options))
         with open(KERNEL_FILE + ".lib", "w") as fh:  # the libnvrtc cubepy loaded
             fh.write(cuda_compile.nvrtc_lib.load().path)
         return real_nvrtc(source, arch, fast_math=fast_math)

@@ -1,7 +1,7 @@
 """Cold first launches on cuda, fresh processes interleaved, under variants of the
 NVRTC loading thread, against NVRTC alone in the same run.
 
-    python benchmarks/probe_cold_launch.py [RUNS] [PAUSE_S] [VARIANT,VARIANT...]
+    python benchmarks/probe_cold_launch.py [RUNS] [PAUSE_S] [VARIANT,VARIANT...] [--base DIR]
 
 Each process is benchmarks/bench_startup.py's launch child (import, client, then the
 timed decoration + first launch + sync of axpy with an empty cache folder); a variant
@@ -13,7 +13,15 @@ adds one line before the timed part:
   3.12's immortal tuples) from a program's (cubepy/gc_pause.py);
 - `eager_passes`: the compile first imports what a plain kernel's first compile no
   longer loads (the passes for lines, unrolling, long elif chains and uniform barriers,
-  the C-like line accesses, cuda's cmma staging), as before passes/needs.py.
+  the C-like line accesses, cuda's cmma staging), as before passes/needs.py;
+- `switch_1ms`, `switch_200us`: the interpreter's switch interval (how long a thread
+  waiting for the GIL waits before it asks the holder to let go; 5 ms by default) set
+  to 1 ms or 0.2 ms for the timed part, so that the NVRTC loading thread and the main
+  thread hand the GIL over sooner after each other's system calls;
+- `load_at_compile`: no loading thread, NVRTC loaded by the compile itself;
+- `base` (with `--base DIR`): the code as it stands in another tree, DIR holding its
+  `cubepy` package (for example `git archive REV cubepy | tar x -C DIR`), first on the
+  path of its processes.
 
 (Earlier runs compared other variants: ctypes.CDLL's dlopen, compiles without
 `--minimal`, NVRTC through cuda-python; their results keep those names.)
@@ -34,10 +42,12 @@ process]}}) to $OUT/cold_launch.json (or /tmp). Results: benchmarks/results/star
 """
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -58,6 +68,10 @@ PATCH = {
                     "    import cubepy.codegen.clike_lines, cubepy.codegen.cuda_cmma_staging\n"
                     "    return _compile_spec(*args, **kwargs)\n"
                     "_k._compile_spec = _eager\n",
+    "switch_1ms": "sys.setswitchinterval(0.001)\n",
+    "switch_200us": "sys.setswitchinterval(0.0002)\n",
+    "load_at_compile": "import cubepy.runtime.cuda_compile as _cc\n"
+                       "_cc.start_loading_nvrtc = lambda: None\n",
 }
 
 
@@ -67,11 +81,32 @@ PATCH = {
 PHASES = ("compiler_ms", "frontend_ms", "gc_ms")
 
 
+def _child_on(tree: str | None, code: str, args: list[str], cache: str) -> dict:
+    """bench_startup's child, on the cubepy under `tree` when given."""
+    if tree is None:
+        return b._child(code, args, cache)
+    env = b._env(cache)
+    env["PYTHONPATH"] = os.pathsep.join([tree, env["PYTHONPATH"]])
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env,
+                         capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr)
+    return ast.literal_eval(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
-    pause = float(sys.argv[2]) if len(sys.argv) > 2 else 0.0
-    chosen = sys.argv[3].split(",") if len(sys.argv) > 3 else list(PATCH)
-    variants = {k: PATCH[k] for k in chosen}
+    argv = sys.argv[1:]
+    base = None
+    if "--base" in argv:
+        at = argv.index("--base")
+        base = os.path.abspath(argv[at + 1])
+        del argv[at:at + 2]
+    runs = int(argv[0]) if len(argv) > 0 else 7
+    pause = float(argv[1]) if len(argv) > 1 else 0.0
+    chosen = argv[2].split(",") if len(argv) > 2 else list(PATCH)
+    if base is not None and "base" not in chosen:
+        chosen.append("base")
+    variants = {k: PATCH.get(k, "") for k in chosen}
     times: dict[str, list[float]] = {k: [] for k in variants}
     phases: dict[str, list[dict]] = {k: [] for k in variants}
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,6 +114,8 @@ def main() -> None:
         with open(kernel_file, "w") as fh:
             fh.write(b.KERNEL)
         b._child(b.IMPORT_CHILD, [], None)  # fills __pycache__
+        if base is not None:
+            _child_on(base, b.IMPORT_CHILD, [], None)
         times["nvrtc_alone_ctypes"] = []
         with_cupy = importlib.util.find_spec("cupy") is not None
         if with_cupy:
@@ -89,7 +126,8 @@ def main() -> None:
                 code = b.LAUNCH_CHILD.replace("KERNEL_FILE", repr(kernel_file)).replace(
                     "before = set(sys.modules)", patch + "before = set(sys.modules)")
                 time.sleep(pause)
-                row = b._child(code, ["cuda", "cold"], os.path.join(tmp, f"c{i}{variant}"))
+                row = _child_on(base if variant == "base" else None, code, ["cuda", "cold"],
+                                os.path.join(tmp, f"c{i}{variant}"))
                 times[variant].append(row["first_launch_ms"])
                 phases[variant].append({k: row[k] for k in PHASES})
             time.sleep(pause)
