@@ -1,7 +1,8 @@
 """Cold first launches on cuda, fresh processes interleaved, under variants of the
 NVRTC loading thread, against NVRTC alone in the same run.
 
-    python benchmarks/probe_cold_launch.py [RUNS] [PAUSE_S] [VARIANT,VARIANT...] [--base DIR]
+    python benchmarks/probe_cold_launch.py [RUNS] [PAUSE_S] [VARIANT,VARIANT...]
+        [--base DIR] [--tree NAME=DIR ...]
 
 Each process is benchmarks/bench_startup.py's launch child (import, client, then the
 timed decoration + first launch + sync of axpy with an empty cache folder); a variant
@@ -19,9 +20,12 @@ adds one line before the timed part:
   to 1 ms or 0.2 ms for the timed part, so that the NVRTC loading thread and the main
   thread hand the GIL over sooner after each other's system calls;
 - `load_at_compile`: no loading thread, NVRTC loaded by the compile itself;
-- `base` (with `--base DIR`): the code as it stands in another tree, DIR holding its
-  `cubepy` package (for example `git archive REV cubepy | tar x -C DIR`), first on the
-  path of its processes.
+- `base` (with `--base DIR`), NAME (with `--tree NAME=DIR`): the code as it stands in
+  another tree, DIR holding its `cubepy` package (for example `git archive REV cubepy |
+  tar x -C DIR`), first on the path of its processes.
+
+Each round runs the variants in a rotated order, so that none always follows the
+same process.
 
 (Earlier runs compared other variants: ctypes.CDLL's dlopen, compiles without
 `--minimal`, NVRTC through cuda-python; their results keep those names.)
@@ -96,16 +100,18 @@ def _child_on(tree: str | None, code: str, args: list[str], cache: str) -> dict:
 
 def main() -> None:
     argv = sys.argv[1:]
-    base = None
-    if "--base" in argv:
-        at = argv.index("--base")
-        base = os.path.abspath(argv[at + 1])
-        del argv[at:at + 2]
+    trees: dict[str, str] = {}  # variant -> the folder holding its cubepy
+    for flag in ("--base", "--tree"):
+        while flag in argv:
+            at = argv.index(flag)
+            name, _, folder = (("base", "", argv[at + 1]) if flag == "--base"
+                               else argv[at + 1].partition("="))
+            trees[name] = os.path.abspath(folder)
+            del argv[at:at + 2]
     runs = int(argv[0]) if len(argv) > 0 else 7
     pause = float(argv[1]) if len(argv) > 1 else 0.0
     chosen = argv[2].split(",") if len(argv) > 2 else list(PATCH)
-    if base is not None and "base" not in chosen:
-        chosen.append("base")
+    chosen += [name for name in trees if name not in chosen]
     variants = {k: PATCH.get(k, "") for k in chosen}
     times: dict[str, list[float]] = {k: [] for k in variants}
     phases: dict[str, list[dict]] = {k: [] for k in variants}
@@ -114,19 +120,21 @@ def main() -> None:
         with open(kernel_file, "w") as fh:
             fh.write(b.KERNEL)
         b._child(b.IMPORT_CHILD, [], None)  # fills __pycache__
-        if base is not None:
-            _child_on(base, b.IMPORT_CHILD, [], None)
+        for tree in trees.values():
+            _child_on(tree, b.IMPORT_CHILD, [], None)
         times["nvrtc_alone_ctypes"] = []
         with_cupy = importlib.util.find_spec("cupy") is not None
         if with_cupy:
             times["cupy_rawmodule"] = []
         files = [kernel_file + ext for ext in (".cu", ".opts", ".lib")]
         for i in range(runs):
-            for variant, patch in variants.items():
+            order = list(variants.items())
+            shift = i % len(order)  # each variant first in turn (what runs before it
+            for variant, patch in order[shift:] + order[:shift]:  # changes its time)
                 code = b.LAUNCH_CHILD.replace("KERNEL_FILE", repr(kernel_file)).replace(
                     "before = set(sys.modules)", patch + "before = set(sys.modules)")
                 time.sleep(pause)
-                row = _child_on(base if variant == "base" else None, code, ["cuda", "cold"],
+                row = _child_on(trees.get(variant), code, ["cuda", "cold"],
                                 os.path.join(tmp, f"c{i}{variant}"))
                 times[variant].append(row["first_launch_ms"])
                 phases[variant].append({k: row[k] for k in PHASES})
