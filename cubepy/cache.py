@@ -15,10 +15,6 @@ Every disk cache of cubepy (jinja2 bytecode, cubins, any later one) goes through
 - Writes are atomic (a temporary file in the same folder, then a rename); the temporary
   file is removed whatever interrupts the write. A cache that cannot be written (read-only
   folder or file system) is skipped silently.
-- A compile may hold its writes back (`HeldWrites`) and have them made on another thread
-  while it waits without the GIL for the device compiler (`write_held_meanwhile`): the
-  same files, written while nothing else would run. The holding thread reads its held
-  entries back as if written.
 """
 from __future__ import annotations
 
@@ -26,7 +22,6 @@ import functools
 import os
 import stat
 import sys
-import threading
 import warnings
 from pathlib import Path
 from typing import Any, Callable
@@ -219,11 +214,6 @@ class DiskCache:
 
     def get(self, key: str) -> bytes | None:
         """The payload stored under `key`, or None (missing, untrusted or corrupt)."""
-        held = getattr(_held, "entries", None)
-        if held:
-            payload = held.get((self.name, self.suffix, key))
-            if payload is not None:
-                return payload
         folder = self.folder()
         if folder is None:
             return None
@@ -249,75 +239,11 @@ class DiskCache:
 
     def put(self, key: str, payload: bytes) -> None:
         """Stores `payload` under `key` atomically; silently does nothing when the cache
-        is off, untrusted or not writable. Held back while this thread is in a
-        `HeldWrites` block."""
-        held = getattr(_held, "writes", None)
-        if held is not None:
-            _check_key(key)
-            held.append((self, key, payload))
-            _held.entries[(self.name, self.suffix, key)] = payload
-            return
-        self._write(key, payload)
-
-    def _write(self, key: str, payload: bytes) -> None:
+        is off, untrusted or not writable."""
         folder = self.folder(create=True)
         if folder is None:
             return
         atomic_write(folder / f"{_check_key(key)}{self.suffix}", encode_entry(key, payload))
-
-
-# This thread's held-back puts (HeldWrites): `writes`, the (cache, key, payload) not yet
-# handed to a writer, and `entries`, every held payload by (cache, suffix, key) for `get`;
-# `writers`, the joins of the threads writing them.
-_held = threading.local()
-
-
-class HeldWrites:
-    """`with HeldWrites():` holds this thread's `DiskCache.put` calls back until the
-    block ends, where those not yet written are written (in order), after waiting for
-    any `write_held_meanwhile` writer. Nested blocks belong to the outermost. For a
-    compile: its cache entries are written while the device compiler runs (on the
-    H200 a cold launch's puts took about 1.5 ms, all before NVRTC's compile)."""
-
-    def __enter__(self) -> "HeldWrites":
-        self._outermost = getattr(_held, "writes", None) is None
-        if self._outermost:
-            _held.writes, _held.entries, _held.writers = [], {}, []
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if not self._outermost:
-            return
-        writes, writers = _held.writes, _held.writers
-        _held.writes = None  # (puts from here on are made at once)
-        try:
-            for join in writers:
-                join()
-            _write_all(writes)
-        finally:
-            _held.entries = _held.writers = None
-
-
-def write_held_meanwhile() -> None:
-    """Starts writing this thread's held puts on another thread, for a caller about to
-    wait without the GIL (NVRTC's or nvcc's compile), so that they cost it nothing; the
-    end of the `HeldWrites` block waits for them. No-op when nothing is held."""
-    writes = getattr(_held, "writes", None)
-    if not writes:
-        return
-    batch = writes[:]
-    writes.clear()
-    writer = threading.Thread(target=_write_all, args=(batch,), name="cubepy-cache-write")
-    writer.start()
-    _held.writers.append(writer.join)
-
-
-def _write_all(writes: list[tuple[DiskCache, str, bytes]]) -> None:
-    for cache, key, payload in writes:
-        try:
-            cache._write(key, payload)
-        except Exception:  # (a put never raises; a failed write is a later miss)
-            pass
 
 
 def atomic_write(path: Path, data: bytes) -> bool:

@@ -21,7 +21,6 @@ from .ir.batched_dataclass import build_pending, dataclass  # (cheap to create)
 from . import abi as abi_mod
 from . import spec_cache
 from .abi import KernelABI, compute_abi
-from .cache import HeldWrites
 from .deep import call_deep
 from .errors import (CompileError, CubepyError, LaunchError, OptionError,
                      hide_internal_frames, line_sizes_option, public_entry)
@@ -536,19 +535,16 @@ class CubeFunction:
               shared_mem=None) -> _LaunchPlan:
         """Checks arguments against the signature and the device; compiles.
         `shared_mem`: the bytes of the kernel's DynamicSharedMemory (None: not given)."""
-        # The disk cache's entries of a compile are written while the device compiler
-        # runs, if one does (cache.HeldWrites), else at the end.
-        with HeldWrites():
-            compiled = self._specialise(client, count, dim, args, checked, shared_mem)
-            executable = compiled.executables.get(client)
-            if executable is None:
-                start = time.perf_counter()
-                executable = call_deep(
-                    lambda: client.compile(compiled.kernel, compiled.abi, checked,
-                                           compiled=compiled.artefact), self._too_deep)
-                compiled.executables[client] = executable
-                logger.info("built the %s executable of %s in %.1f ms", client.runtime,
-                            self.__name__, elapsed_ms(start))
+        compiled = self._specialise(client, count, dim, args, checked, shared_mem)
+        executable = compiled.executables.get(client)
+        if executable is None:
+            start = time.perf_counter()
+            executable = call_deep(
+                lambda: client.compile(compiled.kernel, compiled.abi, checked,
+                                       compiled=compiled.artefact), self._too_deep)
+            compiled.executables[client] = executable
+            logger.info("built the %s executable of %s in %.1f ms", client.runtime,
+                        self.__name__, elapsed_ms(start))
         params = self.params
         index = {p.ir_name: i for i, p in enumerate(params)}
         buffer_args = tuple(index[b.name] for b in compiled.abi.buffers)

@@ -26,7 +26,7 @@ import tempfile
 import threading
 from typing import TYPE_CHECKING
 
-from ..cache import DiskCache, cache_key, write_held_meanwhile
+from ..cache import DiskCache, cache_key
 from ..errors import LaunchError
 from . import nvrtc_lib
 
@@ -563,7 +563,6 @@ class CudaCompiler:
             cubin = CUBINS.get(key)
             if cubin is not None:
                 return cubin, "disk"
-            write_held_meanwhile()  # (the cache entries held back: written meanwhile)
             try:
                 cubin = fn(source, arch, fast_math=fast_math)
             except Exception as e:  # compiler missing or rejecting: try the next one
