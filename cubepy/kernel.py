@@ -121,7 +121,7 @@ class CubeFunction:
         self._foreign_of: Callable[[tuple], bool] | None = None  # see _make_foreign_of
         self._buffer_params: tuple[tuple[int, str], ...] = ()
         self._foreign_memo: dict = {}  # see interop.import_arguments
-        self._importer: Callable | None = None  # see _make_foreign_of
+        self._importer: Callable | None = None  # see _make_importer
         # The function's key in the disk cache of compiled kernels (spec_cache.py), and
         # its signature read back from there: a function compiled by an earlier process
         # is not parsed until something needs more than its parameters.
@@ -388,7 +388,8 @@ class CubeFunction:
         except IndexError:  # too few arguments: _plan names the missing one
             has_foreign = False
         if has_foreign:
-            args, _ = self._importer(client, args, self._foreign_memo)
+            importer = self._importer or self._make_importer()
+            args, _ = importer(client, args, self._foreign_memo)
         return args, count, dim, shared_mem
 
     def _launch(self, client, cube_count, cube_dim, args: tuple, kwargs: dict,
@@ -417,7 +418,8 @@ class CubeFunction:
         except IndexError:  # too few arguments: _plan names the missing one
             has_foreign = False
         if has_foreign:
-            args, stream = self._importer(client, args, self._foreign_memo)
+            importer = self._importer or self._make_importer()
+            args, stream = importer(client, args, self._foreign_memo)
         key_of = self._key_of or self._make_key_of()
         plans = self._plans
         try:
@@ -467,10 +469,17 @@ class CubeFunction:
         from .runtime.base import DeviceTensor
         self._buffer_params = tuple((i, p.name) for i, p in enumerate(self.params)
                                     if p.kind in ("tensor", "array"))
-        self._importer = make_importer(self._buffer_params, len(self.params))
         tests = [f"type(a[{i}]) is not _T" for i, _ in self._buffer_params] or ["False"]
         self._foreign_of = eval(f"lambda a: {' or '.join(tests)}", {"_T": DeviceTensor})
         return self._foreign_of
+
+    def _make_importer(self) -> Callable:
+        """interop's importer of this kernel's foreign arrays, generated at the first
+        launch given one (0.3-0.5 ms: a launch with cubepy tensors never needs it)."""
+        if self._foreign_of is None:
+            self._make_foreign_of()  # (sets _buffer_params)
+        self._importer = make_importer(self._buffer_params, len(self.params))
+        return self._importer
 
     def _make_key_of(self) -> Callable[[tuple], tuple]:
         """A generated function args -> what decides the launch plan: the argument count,
