@@ -162,15 +162,24 @@ def test_a_failed_open_ahead_gives_the_same_error(tmp_path, fresh, monkeypatch):
     assert messages[0] == messages[1] and "absent" in messages[1]
 
 
-def test_the_search_lists_the_candidates_again_when_the_path_changed(
-        tmp_path, fresh, monkeypatch):
-    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(tmp_path / "first.so"))
-    assert nvrtc_lib.prepare_open_ahead() == [str(tmp_path / "first.so")]
-    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", str(tmp_path / "second.so"))
-    with pytest.raises(nvrtc_lib.NvrtcError) as err:
-        nvrtc_lib.load()
-    assert len(err.value.tried) == 1
-    assert err.value.tried[0].startswith(f"{tmp_path / 'second.so'}: ")
+def test_only_the_first_candidate_is_listed_ahead(tmp_path, fresh, monkeypatch):
+    """prepare_open_ahead runs on the thread about to compile: it lists folders until
+    it has one candidate, and the search lists the rest only when that one fails."""
+    monkeypatch.delenv("CUBEPY_NVRTC_LIBRARY", raising=False)
+    first = tmp_path / "first" / "nvidia" / "cu13" / "lib"
+    first.mkdir(parents=True)
+    (first / "libnvrtc.so.13").write_text("")
+    (first / "libnvrtc.so.13.1").write_text("")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "first")])
+    listed = []
+    real = nvrtc_lib._libraries_in
+    monkeypatch.setattr(nvrtc_lib, "_libraries_in",
+                        lambda folder: listed.append(folder) or real(folder))
+    assert nvrtc_lib.prepare_open_ahead() == [str(first / "libnvrtc.so.13.1")]
+    assert listed == [os.path.join(str(tmp_path / "first"), "nvidia/cu13/lib")]
+    assert nvrtc_lib.library_candidates()[:2] == [str(first / "libnvrtc.so.13.1"),
+                                                  str(first / "libnvrtc.so.13")]
+    assert len(listed) > 2  # the full list: every folder
 
 
 def test_a_library_lacking_the_cubin_calls_is_passed_over(tmp_path, fresh, monkeypatch):

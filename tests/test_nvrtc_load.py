@@ -20,7 +20,6 @@ def fresh_load(monkeypatch):
     monkeypatch.setattr(cuda_compile, "_loading", None)
     monkeypatch.setattr(nvrtc_lib, "_loaded", None)
     monkeypatch.setattr(nvrtc_lib, "_tried", None)
-    monkeypatch.setattr(nvrtc_lib, "_prepared", None)
     monkeypatch.setattr(nvrtc_lib, "_opened_ahead", {})
     monkeypatch.delenv("CUBEPY_CUDA_COMPILER", raising=False)
     monkeypatch.setattr(cuda_compile, "nvcc_identity", lambda: None)
@@ -122,7 +121,7 @@ def test_the_thread_only_opens_the_library(fresh_load, monkeypatch):
     nothing of NVRTC: the compile's load asks the version, on its own thread."""
     fake = FakeNvrtc()
     opened = []
-    monkeypatch.setattr(nvrtc_lib, "library_candidates", lambda: ["/nowhere/libnvrtc.so.13"])
+    monkeypatch.setenv("CUBEPY_NVRTC_LIBRARY", "/nowhere/libnvrtc.so.13")
     monkeypatch.setattr(nvrtc_lib, "open_ahead", lambda candidates: opened.append(
         (candidates, threading.current_thread().name)))
     monkeypatch.setattr(nvrtc_lib, "load", lambda: fake)

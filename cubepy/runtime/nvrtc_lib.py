@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import itertools
 import os
 import re
 import sys
 import threading
+from typing import Iterator
 
 # Where pip's NVIDIA wheels put libnvrtc, under a sys.path folder.
 WHEEL_FOLDERS = ("nvidia/cu13/lib", "nvidia/cu12/lib", "nvidia/cuda_nvrtc/lib")
@@ -58,20 +60,33 @@ def wheel_folders(subfolders: tuple[str, ...]) -> list[str]:
 
 def library_candidates() -> list[str]:
     """The paths and names to try loading, in order (see the module docstring)."""
+    return list(_candidates())
+
+
+def _candidates() -> Iterator[str]:
+    """library_candidates one by one, each folder listed only when the ones before it
+    are used up: the search mostly stops at the first."""
     explicit = os.environ.get("CUBEPY_NVRTC_LIBRARY")
     if explicit:
-        return [explicit]
-    candidates = []
+        yield explicit
+        return
+    seen: set[str] = set()
+
+    def new(found: list[str] | tuple[str, ...]) -> Iterator[str]:
+        for candidate in found:
+            if candidate not in seen:
+                seen.add(candidate)
+                yield candidate
+
     for folder in wheel_folders(WHEEL_FOLDERS):
-        candidates += _libraries_in(folder)
+        yield from new(_libraries_in(folder))
     if os.environ.get("CONDA_PREFIX"):
-        candidates += _libraries_in(os.path.join(os.environ["CONDA_PREFIX"], "lib"))
-    candidates += _SONAMES
+        yield from new(_libraries_in(os.path.join(os.environ["CONDA_PREFIX"], "lib")))
+    yield from new(_SONAMES)
     roots = [os.environ[v] for v in _TOOLKIT_VARIABLES if os.environ.get(v)]
     for root in [*roots, "/usr/local/cuda"]:
         for lib in ("lib64", "lib"):
-            candidates += _libraries_in(os.path.join(root, lib))
-    return list(dict.fromkeys(candidates))
+            yield from new(_libraries_in(os.path.join(root, lib)))
 
 
 def _libraries_in(folder: str) -> list[str]:
@@ -166,9 +181,6 @@ _tried: tuple[str, ...] | None = None  # what the search tried, when it found no
 # What open_ahead's dlopens gave, each candidate's library or OSError, for the search to
 # take instead of opening the candidate again.
 _opened_ahead: dict[str, ctypes.CDLL | OSError] = {}
-# prepare_open_ahead's candidates and what they came from, which the search reuses
-# while sys.path and the variables are the same (a few milliseconds later).
-_prepared: tuple[tuple, list[str]] | None = None
 
 
 def load() -> Nvrtc:
@@ -190,20 +202,13 @@ def load_finished() -> bool:
 
 
 def prepare_open_ahead() -> list[str]:
-    """What open_ahead needs, made on the calling thread: the candidates (a list from
-    library_candidates) and the loader's functions. The loading thread then runs no
-    Python but the dlopen's call: on the H200, each GIL hand-over between it and the
-    frontend cost the frontend more than the Python work itself."""
-    global _prepared
+    """What open_ahead needs, made on the calling thread: the first candidate (as a
+    list: none when there is none) and the loader's functions. The loading thread then
+    runs no Python but the dlopen's call: on the H200, each GIL hand-over between it and
+    the frontend cost the frontend more than the Python work itself. The rest of the
+    candidates are listed only if the first does not load (by `load`)."""
     _loader()
-    candidates = library_candidates()
-    _prepared = (_search_inputs(), candidates)
-    return candidates
-
-
-def _search_inputs() -> tuple:
-    """What library_candidates reads besides the folders' files."""
-    return tuple(os.environ.get(v) for v in SEARCH_VARIABLES), tuple(sys.path)
+    return list(itertools.islice(_candidates(), 1))
 
 
 def open_ahead(candidates: list[str]) -> None:
@@ -228,12 +233,8 @@ def _open_once(candidate: str) -> ctypes.CDLL:
 
 
 def _search() -> tuple[Nvrtc | None, tuple[str, ...] | None]:
-    global _prepared
     tried = []
-    prepared, _prepared = _prepared, None
-    candidates = (prepared[1] if prepared is not None and prepared[0] == _search_inputs()
-                  else library_candidates())
-    for candidate in candidates:
+    for candidate in _candidates():
         try:
             lib = _open_once(candidate)
             nvrtc = Nvrtc(lib, _library_path(lib, candidate))
@@ -293,7 +294,7 @@ def _library_path(lib: ctypes.CDLL, candidate: str) -> str:
 
 def reset_for_tests() -> None:
     """Forgets the loaded library, so a test can load another (the old stays mapped)."""
-    global _loaded, _tried, _prepared
+    global _loaded, _tried
     with _lock:
-        _loaded = _tried = _prepared = None
+        _loaded = _tried = None
         _opened_ahead.clear()
