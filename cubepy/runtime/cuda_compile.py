@@ -176,10 +176,12 @@ def start_loading_nvrtc() -> None:
     candidates are listed here first, and the compile's `nvrtc_version()` finishes the
     load (nvrtc_lib.load: the library's functions and version) as it would without the
     thread, so it sees the same outcome and reports the same error. On the H200 the
-    whole load on the thread (the search, the dlopen, the functions) made the frontend
-    3.8 ms slower, the dlopen alone 1.6 ms: each time the thread took the GIL back after
-    a system call, the frontend waited. `CudaCompiler.compile` waits for the thread
-    first. Once per process; nothing happens when nvcc is forced.
+    whole load on the thread (the search, the dlopen, the functions) made a cold
+    frontend 3.1 ms slower, this thread 1.2 ms (and 0.5 ms finish the load at the
+    compile): each time the thread took the GIL back after a system call, the frontend
+    waited (`benchmarks/probe_nvrtc_loader.py`, `nvrtc_loader_h200.json`).
+    `CudaCompiler.compile` waits for the thread first. Once per process; nothing
+    happens when nvcc is forced.
 
     The thread compiles nothing. NVRTC's first compile in a process also sets NVRTC up
     (it loads libnvrtc-builtins): on the H200 a small kernel's first compile took 15.0
