@@ -172,8 +172,8 @@ def start_loading_nvrtc() -> None:
     """Starts libnvrtc's dlopen (about 6 ms on the H200, without the GIL) on a thread, for
     a process about to compile a kernel: the dlopen then overlaps the frontend and code
     generation (nvrtc_lib.py; NVRTC is not reached through cuda-python, whose import
-    holds the GIL for about 60 ms). The thread runs nothing but the dlopen: the
-    candidates are listed here first, and the compile's `nvrtc_version()` finishes the
+    holds the GIL for about 60 ms). The thread runs nothing but the dlopen: the first
+    candidate is found here first, and the compile's `nvrtc_version()` finishes the
     load (nvrtc_lib.load: the library's functions and version) as it would without the
     thread, so it sees the same outcome and reports the same error. On the H200 the
     whole load on the thread (the search, the dlopen, the functions) made a cold
