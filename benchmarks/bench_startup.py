@@ -278,8 +278,13 @@ def tree_child(code: str, args: list[str], tree: str, folder: str, timeout: int 
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _child(code: str, args: list[str], cache: str | None) -> dict:
-    out = subprocess.run([sys.executable, "-c", code, *args], env=_env(cache),
+def _child(code: str, args: list[str], cache: str | None, tree: str | None = None) -> dict:
+    """A fresh process running `code` with `args` (on the cubepy under `tree`, first on
+    the path, when given); its last line of output, read as a Python literal."""
+    env = _env(cache)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([tree, env["PYTHONPATH"]])
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env,
                          capture_output=True, text=True, timeout=300)
     if out.returncode != 0:
         raise SystemExit(out.stderr)

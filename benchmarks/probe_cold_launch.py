@@ -46,12 +46,10 @@ process]}}) to $OUT/cold_launch.json (or /tmp). Results: benchmarks/results/star
 """
 from __future__ import annotations
 
-import ast
 import importlib.util
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -85,19 +83,6 @@ PATCH = {
 PHASES = ("compiler_ms", "frontend_ms", "gc_ms")
 
 
-def _child_on(tree: str | None, code: str, args: list[str], cache: str) -> dict:
-    """bench_startup's child, on the cubepy under `tree` when given."""
-    if tree is None:
-        return b._child(code, args, cache)
-    env = b._env(cache)
-    env["PYTHONPATH"] = os.pathsep.join([tree, env["PYTHONPATH"]])
-    out = subprocess.run([sys.executable, "-c", code, *args], env=env,
-                         capture_output=True, text=True, timeout=300)
-    if out.returncode != 0:
-        raise SystemExit(out.stderr)
-    return ast.literal_eval(out.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     argv = sys.argv[1:]
     trees: dict[str, str] = {}  # variant -> the folder holding its cubepy
@@ -121,7 +106,7 @@ def main() -> None:
             fh.write(b.KERNEL)
         b._child(b.IMPORT_CHILD, [], None)  # fills __pycache__
         for tree in trees.values():
-            _child_on(tree, b.IMPORT_CHILD, [], None)
+            b._child(b.IMPORT_CHILD, [], None, tree)
         times["nvrtc_alone_ctypes"] = []
         with_cupy = importlib.util.find_spec("cupy") is not None
         if with_cupy:
@@ -134,8 +119,8 @@ def main() -> None:
                 code = b.LAUNCH_CHILD.replace("KERNEL_FILE", repr(kernel_file)).replace(
                     "before = set(sys.modules)", patch + "before = set(sys.modules)")
                 time.sleep(pause)
-                row = _child_on(trees.get(variant), code, ["cuda", "cold"],
-                                os.path.join(tmp, f"c{i}{variant}"))
+                row = b._child(code, ["cuda", "cold"], os.path.join(tmp, f"c{i}{variant}"),
+                               trees.get(variant))
                 times[variant].append(row["first_launch_ms"])
                 phases[variant].append({k: row[k] for k in PHASES})
             time.sleep(pause)

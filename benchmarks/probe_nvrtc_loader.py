@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -104,14 +103,12 @@ print(json.dumps(out))
 '''.replace("KERNEL", repr(b.KERNEL))
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def run_child(mode: str, folder: str) -> dict:
     """One fresh process of `mode`, with an empty cache folder under `folder`."""
-    env = b._env(tempfile.mkdtemp(dir=folder))
-    out = subprocess.run([sys.executable, "-c", CHILD, mode], env=env, cwd=folder,
-                         capture_output=True, text=True, timeout=300)
-    if out.returncode:
-        raise RuntimeError(f"{mode} failed:\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return b.tree_child(CHILD, [mode], ROOT, folder)
 
 
 def summarise(rows: list[dict]) -> dict[str, dict[str, float]]:

@@ -617,5 +617,21 @@ def test_a_source_without_includes_needs_no_header_search(tmp_path, monkeypatch)
         assert searched == [1]
         assert options == [o for o in cuda_compile.nvrtc_options("sm_90")
                            if not o.startswith("--include-path")]
+        # The compile: no search for the plain source, and NVRTC given the options the
+        # cubin's key was made of.
+        cuda_compile._include_dirs.cache_clear()
+        searched.clear()
+        given = []
+        monkeypatch.setattr(cuda_compile, "nvrtc_identity", lambda: "nvrtc|fake")
+        monkeypatch.setattr(cuda_compile, "nvrtc_version", lambda: "nvrtc-fake")
+        monkeypatch.setattr(cuda_compile, "compile_nvrtc", lambda src, arch, fast_math: (
+            given.append(cuda_compile.nvrtc_options(arch, fast_math, source=src))
+            or b"\x7fELF"))
+        monkeypatch.setenv("CUBEPY_CUDA_COMPILER", "nvrtc")
+        compiler = cuda_compile.CudaCompiler("sm_90")
+        assert compiler.compile(plain) == b"\x7fELF"
+        assert searched == [] and given == [options]
+        key = compiler.key(plain, "nvrtc|fake", options)
+        assert cuda_compile.CUBINS.get(key) == b"\x7fELF"
     finally:
         cuda_compile._include_dirs.cache_clear()
