@@ -2,7 +2,7 @@
 kernel and a copy of the same bytes, timed in interleaved rounds on CUDA.
 
     python benchmarks/probe_softmax_plans.py [--rows 4096] [--cols 1024,4096,16384]
-        [--rounds 7] [--reps 10] [--runtime cuda] [--out FILE.json]
+        [--rounds 7] [--reps 10] [--runtime cuda] [--min-cubes M,...] [--out FILE.json]
 
 `softmax.choose_plan` keeps the fastest candidate plan. At 4096 x 4096 its pick ran at
 98-99% of Triton's time in the benchmark when it timed each plan once; this probe asks
@@ -30,6 +30,11 @@ the plans (`plan ...`):
 - `prefetched, cubes of R rows ...`: cubes looping over R rows each, the next row
   copied into shared memory asynchronously (`pipeline.memcpy_async`) while this one is
   reduced, so the cube holds one row's registers (`softmax_prefetched`);
+- `min M cubes/SM ...` (with `--min-cubes M,...`): the register plans of one cube per
+  row with `__launch_bounds__(units, M)` in their CUDA, so that ptxas keeps to the
+  registers M cubes per multiprocessor leave (the generated source edited in this
+  process, the disk cache off while it compiles). At 16384 columns the 512-unit plan
+  takes 62 registers, which leaves room for 2 cubes; 3 need at most 42;
 - the peers of the benchmark (`triton (tutorial)`, `torch copy_ (same size)`,
   `torch.softmax`).
 
@@ -40,7 +45,11 @@ many rounds it was the fastest cubepy variant; writes the times per round as JSO
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
+import os
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -153,7 +162,65 @@ STREAM_CUBES = (132, 264)  # the H200's multiprocessors, once and twice
 PREFETCHED_ROWS_PER_CUBE = (16, 32)
 
 
-def variants(client, x, out, rows: int, lines: int) -> list[tuple]:
+@contextlib.contextmanager
+def min_cubes_per_sm(cubes: int):
+    """Kernels compiled inside ask ptxas for at least `cubes` cubes per multiprocessor:
+    the generated CUDA's `__launch_bounds__(units)` becomes `(units, cubes)`. The disk
+    cache is off meanwhile, so the edited source never reaches it."""
+    from cubepy.codegen import cuda as cuda_codegen
+    real = cuda_codegen.emit_cuda.record  # (what code generation calls for cuda)
+
+    def edited(kernel, abi, checked):
+        compiled = real(kernel, abi, checked)
+        return dataclasses.replace(compiled, source=re.sub(
+            r"__launch_bounds__\((\d+)\)", rf"__launch_bounds__(\1, {cubes})",
+            compiled.source))
+    saved = os.environ.get("CUBEPY_NO_CACHE")
+    cuda_codegen.emit_cuda.record, os.environ["CUBEPY_NO_CACHE"] = edited, "1"
+    try:
+        yield
+    finally:
+        cuda_codegen.emit_cuda.record = real
+        if saved is None:
+            del os.environ["CUBEPY_NO_CACHE"]
+        else:
+            os.environ["CUBEPY_NO_CACHE"] = saved
+
+
+def min_cubes_variants(client, x, out, rows: int, lines: int,
+                       min_cubes: tuple[int, ...]) -> list[tuple]:
+    """The register plans compiled under `min_cubes_per_sm` (module docstring)."""
+    found = []
+    for kind in ("cube", "cube_one_barrier"):
+        for units, per_unit in softmax.register_plans(lines):
+            if units > client.limits.max_units_per_cube:
+                continue
+            for cubes in min_cubes:
+                kernel = cube(launch=True)(softmax.ROW_KERNELS[kind].fn)  # its own compile
+
+                def launch(k=kernel, u=units, p=per_unit):
+                    k.launch_unchecked(client, CubeCount(rows), CubeDim(u), x, out, p)
+                with min_cubes_per_sm(cubes):
+                    launch()
+                    client.sync()
+                name = f"min {cubes} cubes/SM {softmax.describe_plan((kind, units, per_unit))}"
+                print(f"  {name}: {registers(client, f'__launch_bounds__({units}, {cubes})')}")
+                found.append((name, None, launch))
+    return found
+
+
+def registers(client, marker: str) -> str:
+    """Registers and local memory (spills) of the loaded kernel whose source holds
+    `marker` (PyCUDA's function attributes; the client's loaded executables)."""
+    for exe in list(getattr(client, "_executables", {}).values()):
+        if marker in exe.source:
+            return (f"{exe.function.num_regs} registers, "
+                    f"{exe.function.local_size_bytes} bytes of local memory")
+    return "registers unknown"
+
+
+def variants(client, x, out, rows: int, lines: int,
+             min_cubes: tuple[int, ...] = ()) -> list[tuple]:
     """(name, plan, launch()) of every cubepy variant for the shape (plan: the
     benchmark's plan, or None for the probe's own kernels)."""
     found = [(f"plan {softmax.describe_plan(plan)}", plan,
@@ -181,10 +248,13 @@ def variants(client, x, out, rows: int, lines: int) -> list[tuple]:
               if units <= client.limits.max_units_per_cube
               and lines * 16 <= client.limits.max_shared_bytes
               for r in PREFETCHED_ROWS_PER_CUBE]
+    if min_cubes and client.runtime == "cuda":
+        found += min_cubes_variants(client, x, out, rows, lines, min_cubes)
     return found
 
 
-def probe_shape(client, rows: int, cols: int, rounds: int, reps: int) -> dict:
+def probe_shape(client, rows: int, cols: int, rounds: int, reps: int,
+                min_cubes: tuple[int, ...] = ()) -> dict:
     rng = np.random.default_rng(0)
     x_h = (rng.standard_normal((rows, cols)) * 4).astype(np.float32)
     n = softmax.line_size_for(cols)
@@ -192,7 +262,7 @@ def probe_shape(client, rows: int, cols: int, rounds: int, reps: int) -> dict:
     out = client.zeros((rows, cols), f32).with_line_size(n)
     want = softmax.reference(x_h)
     mine, errors, left_out = [], {}, []
-    for name, plan, launch in variants(client, x, out, rows, cols // n):
+    for name, plan, launch in variants(client, x, out, rows, cols // n, min_cubes):
         if plan is not None and plan[0] == "plane" and not softmax.plane_plan_agrees(
                 client, plan, cols, n):
             print(f"  {name}: disagrees with numpy on a few rows, left out")
@@ -245,12 +315,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--runtime", default="cuda", help="cuda; cpu or wgpu to try it out")
     ap.add_argument("--out", default="")
+    ap.add_argument("--min-cubes", default="",
+                    help="e.g. 2,3: the register plans with __launch_bounds__(units, M)")
     args = ap.parse_args(argv)
+    min_cubes = tuple(int(m) for m in args.min_cubes.split(",") if m)
     client = cubepy.client(args.runtime)
     results = {"host": describe_host(), "device": client.device_name,
                "rounds": args.rounds, "reps": args.reps,
-               "shapes": [probe_shape(client, args.rows, int(c), args.rounds, args.reps)
-                          for c in args.cols.split(",")]}
+               "shapes": [probe_shape(client, args.rows, int(c), args.rounds, args.reps,
+                                      min_cubes) for c in args.cols.split(",")]}
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=1))
     return 0

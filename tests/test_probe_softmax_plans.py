@@ -67,3 +67,18 @@ def test_choose_plan_ranks_plans_by_their_median_over_rounds(monkeypatch):
     assert softmax.CHOICE_TIMES[("key",)] == {a: 1.0, b: 2.0, None: 3.0}
     assert softmax.timed_plans(("key",), "online") == {
         softmax.describe_plan(a): 1.0, softmax.describe_plan(b): 2.0, "online": 3.0}
+
+
+def test_min_cubes_edits_the_launch_bounds_of_kernels_compiled_inside(monkeypatch):
+    from benchmarks import probe_softmax_plans as probe
+    from benchmarks.kernels import softmax
+    from cubepy import CubeDim, cube
+    monkeypatch.delenv("CUBEPY_NO_CACHE", raising=False)
+    kernel = softmax.ROW_KERNELS["cube"].fn
+    with probe.min_cubes_per_sm(3):
+        assert os.environ["CUBEPY_NO_CACHE"] == "1"  # the edited source stays here
+        edited = cube(launch=True)(kernel).source("cuda", cube_dim=CubeDim(256), per_unit=4)
+    assert "CUBEPY_NO_CACHE" not in os.environ
+    plain = cube(launch=True)(kernel).source("cuda", cube_dim=CubeDim(256), per_unit=4)
+    assert "__launch_bounds__(256, 3)" in edited and "__launch_bounds__(256)" in plain
+    assert edited.replace("__launch_bounds__(256, 3)", "__launch_bounds__(256)") == plain
