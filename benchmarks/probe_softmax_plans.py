@@ -2,7 +2,8 @@
 kernel and a copy of the same bytes, timed in interleaved rounds on CUDA.
 
     python benchmarks/probe_softmax_plans.py [--rows 4096] [--cols 1024,4096,16384]
-        [--rounds 7] [--reps 10] [--runtime cuda] [--min-cubes M,...] [--out FILE.json]
+        [--rounds 7] [--reps 10] [--runtime cuda] [--min-cubes M,...]
+        [--cache-hints LD/ST,...] [--out FILE.json]
 
 `softmax.choose_plan` keeps the fastest candidate plan. At 4096 x 4096 its pick ran at
 98-99% of Triton's time in the benchmark when it timed each plan once; this probe asks
@@ -35,6 +36,10 @@ the plans (`plan ...`):
   registers M cubes per multiprocessor leave (the generated source edited in this
   process, the disk cache off while it compiles). At 16384 columns the 512-unit plan
   takes 62 registers, which leaves room for 2 cubes; 3 need at most 42;
+- `LD/ST ...` (with `--cache-hints LD/ST,...`, e.g. `ldcs/stcs,-/stcs`): the register
+  plans with their 16-byte loads and stores through CUDA's cache-hinted intrinsics
+  (`__ldcs`, `__ldcg`, `__ldlu`; `__stcs`, `__stcg`, `__stwt`; `-` for a plain access),
+  the generated CUDA edited as for `--min-cubes`;
 - the peers of the benchmark (`triton (tutorial)`, `torch copy_ (same size)`,
   `torch.softmax`).
 
@@ -53,6 +58,7 @@ import re
 import statistics
 import sys
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -163,18 +169,15 @@ PREFETCHED_ROWS_PER_CUBE = (16, 32)
 
 
 @contextlib.contextmanager
-def min_cubes_per_sm(cubes: int):
-    """Kernels compiled inside ask ptxas for at least `cubes` cubes per multiprocessor:
-    the generated CUDA's `__launch_bounds__(units)` becomes `(units, cubes)`. The disk
-    cache is off meanwhile, so the edited source never reaches it."""
+def edited_cuda(edit: Callable[[str], str]):
+    """Kernels compiled inside get `edit(source)` as their CUDA. The disk cache is off
+    meanwhile, so an edited source never reaches it."""
     from cubepy.codegen import cuda as cuda_codegen
     real = cuda_codegen.emit_cuda.record  # (what code generation calls for cuda)
 
     def edited(kernel, abi, checked):
         compiled = real(kernel, abi, checked)
-        return dataclasses.replace(compiled, source=re.sub(
-            r"__launch_bounds__\((\d+)\)", rf"__launch_bounds__(\1, {cubes})",
-            compiled.source))
+        return dataclasses.replace(compiled, source=edit(compiled.source))
     saved = os.environ.get("CUBEPY_NO_CACHE")
     cuda_codegen.emit_cuda.record, os.environ["CUBEPY_NO_CACHE"] = edited, "1"
     try:
@@ -187,40 +190,67 @@ def min_cubes_per_sm(cubes: int):
             os.environ["CUBEPY_NO_CACHE"] = saved
 
 
-def min_cubes_variants(client, x, out, rows: int, lines: int,
-                       min_cubes: tuple[int, ...]) -> list[tuple]:
-    """The register plans compiled under `min_cubes_per_sm` (module docstring)."""
+def min_cubes_per_sm(cubes: int):
+    """Kernels compiled inside ask ptxas for at least `cubes` cubes per multiprocessor:
+    the generated CUDA's `__launch_bounds__(units)` becomes `(units, cubes)`."""
+    return edited_cuda(lambda source: re.sub(
+        r"__launch_bounds__\((\d+)\)", rf"__launch_bounds__(\1, {cubes})", source))
+
+
+_LINE_LOAD = re.compile(r"\*reinterpret_cast<const float4\*>\((&\w+\[[^\]]+\])\)")
+_LINE_STORE = re.compile(r"\*reinterpret_cast<float4\*>\((&\w+\[[^\]]+\])\) = (.+);")
+
+
+def cache_hints(load: str, store: str) -> Callable[[str], str]:
+    """An edit of generated CUDA: its 16-byte loads through `__<load>` and stores through
+    `__<store>` (CUDA's cache-hinted intrinsics; "-" leaves them plain)."""
+    def edit(source: str) -> str:
+        if load != "-":
+            source = _LINE_LOAD.sub(rf"__{load}(reinterpret_cast<const float4*>(\1))", source)
+        if store != "-":
+            source = _LINE_STORE.sub(rf"__{store}(reinterpret_cast<float4*>(\1), \2);",
+                                     source)
+        return source
+    return edit
+
+
+def edited_variants(client, x, out, rows: int, lines: int, min_cubes: tuple[int, ...],
+                    hints: tuple[str, ...]) -> list[tuple]:
+    """The register plans compiled with edited CUDA: `min_cubes_per_sm` and
+    `cache_hints` (module docstring)."""
+    edits = [(f"min {m} cubes/SM", lambda m=m: min_cubes_per_sm(m)) for m in min_cubes]
+    edits += [(pair, lambda pair=pair: edited_cuda(cache_hints(*pair.split("/"))))
+              for pair in hints]
     found = []
     for kind in ("cube", "cube_one_barrier"):
         for units, per_unit in softmax.register_plans(lines):
             if units > client.limits.max_units_per_cube:
                 continue
-            for cubes in min_cubes:
+            for label, context in edits:
                 kernel = cube(launch=True)(softmax.ROW_KERNELS[kind].fn)  # its own compile
 
                 def launch(k=kernel, u=units, p=per_unit):
                     k.launch_unchecked(client, CubeCount(rows), CubeDim(u), x, out, p)
-                with min_cubes_per_sm(cubes):
+                with context():
                     launch()
                     client.sync()
-                name = f"min {cubes} cubes/SM {softmax.describe_plan((kind, units, per_unit))}"
-                print(f"  {name}: {registers(client, f'__launch_bounds__({units}, {cubes})')}")
+                name = f"{label} {softmax.describe_plan((kind, units, per_unit))}"
+                print(f"  {name}: {registers(kernel)}")
                 found.append((name, None, launch))
     return found
 
 
-def registers(client, marker: str) -> str:
-    """Registers and local memory (spills) of the loaded kernel whose source holds
-    `marker` (PyCUDA's function attributes; the client's loaded executables)."""
-    for exe in list(getattr(client, "_executables", {}).values()):
-        if marker in exe.source:
-            return (f"{exe.function.num_regs} registers, "
-                    f"{exe.function.local_size_bytes} bytes of local memory")
-    return "registers unknown"
+def registers(kernel) -> str:
+    """Registers and local memory (spills) of `kernel`'s latest launch (PyCUDA's function
+    attributes of the executable its launch plan holds)."""
+    function = getattr(getattr(kernel._newest_plan, "executable", None), "function", None)
+    if not hasattr(function, "num_regs"):
+        return "registers unknown"
+    return f"{function.num_regs} registers, {function.local_size_bytes} bytes of local memory"
 
 
-def variants(client, x, out, rows: int, lines: int,
-             min_cubes: tuple[int, ...] = ()) -> list[tuple]:
+def variants(client, x, out, rows: int, lines: int, min_cubes: tuple[int, ...] = (),
+             hints: tuple[str, ...] = ()) -> list[tuple]:
     """(name, plan, launch()) of every cubepy variant for the shape (plan: the
     benchmark's plan, or None for the probe's own kernels)."""
     found = [(f"plan {softmax.describe_plan(plan)}", plan,
@@ -248,13 +278,13 @@ def variants(client, x, out, rows: int, lines: int,
               if units <= client.limits.max_units_per_cube
               and lines * 16 <= client.limits.max_shared_bytes
               for r in PREFETCHED_ROWS_PER_CUBE]
-    if min_cubes and client.runtime == "cuda":
-        found += min_cubes_variants(client, x, out, rows, lines, min_cubes)
+    if (min_cubes or hints) and client.runtime == "cuda":
+        found += edited_variants(client, x, out, rows, lines, min_cubes, hints)
     return found
 
 
 def probe_shape(client, rows: int, cols: int, rounds: int, reps: int,
-                min_cubes: tuple[int, ...] = ()) -> dict:
+                min_cubes: tuple[int, ...] = (), hints: tuple[str, ...] = ()) -> dict:
     rng = np.random.default_rng(0)
     x_h = (rng.standard_normal((rows, cols)) * 4).astype(np.float32)
     n = softmax.line_size_for(cols)
@@ -262,7 +292,7 @@ def probe_shape(client, rows: int, cols: int, rounds: int, reps: int,
     out = client.zeros((rows, cols), f32).with_line_size(n)
     want = softmax.reference(x_h)
     mine, errors, left_out = [], {}, []
-    for name, plan, launch in variants(client, x, out, rows, cols // n, min_cubes):
+    for name, plan, launch in variants(client, x, out, rows, cols // n, min_cubes, hints):
         if plan is not None and plan[0] == "plane" and not softmax.plane_plan_agrees(
                 client, plan, cols, n):
             print(f"  {name}: disagrees with numpy on a few rows, left out")
@@ -317,13 +347,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="")
     ap.add_argument("--min-cubes", default="",
                     help="e.g. 2,3: the register plans with __launch_bounds__(units, M)")
+    ap.add_argument("--cache-hints", default="",
+                    help="e.g. ldcs/stcs,-/stcs: the register plans with cache-hinted lines")
     args = ap.parse_args(argv)
+    ap_hints = tuple(h for h in args.cache_hints.split(",") if h)
     min_cubes = tuple(int(m) for m in args.min_cubes.split(",") if m)
     client = cubepy.client(args.runtime)
     results = {"host": describe_host(), "device": client.device_name,
                "rounds": args.rounds, "reps": args.reps,
                "shapes": [probe_shape(client, args.rows, int(c), args.rounds, args.reps,
-                                      min_cubes) for c in args.cols.split(",")]}
+                                      min_cubes, ap_hints) for c in args.cols.split(",")]}
     if args.out:
         Path(args.out).write_text(json.dumps(results, indent=1))
     return 0

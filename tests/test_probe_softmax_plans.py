@@ -82,3 +82,20 @@ def test_min_cubes_edits_the_launch_bounds_of_kernels_compiled_inside(monkeypatc
     plain = cube(launch=True)(kernel).source("cuda", cube_dim=CubeDim(256), per_unit=4)
     assert "__launch_bounds__(256, 3)" in edited and "__launch_bounds__(256)" in plain
     assert edited.replace("__launch_bounds__(256, 3)", "__launch_bounds__(256)") == plain
+
+
+def test_cache_hints_route_line_accesses_through_the_intrinsics():
+    from benchmarks import probe_softmax_plans as probe
+    from benchmarks.kernels import softmax
+    from cubepy import CubeDim
+    plain = softmax.ROW_KERNELS["cube"].source("cuda", cube_dim=CubeDim(128), checked=False,
+                                               line_sizes={"x": 4, "out": 4}, per_unit=8)
+    loads = plain.count("*reinterpret_cast<const float4*>(&x[")
+    stores = plain.count("*reinterpret_cast<float4*>(&out[")
+    assert loads == stores == 8
+    both = probe.cache_hints("ldcs", "stcs")(plain)
+    assert both.count("__ldcs(reinterpret_cast<const float4*>(&x[") == loads
+    assert both.count("__stcs(reinterpret_cast<float4*>(&out[") == stores
+    assert "*reinterpret_cast" not in both
+    stores_only = probe.cache_hints("-", "stwt")(plain)
+    assert "__ldcs" not in stores_only and stores_only.count("__stwt(") == stores
