@@ -107,18 +107,34 @@ def main(argv: list[str] | None = None) -> None:
     with open(kernel, "w") as fh:
         fh.write(KERNEL)
     trees = {"checkout": ROOT}
-    for folder in args.copy_to:
-        tree = tempfile.mkdtemp(dir=folder, prefix="cubepy-probe-")
-        shutil.copytree(os.path.join(ROOT, "cubepy"), os.path.join(tree, "cubepy"),
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        trees[folder] = tree
+    try:
+        for folder in args.copy_to:
+            tree = tempfile.mkdtemp(dir=folder, prefix="cubepy-probe-")
+            trees[folder] = tree
+            shutil.copytree(os.path.join(ROOT, "cubepy"), os.path.join(tree, "cubepy"),
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        report = measure(trees, kernel, work, args.runs)
+    finally:  # the copies and the children's cache folders go, whatever happened
+        for tree in list(trees.values())[1:]:
+            shutil.rmtree(tree, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, f"import_location_{args.name}.json")
+    with open(path, "w") as fh:
+        json.dump(report, fh, indent=1)
+    print("saved", path)
+
+
+def measure(trees: dict[str, str], kernel: str, work: str, runs: int) -> dict:
+    """The report of `runs` rounds over `trees` (name -> the folder holding `cubepy`),
+    each child in `work`; printed as it is summed up."""
     first = {}
     for name, tree in trees.items():  # fills each copy's __pycache__; finds the modules
         first[name] = tree_child(CHILD, ["frontend", kernel], tree, work)
         assert first[name]["cubepy_file"].startswith(tree), first[name]["cubepy_file"]
     modules = first["checkout"]["loaded"]
     rows: dict[str, dict[str, list[float]]] = {n: {} for n in trees}
-    for round_ in range(args.runs):
+    for round_ in range(runs):
         names = list(trees)
         names = names[round_ % len(names):] + names[:round_ % len(names)]
         for name in names:
@@ -127,9 +143,8 @@ def main(argv: list[str] | None = None) -> None:
                 for key, value in out.items():
                     if key.endswith("_ms"):
                         rows[name].setdefault(key, []).append(value)
-    report = {"host": describe_host(), "runs": args.runs, "modules": modules,
-              "locations": {}}
-    print(f"{len(modules)} compiler modules; medians of {args.runs} fresh processes (ms)")
+    report = {"host": describe_host(), "runs": runs, "modules": modules, "locations": {}}
+    print(f"{len(modules)} compiler modules; medians of {runs} fresh processes (ms)")
     for name, tree in trees.items():
         medians = {k: statistics.median(v) for k, v in rows[name].items()}
         where = {"path": tree, "file_system": file_system(tree),
@@ -138,13 +153,7 @@ def main(argv: list[str] | None = None) -> None:
         report["locations"][name] = where
         print(f"{name}: {where['file_system']}, stat {where['stat_us']:.1f} us; "
               + ", ".join(f"{k} {v:.1f}" for k, v in medians.items()))
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"import_location_{args.name}.json")
-    with open(path, "w") as fh:
-        json.dump(report, fh, indent=1)
-    print("saved", path)
-    for tree in list(trees.values())[1:]:
-        shutil.rmtree(tree, ignore_errors=True)
+    return report
 
 
 if __name__ == "__main__":
